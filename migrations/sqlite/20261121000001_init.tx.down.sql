@@ -1,0 +1,14 @@
+DROP TABLE IF EXISTS api_tokens;
+DROP TABLE IF EXISTS change_events;
+DROP TABLE IF EXISTS idempotency_keys;
+DROP TABLE IF EXISTS schedules;
+DROP TABLE IF EXISTS form_submissions;
+DROP TABLE IF EXISTS signals;
+DROP TABLE IF EXISTS activity_logs;
+DROP TABLE IF EXISTS side_effects;
+DROP TABLE IF EXISTS action_variables;
+DROP TABLE IF EXISTS actions;
+DROP TABLE IF EXISTS task_instances;
+DROP TABLE IF EXISTS workflows;
+DROP TABLE IF EXISTS executors;
+DROP TABLE IF EXISTS workflow_definitions;

@@ -1,0 +1,200 @@
+-- cairn schema, SQLite. Times are UTC text that sorts as time; JSON is text.
+CREATE TABLE workflow_definitions (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    type           TEXT        NOT NULL,
+    version        INTEGER     NOT NULL,
+    checksum       TEXT        NOT NULL,
+    description    TEXT        NOT NULL DEFAULT '',
+    spec           TEXT        NOT NULL,
+    executor_group TEXT        NOT NULL,
+    release_state  TEXT        NOT NULL DEFAULT 'ONLINE',
+    created        TEXT        NOT NULL,
+    modified       TEXT        NOT NULL,
+    UNIQUE (type, version),
+    UNIQUE (type, checksum)
+);
+
+CREATE TABLE executors (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    host           TEXT        NOT NULL,
+    pid            INTEGER     NOT NULL,
+    executor_group TEXT        NOT NULL,
+    started        TEXT        NOT NULL,
+    active         TEXT        NOT NULL,
+    expires        TEXT        NOT NULL,
+    stopped        TEXT       
+);
+CREATE INDEX executors_live_idx ON executors (expires) WHERE stopped IS NULL;
+
+CREATE TABLE workflows (
+    id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+    type               TEXT        NOT NULL,
+    definition_version INTEGER     NOT NULL,
+    external_id        TEXT,
+    business_key       TEXT,
+    launch_token       TEXT,
+    status             TEXT        NOT NULL,
+    state              TEXT        NOT NULL,
+    state_text         TEXT,
+    next_activation    TEXT       ,
+    retries            INTEGER     NOT NULL DEFAULT 0,
+    priority           INTEGER     NOT NULL DEFAULT 0,
+    executor_group     TEXT        NOT NULL,
+    executor_id        BIGINT,
+    parent_id          BIGINT REFERENCES workflows (id) ON DELETE CASCADE,
+    root_id            BIGINT,
+    parent_action_id   BIGINT,
+    input              TEXT        NOT NULL DEFAULT '{}',
+    variables          TEXT        NOT NULL DEFAULT '{}',
+    wait_signal        TEXT,
+    last_error         TEXT,
+    step_deadline      TEXT       ,
+    created            TEXT        NOT NULL,
+    modified           TEXT        NOT NULL,
+    started            TEXT       ,
+    finished           TEXT       ,
+    version            INTEGER     NOT NULL DEFAULT 0
+);
+-- Due work, by group, in claim order; finished workflows never enter this index.
+CREATE INDEX workflows_due_idx ON workflows (executor_group, priority DESC, next_activation, id)
+    WHERE status IN ('CREATED', 'IN_PROGRESS', 'WAITING') AND next_activation IS NOT NULL;
+CREATE UNIQUE INDEX workflows_type_external_id_idx ON workflows (type, external_id) WHERE external_id IS NOT NULL;
+CREATE INDEX workflows_status_idx ON workflows (status, id);
+CREATE INDEX workflows_type_idx ON workflows (type, id);
+CREATE INDEX workflows_created_idx ON workflows (created, id);
+CREATE INDEX workflows_parent_idx ON workflows (parent_id, id) WHERE parent_id IS NOT NULL;
+CREATE INDEX workflows_executor_idx ON workflows (executor_id) WHERE executor_id IS NOT NULL;
+CREATE INDEX workflows_business_key_idx ON workflows (business_key) WHERE business_key IS NOT NULL;
+
+CREATE TABLE task_instances (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    workflow_id BIGINT      NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    state       TEXT        NOT NULL,
+    task_type   TEXT        NOT NULL,
+    attempt     INTEGER     NOT NULL,
+    status      TEXT        NOT NULL,
+    executor_id BIGINT,
+    host        TEXT        NOT NULL DEFAULT '',
+    started     TEXT        NOT NULL,
+    finished    TEXT       ,
+    output      TEXT,
+    error       TEXT
+);
+CREATE INDEX task_instances_workflow_idx ON task_instances (workflow_id, id);
+
+CREATE TABLE actions (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    workflow_id      BIGINT      NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    type             TEXT        NOT NULL,
+    from_state       TEXT,
+    state            TEXT        NOT NULL,
+    state_text       TEXT,
+    retry_no         INTEGER     NOT NULL DEFAULT 0,
+    executor_id      BIGINT,
+    actor            TEXT,
+    task_instance_id BIGINT,
+    at               TEXT        NOT NULL
+);
+CREATE INDEX actions_workflow_idx ON actions (workflow_id, id);
+
+CREATE TABLE action_variables (
+    workflow_id BIGINT NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    action_id   BIGINT NOT NULL,
+    key         TEXT   NOT NULL,
+    value       TEXT,
+    PRIMARY KEY (workflow_id, action_id, key)
+);
+CREATE INDEX action_variables_action_idx ON action_variables (action_id);
+
+CREATE TABLE side_effects (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    workflow_id BIGINT      NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    key         TEXT        NOT NULL,
+    value_type  TEXT        NOT NULL,
+    value       TEXT        NOT NULL,
+    created     TEXT        NOT NULL,
+    UNIQUE (workflow_id, key)
+);
+
+CREATE TABLE activity_logs (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    workflow_id      BIGINT      NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    task_instance_id BIGINT,
+    name             TEXT        NOT NULL,
+    value            TEXT        NOT NULL,
+    at               TEXT        NOT NULL
+);
+CREATE INDEX activity_logs_workflow_idx ON activity_logs (workflow_id, id);
+
+CREATE TABLE signals (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    workflow_id     BIGINT      NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    name            TEXT        NOT NULL,
+    payload         TEXT,
+    idempotency_key TEXT,
+    created         TEXT        NOT NULL,
+    consumed        TEXT       ,
+    consumed_action_id BIGINT
+);
+CREATE INDEX signals_pending_idx ON signals (workflow_id, name, id) WHERE consumed IS NULL;
+CREATE INDEX signals_workflow_idx ON signals (workflow_id, id);
+
+CREATE TABLE form_submissions (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    workflow_id  BIGINT      NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    state        TEXT        NOT NULL,
+    data         TEXT        NOT NULL,
+    submitted_by TEXT        NOT NULL DEFAULT '',
+    signature    TEXT,
+    created      TEXT        NOT NULL
+);
+CREATE INDEX form_submissions_workflow_idx ON form_submissions (workflow_id, id);
+
+CREATE TABLE schedules (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    definition_type TEXT        NOT NULL,
+    cron            TEXT        NOT NULL,
+    timezone        TEXT        NOT NULL DEFAULT 'UTC',
+    start_at        TEXT       ,
+    end_at          TEXT       ,
+    input           TEXT        NOT NULL DEFAULT '{}',
+    priority        INTEGER     NOT NULL DEFAULT 0,
+    paused          INTEGER     NOT NULL DEFAULT 0,
+    overlap_policy  TEXT        NOT NULL DEFAULT 'SKIP',
+    next_fire       TEXT       ,
+    last_fire       TEXT       ,
+    created         TEXT        NOT NULL,
+    modified        TEXT        NOT NULL
+);
+CREATE INDEX schedules_due_idx ON schedules (next_fire) WHERE paused = 0;
+
+CREATE TABLE idempotency_keys (
+    operation   TEXT        NOT NULL,
+    key         TEXT        NOT NULL,
+    workflow_id BIGINT      NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    created     TEXT        NOT NULL,
+    PRIMARY KEY (operation, key)
+);
+
+-- Change events for subscriptions. SQLite has one writer, so id order is commit order (txid stays 0).
+CREATE TABLE change_events (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    txid        INTEGER     NOT NULL DEFAULT 0,
+    workflow_id BIGINT      NOT NULL,
+    type        TEXT        NOT NULL,
+    action_id   BIGINT,
+    status      TEXT        NOT NULL,
+    state       TEXT        NOT NULL,
+    at          TEXT        NOT NULL
+);
+CREATE INDEX change_events_cursor_idx ON change_events (txid, id);
+
+CREATE TABLE api_tokens (
+    id        INTEGER PRIMARY KEY AUTOINCREMENT,
+    name      TEXT        NOT NULL UNIQUE,
+    hash      TEXT        NOT NULL UNIQUE,
+    role      TEXT        NOT NULL,
+    created   TEXT        NOT NULL,
+    last_used TEXT       ,
+    revoked   TEXT       
+);

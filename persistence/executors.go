@@ -1,0 +1,115 @@
+package persistence
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// ExecutorRegisterParams is the input of ExecutorRegister.
+type ExecutorRegisterParams struct {
+	Host   string
+	PID    int
+	Group  string
+	Expiry time.Duration
+}
+
+// ExecutorRegister records a starting worker pool and returns it with its ID.
+func (s *Store) ExecutorRegister(ctx context.Context, p ExecutorRegisterParams) (*Executor, error) {
+	now := Now()
+	e := &Executor{Host: p.Host, PID: p.PID, ExecutorGroup: p.Group, Started: now, Active: now, Expires: now.Add(p.Expiry)}
+	if _, err := s.idb.NewInsert().Model(e).Returning("id").Exec(ctx); err != nil {
+		return nil, fmt.Errorf("error registering executor: %w", err)
+	}
+	return e, nil
+}
+
+// ExecutorHeartbeat extends an executor's expiry. It fails with ErrNotFound when the executor is
+// stopped or was declared dead (its work recovered by another node): it must then stop working.
+func (s *Store) ExecutorHeartbeat(ctx context.Context, id int64, expiry time.Duration) error {
+	now := Now()
+	res, err := s.idb.NewUpdate().Model((*Executor)(nil)).Set("active = ?", now).Set("expires = ?", now.Add(expiry)).
+		Where("id = ? AND stopped IS NULL", id).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("error heartbeating executor %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return notFound("live executor", id)
+	}
+	return nil
+}
+
+// ExecutorStop marks an executor stopped. Workflows it still holds are released by the caller first
+// (the worker's drain), or recovered as a dead executor's.
+func (s *Store) ExecutorStop(ctx context.Context, id int64) error {
+	now := Now()
+	_, err := s.idb.NewUpdate().Model((*Executor)(nil)).Set("stopped = ?", now).Where("id = ? AND stopped IS NULL", id).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("error stopping executor %d: %w", id, err)
+	}
+	return nil
+}
+
+// ExecutorList returns every executor, newest first.
+func (s *Store) ExecutorList(ctx context.Context) ([]*Executor, error) {
+	var out []*Executor
+	if err := s.idb.NewSelect().Model(&out).OrderExpr("id DESC").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error listing executors: %w", err)
+	}
+	return out, nil
+}
+
+// ExecutorGetMany returns the executors with the given IDs.
+func (s *Store) ExecutorGetMany(ctx context.Context, ids []int64) ([]*Executor, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var out []*Executor
+	if err := s.idb.NewSelect().Model(&out).Where("id IN (?)", bunIn(ids)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error loading executors: %w", err)
+	}
+	return out, nil
+}
+
+// ExecutorExpireDead marks stopped every executor whose heartbeat expired before now and returns
+// their IDs, locking them so that only one node recovers each.
+func (s *Store) ExecutorExpireDead(ctx context.Context, now time.Time) ([]int64, error) {
+	now = UTC(now)
+	var ids []int64
+	if err := s.idb.NewRaw("UPDATE executors SET stopped = ? WHERE stopped IS NULL AND expires < ? RETURNING id", now, now).
+		Scan(ctx, &ids); err != nil {
+		return nil, fmt.Errorf("error expiring dead executors: %w", err)
+	}
+	return ids, nil
+}
+
+// WorkflowOrphaned returns up to limit EXECUTING workflows whose executor has stopped or was
+// declared dead, locking them (SKIP LOCKED) so that two recovering nodes never take the same one.
+func (s *Store) WorkflowOrphaned(ctx context.Context, limit int64) ([]*Workflow, error) {
+	var wfs []*Workflow
+	q := s.idb.NewSelect().Model(&wfs).
+		Where("w.status = ?", StatusExecuting).
+		Where("w.executor_id IN (SELECT e.id FROM executors AS e WHERE e.stopped IS NOT NULL)").
+		OrderExpr("w.id").Limit(limit)
+	if s.isPostgres() {
+		q = q.For("UPDATE SKIP LOCKED")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error loading orphaned workflows: %w", err)
+	}
+	return wfs, nil
+}
+
+// WorkflowStepTimedOut returns EXECUTING workflows whose step deadline passed long ago (its
+// executor is alive but never completed the step), up to limit.
+func (s *Store) WorkflowStepTimedOut(ctx context.Context, before time.Time, limit int64) ([]*Workflow, error) {
+	var wfs []*Workflow
+	q := s.idb.NewSelect().Model(&wfs).Where("status = ? AND step_deadline < ?", StatusExecuting, UTC(before)).OrderExpr("id").Limit(limit)
+	if s.isPostgres() {
+		q = q.For("UPDATE SKIP LOCKED")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error loading timed-out workflows: %w", err)
+	}
+	return wfs, nil
+}

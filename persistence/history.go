@@ -1,0 +1,273 @@
+package persistence
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// ActionInsertMany inserts actions in one statement and sets their IDs.
+func (s *Store) ActionInsertMany(ctx context.Context, actions []*Action) error {
+	if len(actions) == 0 {
+		return nil
+	}
+	for _, a := range actions {
+		if a.At.IsZero() {
+			a.At = Now()
+		}
+	}
+	if _, err := s.idb.NewInsert().Model(&actions).Returning("id").Exec(ctx); err != nil {
+		return fmt.Errorf("error inserting %d actions: %w", len(actions), err)
+	}
+	return nil
+}
+
+// ActionVariableInsertMany records the variables actions set, in one statement.
+func (s *Store) ActionVariableInsertMany(ctx context.Context, vars []*ActionVariable) error {
+	if len(vars) == 0 {
+		return nil
+	}
+	if _, err := s.idb.NewInsert().Model(&vars).Exec(ctx); err != nil {
+		return fmt.Errorf("error inserting %d action variables: %w", len(vars), err)
+	}
+	return nil
+}
+
+// PageParams selects a page of a workflow's children rows by ID: after (exclusive) or before
+// (exclusive), Limit rows, oldest first unless Desc.
+type PageParams struct {
+	After  int64
+	Before int64
+	Limit  int
+	Desc   bool
+}
+
+// ActionListParams is the input of ActionList.
+type ActionListParams struct {
+	WorkflowIDs []int64
+	Page        PageParams
+}
+
+// ActionList returns the actions of workflows in ID order. With several workflows and a Limit, the
+// limit applies to each workflow (one statement for a whole page of workflows: the dataloader path).
+func (s *Store) ActionList(ctx context.Context, p ActionListParams) ([]*Action, error) {
+	var out []*Action
+	if err := s.perWorkflowPage(ctx, &out, "actions", p.WorkflowIDs, p.Page); err != nil {
+		return nil, fmt.Errorf("error listing actions: %w", err)
+	}
+	return out, nil
+}
+
+// TaskInstanceListParams is the input of TaskInstanceList.
+type TaskInstanceListParams struct {
+	WorkflowIDs []int64
+	Page        PageParams
+}
+
+// TaskInstanceList returns the task instances of workflows in ID order, Limit per workflow.
+func (s *Store) TaskInstanceList(ctx context.Context, p TaskInstanceListParams) ([]*TaskInstance, error) {
+	var out []*TaskInstance
+	if err := s.perWorkflowPage(ctx, &out, "task_instances", p.WorkflowIDs, p.Page); err != nil {
+		return nil, fmt.Errorf("error listing task instances: %w", err)
+	}
+	return out, nil
+}
+
+// perWorkflowPage selects rows of table for several workflows, at most Limit per workflow after or
+// before an ID, with a window function so a whole page of workflows costs one statement.
+func (s *Store) perWorkflowPage(ctx context.Context, dest any, table string, ids []int64, p PageParams) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	dir := "ASC"
+	if p.Desc {
+		dir = "DESC"
+	}
+	where := "workflow_id IN (?)"
+	args := []any{bunIn(ids)}
+	if p.After > 0 {
+		if p.Desc {
+			where += " AND id < ?"
+		} else {
+			where += " AND id > ?"
+		}
+		args = append(args, p.After)
+	}
+	if p.Before > 0 {
+		if p.Desc {
+			where += " AND id > ?"
+		} else {
+			where += " AND id < ?"
+		}
+		args = append(args, p.Before)
+	}
+	var sql string
+	if p.Limit > 0 && len(ids) > 1 {
+		sql = fmt.Sprintf(`SELECT * FROM (SELECT t.*, ROW_NUMBER() OVER (PARTITION BY workflow_id ORDER BY id %[2]s) AS rn
+			FROM %[1]s AS t WHERE %[3]s) AS ranked WHERE rn <= ? ORDER BY workflow_id, id %[2]s`, table, dir, where)
+		args = append(args, p.Limit)
+	} else {
+		sql = fmt.Sprintf("SELECT * FROM %s WHERE %s ORDER BY id %s", table, where, dir)
+		if p.Limit > 0 {
+			sql += " LIMIT ?"
+			args = append(args, p.Limit)
+		}
+	}
+	return s.idb.NewRaw(sql, args...).Scan(ctx, dest)
+}
+
+// CountByWorkflow counts rows of a child table (actions, task_instances, activity_logs, signals)
+// per workflow, in one statement.
+func (s *Store) CountByWorkflow(ctx context.Context, table string, ids []int64) (map[int64]int, error) {
+	switch table {
+	case "actions", "task_instances", "activity_logs", "signals", "side_effects":
+	default:
+		return nil, fmt.Errorf("error counting: unknown table %q", table)
+	}
+	out := make(map[int64]int, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		WorkflowID int64 `bun:"workflow_id"`
+		N          int   `bun:"n"`
+	}
+	if err := s.idb.NewRaw(fmt.Sprintf("SELECT workflow_id, COUNT(*) AS n FROM %s WHERE workflow_id IN (?) GROUP BY workflow_id", table),
+		bunIn(ids)).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("error counting %s: %w", table, err)
+	}
+	for _, r := range rows {
+		out[r.WorkflowID] = r.N
+	}
+	return out, nil
+}
+
+// ActionVariableList returns the variables set by the given actions.
+func (s *Store) ActionVariableList(ctx context.Context, actionIDs []int64) ([]*ActionVariable, error) {
+	if len(actionIDs) == 0 {
+		return nil, nil
+	}
+	var vars []*ActionVariable
+	if err := s.idb.NewSelect().Model(&vars).Where("action_id IN (?)", bunIn(actionIDs)).
+		OrderExpr("action_id, key").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error listing action variables: %w", err)
+	}
+	return vars, nil
+}
+
+// VariablesAsOf rebuilds a workflow's variables as they stood right after an action: for each key,
+// the value set by the latest action up to it (a key whose latest value is null was removed).
+func (s *Store) VariablesAsOf(ctx context.Context, workflowID, actionID int64) (map[string]json.RawMessage, error) {
+	var vars []*ActionVariable
+	if err := s.idb.NewSelect().Model(&vars).
+		Where("workflow_id = ? AND action_id <= ?", workflowID, actionID).
+		OrderExpr("action_id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error rebuilding the variables of workflow %d: %w", workflowID, err)
+	}
+	out := map[string]json.RawMessage{}
+	for _, v := range vars {
+		if len(v.Value) == 0 || string(v.Value) == "null" {
+			delete(out, v.Key)
+			continue
+		}
+		out[v.Key] = v.Value
+	}
+	return out, nil
+}
+
+// TaskInstanceInsertMany inserts task instances in one statement and sets their IDs.
+func (s *Store) TaskInstanceInsertMany(ctx context.Context, tis []*TaskInstance) error {
+	if len(tis) == 0 {
+		return nil
+	}
+	if _, err := s.idb.NewInsert().Model(&tis).Returning("id").Exec(ctx); err != nil {
+		return fmt.Errorf("error inserting %d task instances: %w", len(tis), err)
+	}
+	return nil
+}
+
+// TaskInstanceGetMany returns the task instances with the given IDs.
+func (s *Store) TaskInstanceGetMany(ctx context.Context, ids []int64) ([]*TaskInstance, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var tis []*TaskInstance
+	if err := s.idb.NewSelect().Model(&tis).Where("id IN (?)", bunIn(ids)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error loading task instances: %w", err)
+	}
+	return tis, nil
+}
+
+// ActivityLogInsertMany inserts activity logs in one statement.
+func (s *Store) ActivityLogInsertMany(ctx context.Context, logs []*ActivityLog) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	if _, err := s.idb.NewInsert().Model(&logs).Returning("id").Exec(ctx); err != nil {
+		return fmt.Errorf("error inserting %d activity logs: %w", len(logs), err)
+	}
+	return nil
+}
+
+// ActivityLogListParams is the input of ActivityLogList.
+type ActivityLogListParams struct {
+	WorkflowIDs     []int64
+	TaskInstanceIDs []int64
+}
+
+// ActivityLogList returns the activity logs of workflows or of task instances, in ID order.
+func (s *Store) ActivityLogList(ctx context.Context, p ActivityLogListParams) ([]*ActivityLog, error) {
+	var logs []*ActivityLog
+	q := s.idb.NewSelect().Model(&logs).OrderExpr("id")
+	switch {
+	case len(p.TaskInstanceIDs) > 0:
+		q = q.Where("task_instance_id IN (?)", bunIn(p.TaskInstanceIDs))
+	case len(p.WorkflowIDs) > 0:
+		q = q.Where("workflow_id IN (?)", bunIn(p.WorkflowIDs))
+	default:
+		return nil, nil
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error listing activity logs: %w", err)
+	}
+	return logs, nil
+}
+
+// SideEffectRecordParams is the input of SideEffectRecord.
+type SideEffectRecordParams struct {
+	WorkflowID int64
+	Key        string
+	ValueType  string
+	Value      json.RawMessage
+}
+
+// SideEffectRecord stores a side effect unless one with the same key is stored already, and returns
+// the stored one: the first value recorded for a key wins, whoever recorded it.
+func (s *Store) SideEffectRecord(ctx context.Context, p SideEffectRecordParams) (*SideEffect, error) {
+	se := &SideEffect{WorkflowID: p.WorkflowID, Key: p.Key, ValueType: p.ValueType, Value: p.Value, Created: Now()}
+	if _, err := s.idb.NewInsert().Model(se).On("CONFLICT (workflow_id, key) DO NOTHING").Exec(ctx); err != nil {
+		return nil, fmt.Errorf("error recording side effect %q of workflow %d: %w", p.Key, p.WorkflowID, err)
+	}
+	return s.SideEffectGet(ctx, p.WorkflowID, p.Key)
+}
+
+// SideEffectGet returns the side effect a workflow recorded under a key.
+func (s *Store) SideEffectGet(ctx context.Context, workflowID int64, key string) (*SideEffect, error) {
+	se := new(SideEffect)
+	if err := s.idb.NewSelect().Model(se).Where("workflow_id = ? AND key = ?", workflowID, key).Scan(ctx); err != nil {
+		return nil, noRows(err, "side effect", key)
+	}
+	return se, nil
+}
+
+// SideEffectList returns the side effects of workflows in ID order.
+func (s *Store) SideEffectList(ctx context.Context, workflowIDs []int64) ([]*SideEffect, error) {
+	if len(workflowIDs) == 0 {
+		return nil, nil
+	}
+	var out []*SideEffect
+	if err := s.idb.NewSelect().Model(&out).Where("workflow_id IN (?)", bunIn(workflowIDs)).OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error listing side effects: %w", err)
+	}
+	return out, nil
+}

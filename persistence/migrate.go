@@ -1,0 +1,227 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/migrate"
+
+	"github.com/cairnflow/cairn/migrations"
+)
+
+// ErrSchemaTooNew is returned when the database holds migrations this cairn does not know: a newer
+// cairn migrated it, and this one must not run against it.
+var ErrSchemaTooNew = errors.New("database schema is newer than this cairn")
+
+// ErrNotMigrated is returned by CheckSchema when migrations are pending.
+var ErrNotMigrated = errors.New("database is not migrated")
+
+// migrationLockSQL takes the PostgreSQL advisory lock that serializes cairn nodes migrating one
+// schema at once; the key is derived from the schema so that tests migrating their own schemas in
+// parallel do not queue behind each other.
+const (
+	migrationLockSQL   = "SELECT pg_advisory_lock(hashtext('cairn.migrate.' || current_schema()))"
+	migrationUnlockSQL = "SELECT pg_advisory_unlock(hashtext('cairn.migrate.' || current_schema()))"
+)
+
+// MigrationStatus is one migration and whether it is applied.
+type MigrationStatus struct {
+	Name    string
+	Applied bool
+}
+
+func (s *Store) migrator() (*migrate.Migrator, error) {
+	var src fs.FS
+	if s.isPostgres() {
+		src = migrations.PostgreSQL()
+	} else {
+		src = migrations.SQLite()
+	}
+	ms := migrate.NewMigrations()
+	if err := ms.Discover(src); err != nil {
+		return nil, fmt.Errorf("error reading migrations: %w", err)
+	}
+	return migrate.NewMigrator(s.db, ms,
+		migrate.WithTableName("cairn_migrations"),
+		migrate.WithLocksTableName("cairn_migration_locks"),
+		migrate.WithMarkAppliedOnSuccess(true)), nil
+}
+
+// withMigrationLock runs fn while holding the migration lock: a PostgreSQL session advisory lock
+// (blocking other nodes until fn ends), or nothing on SQLite, whose writes are already serialized.
+func (s *Store) withMigrationLock(ctx context.Context, fn func() error) error {
+	if !s.isPostgres() {
+		return fn()
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("error taking a connection for the migration lock: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, migrationLockSQL); err != nil {
+		return fmt.Errorf("error taking the migration lock: %w", err)
+	}
+	defer func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), migrationUnlockSQL)
+	}()
+	return fn()
+}
+
+// Migrate applies every pending migration (up) and returns the names it applied. Several nodes may
+// call it at once against one PostgreSQL: they take turns, and all but the first find nothing to do.
+func (s *Store) Migrate(ctx context.Context) ([]string, error) {
+	m, err := s.migrator()
+	if err != nil {
+		return nil, err
+	}
+	var applied []string
+	err = s.withMigrationLock(ctx, func() error {
+		if err := m.Init(ctx); err != nil {
+			return fmt.Errorf("error creating the migrations table: %w", err)
+		}
+		if err := s.checkNotNewer(ctx, m); err != nil {
+			return err
+		}
+		group, err := m.Migrate(ctx)
+		if err != nil {
+			return fmt.Errorf("error migrating: %w", err)
+		}
+		for _, mig := range group.Migrations {
+			applied = append(applied, mig.Name)
+		}
+		return nil
+	})
+	return applied, err
+}
+
+// Rollback undoes the last group of migrations applied together and returns their names.
+func (s *Store) Rollback(ctx context.Context) ([]string, error) {
+	m, err := s.migrator()
+	if err != nil {
+		return nil, err
+	}
+	var undone []string
+	err = s.withMigrationLock(ctx, func() error {
+		if err := m.Init(ctx); err != nil {
+			return fmt.Errorf("error creating the migrations table: %w", err)
+		}
+		if err := s.checkNotNewer(ctx, m); err != nil {
+			return err
+		}
+		group, err := m.Rollback(ctx)
+		if err != nil {
+			return fmt.Errorf("error rolling back: %w", err)
+		}
+		for _, mig := range group.Migrations {
+			undone = append(undone, mig.Name)
+		}
+		return nil
+	})
+	return undone, err
+}
+
+// MigrationStatuses lists every migration this cairn knows and whether it is applied.
+func (s *Store) MigrationStatuses(ctx context.Context) ([]MigrationStatus, error) {
+	m, err := s.migrator()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkNotNewer(ctx, m); err != nil {
+		return nil, err
+	}
+	ms, err := s.knownMigrations(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]MigrationStatus, 0, len(ms))
+	for _, mig := range ms {
+		out = append(out, MigrationStatus{Name: mig.Name, Applied: mig.IsApplied()})
+	}
+	return out, nil
+}
+
+// CheckSchema returns nil when every migration is applied, ErrNotMigrated when some are pending
+// and ErrSchemaTooNew when the database is ahead of this cairn. /readyz uses it.
+func (s *Store) CheckSchema(ctx context.Context) error {
+	statuses, err := s.MigrationStatuses(ctx)
+	if err != nil {
+		return err
+	}
+	for _, st := range statuses {
+		if !st.Applied {
+			return fmt.Errorf("%w: %s is pending", ErrNotMigrated, st.Name)
+		}
+	}
+	return nil
+}
+
+// knownMigrations is MigrationsWithStatus, treating a database with no migrations table as empty.
+func (s *Store) knownMigrations(ctx context.Context, m *migrate.Migrator) (migrate.MigrationSlice, error) {
+	exists, err := s.tableExists(ctx, "cairn_migrations")
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return s.migrationsFromFS()
+	}
+	ms, err := m.MigrationsWithStatus(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("error reading applied migrations: %w", err)
+	}
+	return ms, nil
+}
+
+// checkNotNewer fails when the migrations table names a migration this binary does not embed.
+func (s *Store) checkNotNewer(ctx context.Context, m *migrate.Migrator) error {
+	exists, err := s.tableExists(ctx, "cairn_migrations")
+	if err != nil || !exists {
+		return err
+	}
+	var names []string
+	if err := s.db.NewSelect().Table("cairn_migrations").Column("name").Scan(ctx, &names); err != nil {
+		return fmt.Errorf("error reading applied migrations: %w", err)
+	}
+	known := map[string]bool{}
+	ms, err := s.migrationsFromFS()
+	if err != nil {
+		return err
+	}
+	for _, mig := range ms {
+		known[mig.Name] = true
+	}
+	for _, name := range names {
+		if !known[name] {
+			return fmt.Errorf("%w: it has migration %s, which this cairn does not know; upgrade cairn", ErrSchemaTooNew, name)
+		}
+	}
+	return nil
+}
+
+func (s *Store) migrationsFromFS() (migrate.MigrationSlice, error) {
+	var src fs.FS = migrations.SQLite()
+	if s.isPostgres() {
+		src = migrations.PostgreSQL()
+	}
+	ms := migrate.NewMigrations()
+	if err := ms.Discover(src); err != nil {
+		return nil, fmt.Errorf("error reading migrations: %w", err)
+	}
+	return ms.Sorted(), nil
+}
+
+func (s *Store) tableExists(ctx context.Context, name string) (bool, error) {
+	var q *bun.RawQuery
+	if s.isPostgres() {
+		q = s.db.NewRaw("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?", name)
+	} else {
+		q = s.db.NewRaw("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", name)
+	}
+	var n int
+	if err := q.Scan(ctx, &n); err != nil {
+		return false, fmt.Errorf("error checking for table %s: %w", name, err)
+	}
+	return n > 0, nil
+}

@@ -1,0 +1,106 @@
+package persistence
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// IdempotencyKeyGet returns the workflow an operation with a key acted on (ErrNotFound: none yet).
+func (s *Store) IdempotencyKeyGet(ctx context.Context, operation, key string) (int64, error) {
+	k := new(IdempotencyKey)
+	if err := s.idb.NewSelect().Model(k).Where("operation = ? AND key = ?", operation, key).Scan(ctx); err != nil {
+		return 0, noRows(err, "idempotency key", operation+"/"+key)
+	}
+	return k.WorkflowID, nil
+}
+
+// IdempotencyKeyInsert records that an operation with a key acted on a workflow; ErrConflict when the
+// key is taken (a concurrent request with the same key won).
+func (s *Store) IdempotencyKeyInsert(ctx context.Context, operation, key string, workflowID int64) error {
+	k := &IdempotencyKey{Operation: operation, Key: key, WorkflowID: workflowID, Created: Now()}
+	if _, err := s.idb.NewInsert().Model(k).Exec(ctx); err != nil {
+		return fmt.Errorf("error recording idempotency key %s/%s: %w", operation, key, conflictOr(err))
+	}
+	return nil
+}
+
+// ScheduleInsert stores a schedule and sets its ID.
+func (s *Store) ScheduleInsert(ctx context.Context, sc *Schedule) error {
+	now := Now()
+	sc.Created, sc.Modified = now, now
+	if len(sc.Input) == 0 {
+		sc.Input = emptyObject
+	}
+	if _, err := s.idb.NewInsert().Model(sc).Returning("id").Exec(ctx); err != nil {
+		return fmt.Errorf("error storing schedule: %w", err)
+	}
+	return nil
+}
+
+// ScheduleList returns every schedule in ID order.
+func (s *Store) ScheduleList(ctx context.Context) ([]*Schedule, error) {
+	var out []*Schedule
+	if err := s.idb.NewSelect().Model(&out).OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error listing schedules: %w", err)
+	}
+	return out, nil
+}
+
+// ScheduleDue returns unpaused schedules whose next fire time has come, locked on PostgreSQL so one
+// node fires each.
+func (s *Store) ScheduleDue(ctx context.Context, now time.Time, limit int64) ([]*Schedule, error) {
+	var out []*Schedule
+	q := s.idb.NewSelect().Model(&out).Where("paused = ? AND next_fire IS NOT NULL AND next_fire <= ?", false, UTC(now)).
+		OrderExpr("next_fire, id").Limit(limit)
+	if s.isPostgres() {
+		q = q.For("UPDATE SKIP LOCKED")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error loading due schedules: %w", err)
+	}
+	return out, nil
+}
+
+// ScheduleSave writes every column of a schedule.
+func (s *Store) ScheduleSave(ctx context.Context, sc *Schedule) error {
+	sc.Modified = Now()
+	res, err := s.idb.NewUpdate().Model(sc).WherePK().Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("error saving schedule %d: %w", sc.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return notFound("schedule", sc.ID)
+	}
+	return nil
+}
+
+// APITokenInsert stores a token (its hash) and sets its ID.
+func (s *Store) APITokenInsert(ctx context.Context, t *APIToken) error {
+	t.Created = Now()
+	if _, err := s.idb.NewInsert().Model(t).Returning("id").Exec(ctx); err != nil {
+		return fmt.Errorf("error storing API token %q: %w", t.Name, conflictOr(err))
+	}
+	return nil
+}
+
+// APITokenGetByHash returns the live (not revoked) token with a hash.
+func (s *Store) APITokenGetByHash(ctx context.Context, hash string) (*APIToken, error) {
+	t := new(APIToken)
+	if err := s.idb.NewSelect().Model(t).Where("hash = ? AND revoked IS NULL", hash).Scan(ctx); err != nil {
+		return nil, noRows(err, "API token", "")
+	}
+	return t, nil
+}
+
+// APITokenRevoke revokes a token by name.
+func (s *Store) APITokenRevoke(ctx context.Context, name string) error {
+	res, err := s.idb.NewUpdate().Model((*APIToken)(nil)).Set("revoked = ?", Now()).Where("name = ? AND revoked IS NULL", name).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("error revoking API token %q: %w", name, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return notFound("API token", name)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package persistence
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"github.com/uptrace/bun/driver/sqliteshim"
+)
+
+// ErrUnsupportedURL is returned by Open for a database URL whose scheme cairn does not know.
+var ErrUnsupportedURL = errors.New("unsupported database URL")
+
+// OpenOptions tunes Open. The zero value suits a cairn node.
+type OpenOptions struct {
+	// MaxConns caps PostgreSQL's pool (default 20). SQLite always uses one connection: it has one
+	// writer, and one connection makes Go's pool the queue instead of SQLite's busy loop.
+	MaxConns int
+}
+
+// Open connects to the database a URL names: sqlite:///path/file.db, sqlite://relative.db,
+// sqlite://:memory:, or postgres://... (postgresql:// too). It checks the database answers; it does
+// not migrate (see Migrate).
+func Open(ctx context.Context, rawURL string, opts OpenOptions) (*Store, error) {
+	scheme, _, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return nil, fmt.Errorf("%w %q: want sqlite:///path/file.db, sqlite://:memory: or postgres://...", ErrUnsupportedURL, redact(rawURL))
+	}
+	var (
+		db   *bun.DB
+		kind Kind
+		err  error
+	)
+	switch strings.ToLower(scheme) {
+	case "sqlite", "sqlite3":
+		db, err = openSQLite(rawURL[len(scheme)+3:])
+		kind = KindSQLite
+	case "postgres", "postgresql":
+		db, err = openPostgres(rawURL, opts)
+		kind = KindPostgres
+	default:
+		return nil, fmt.Errorf("%w %q: scheme %q is not sqlite or postgres", ErrUnsupportedURL, redact(rawURL), scheme)
+	}
+	if err != nil {
+		return nil, err
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("error connecting to %s: %w", redact(rawURL), err)
+	}
+	return &Store{db: db, idb: db, kind: kind, url: redact(rawURL)}, nil
+}
+
+func openSQLite(path string) (*bun.DB, error) {
+	memory := path == ":memory:" || path == ""
+	var dsn string
+	if memory {
+		dsn = "file::memory:"
+	} else {
+		if dir := filepath.Dir(path); dir != "." {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("error creating the folder of %s: %w", path, err)
+			}
+		}
+		dsn = "file:" + path
+	}
+	dsn += "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	if !memory {
+		dsn += "&_pragma=journal_mode(WAL)"
+	}
+	sqldb, err := sql.Open(sqliteshim.ShimName, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("error opening sqlite %s: %w", path, err)
+	}
+	sqldb.SetMaxOpenConns(1)
+	sqldb.SetMaxIdleConns(1)
+	sqldb.SetConnMaxLifetime(0)
+	sqldb.SetConnMaxIdleTime(0)
+	return bun.NewDB(sqldb, sqlitedialect.New(), bun.WithDiscardUnknownColumns()), nil
+}
+
+func openPostgres(rawURL string, opts OpenOptions) (*bun.DB, error) {
+	cfg, err := pgx.ParseConfig(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("error parsing %s: %w", redact(rawURL), err)
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 5 * time.Second
+	}
+	cfg.RuntimeParams["timezone"] = "UTC"
+	sqldb := stdlib.OpenDB(*cfg)
+	max := opts.MaxConns
+	if max <= 0 {
+		max = 20
+	}
+	sqldb.SetMaxOpenConns(max)
+	sqldb.SetMaxIdleConns(max)
+	sqldb.SetConnMaxIdleTime(5 * time.Minute)
+	return bun.NewDB(sqldb, pgdialect.New(), bun.WithDiscardUnknownColumns()), nil
+}
+
+// redact removes a password from a URL for logs and errors.
+func redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return rawURL
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}

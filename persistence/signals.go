@@ -1,0 +1,109 @@
+package persistence
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// SignalInsert stores a signal and sets its ID.
+func (s *Store) SignalInsert(ctx context.Context, sig *Signal) error {
+	if sig.Created.IsZero() {
+		sig.Created = Now()
+	}
+	if _, err := s.idb.NewInsert().Model(sig).Returning("id").Exec(ctx); err != nil {
+		return fmt.Errorf("error storing signal %q for workflow %d: %w", sig.Name, sig.WorkflowID, err)
+	}
+	return nil
+}
+
+// SignalPending returns the oldest unconsumed signals of workflows with a name, one per workflow
+// (the first that arrived).
+func (s *Store) SignalPending(ctx context.Context, workflowIDs []int64, name string) (map[int64]*Signal, error) {
+	out := map[int64]*Signal{}
+	if len(workflowIDs) == 0 {
+		return out, nil
+	}
+	var sigs []*Signal
+	if err := s.idb.NewSelect().Model(&sigs).
+		Where("workflow_id IN (?) AND name = ? AND consumed IS NULL", bunIn(workflowIDs), name).
+		OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error loading pending signals: %w", err)
+	}
+	for _, sig := range sigs {
+		if _, ok := out[sig.WorkflowID]; !ok {
+			out[sig.WorkflowID] = sig
+		}
+	}
+	return out, nil
+}
+
+// SignalHasPending reports which of the workflows have an unconsumed signal named as they wait for
+// (wait maps workflow ID to signal name).
+func (s *Store) SignalHasPending(ctx context.Context, wait map[int64]string) (map[int64]bool, error) {
+	out := map[int64]bool{}
+	if len(wait) == 0 {
+		return out, nil
+	}
+	ids := make([]int64, 0, len(wait))
+	for id := range wait {
+		ids = append(ids, id)
+	}
+	var rows []struct {
+		WorkflowID int64  `bun:"workflow_id"`
+		Name       string `bun:"name"`
+	}
+	if err := s.idb.NewSelect().Model((*Signal)(nil)).Column("workflow_id", "name").
+		Where("workflow_id IN (?) AND consumed IS NULL", bunIn(ids)).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("error checking pending signals: %w", err)
+	}
+	for _, r := range rows {
+		if wait[r.WorkflowID] == r.Name {
+			out[r.WorkflowID] = true
+		}
+	}
+	return out, nil
+}
+
+// SignalConsumeMany marks signals consumed by actions (signal ID to action ID).
+func (s *Store) SignalConsumeMany(ctx context.Context, consumed map[int64]int64, at time.Time) error {
+	for sigID, actionID := range consumed {
+		if _, err := s.idb.NewUpdate().Model((*Signal)(nil)).Set("consumed = ?", UTC(at)).Set("consumed_action_id = ?", actionID).
+			Where("id = ? AND consumed IS NULL", sigID).Exec(ctx); err != nil {
+			return fmt.Errorf("error consuming signal %d: %w", sigID, err)
+		}
+	}
+	return nil
+}
+
+// SignalList returns the signals of workflows in ID order.
+func (s *Store) SignalList(ctx context.Context, workflowIDs []int64) ([]*Signal, error) {
+	if len(workflowIDs) == 0 {
+		return nil, nil
+	}
+	var out []*Signal
+	if err := s.idb.NewSelect().Model(&out).Where("workflow_id IN (?)", bunIn(workflowIDs)).OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error listing signals: %w", err)
+	}
+	return out, nil
+}
+
+// FormSubmissionInsert stores a form submission and sets its ID.
+func (s *Store) FormSubmissionInsert(ctx context.Context, f *FormSubmission) error {
+	if f.Created.IsZero() {
+		f.Created = Now()
+	}
+	if _, err := s.idb.NewInsert().Model(f).Returning("id").Exec(ctx); err != nil {
+		return fmt.Errorf("error storing form submission for workflow %d: %w", f.WorkflowID, err)
+	}
+	return nil
+}
+
+// FormSubmissionList returns the form submissions of a workflow in ID order.
+func (s *Store) FormSubmissionList(ctx context.Context, workflowID int64) ([]*FormSubmission, error) {
+	var out []*FormSubmission
+	if err := s.idb.NewSelect().Model(&out).Where("workflow_id = ?", workflowID).OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error listing form submissions: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,100 @@
+// Package persistence is cairn's storage: Bun models for every entity, the Store with one
+// context-first method per operation on them, per-dialect SQL where PostgreSQL and SQLite differ,
+// and the embedded migrations that create the schema.
+package persistence
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+)
+
+// Sentinel errors a Store method returns (wrapped); test them with errors.Is.
+var (
+	// ErrNotFound: the row asked for does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: the change collides with the row's current state (a unique key, a stale version).
+	ErrConflict = errors.New("conflict")
+)
+
+// Store reads and writes cairn's tables. Its zero value is not usable: get one from Open. A Store
+// made by Tx runs every method inside that transaction.
+type Store struct {
+	db   *bun.DB
+	idb  bun.IDB
+	kind Kind
+	url  string
+}
+
+// Kind names the database behind a Store.
+type Kind string
+
+// The supported databases.
+const (
+	KindPostgres Kind = "postgres"
+	KindSQLite   Kind = "sqlite"
+)
+
+// DB returns the Bun database (for hooks and tests; the engine goes through Store methods).
+func (s *Store) DB() *bun.DB { return s.db }
+
+// Kind returns which database this Store talks to.
+func (s *Store) Kind() Kind { return s.kind }
+
+// URL returns the URL the Store was opened with, with any password removed.
+func (s *Store) URL() string { return s.url }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// InTx reports whether the Store runs inside a transaction.
+func (s *Store) InTx() bool { _, ok := s.idb.(bun.Tx); return ok }
+
+// Tx runs fn in one transaction, committing when fn returns nil. Inside fn use only tx: on SQLite the
+// pool has a single connection, so a call on the outer Store would wait for the transaction forever.
+func (s *Store) Tx(ctx context.Context, fn func(ctx context.Context, tx *Store) error) error {
+	if s.InTx() {
+		return fn(ctx, s)
+	}
+	return s.db.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
+		return fn(ctx, &Store{db: s.db, idb: tx, kind: s.kind, url: s.url})
+	})
+}
+
+func (s *Store) isPostgres() bool { return s.db.Dialect().Name() == dialect.PG }
+
+// Now is the Store's clock: UTC, truncated to the microseconds both databases keep, so a time
+// written and read back compares equal.
+func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// UTC normalizes a caller's time the same way Now does.
+func UTC(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// UTCPtr is UTC for an optional time.
+func UTCPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := UTC(*t)
+	return &u
+}
+
+func notFound(what string, id any) error {
+	return fmt.Errorf("%s %v: %w", what, id, ErrNotFound)
+}
+
+// noRows turns sql.ErrNoRows into ErrNotFound naming what was looked up.
+func noRows(err error, what string, id any) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound(what, id)
+	}
+	return fmt.Errorf("error loading %s %v: %w", what, id, err)
+}

@@ -1,0 +1,257 @@
+package persistence
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// claimableStatuses are the statuses a worker may claim once next_activation is due.
+var claimableStatuses = []Status{StatusCreated, StatusInProgress, StatusWaiting}
+
+// WorkflowInsertMany inserts workflows in one statement and sets their IDs. Created and Modified
+// default to now. A duplicate (type, externalId) fails the whole insert with ErrConflict.
+func (s *Store) WorkflowInsertMany(ctx context.Context, wfs []*Workflow) error {
+	if len(wfs) == 0 {
+		return nil
+	}
+	now := Now()
+	for _, w := range wfs {
+		if w.Created.IsZero() {
+			w.Created = now
+		}
+		if w.Modified.IsZero() {
+			w.Modified = w.Created
+		}
+		if len(w.Input) == 0 {
+			w.Input = emptyObject
+		}
+		if len(w.Variables) == 0 {
+			w.Variables = emptyObject
+		}
+		w.NextActivation = UTCPtr(w.NextActivation)
+	}
+	if _, err := s.idb.NewInsert().Model(&wfs).Returning("id").Exec(ctx); err != nil {
+		return fmt.Errorf("error inserting %d workflows: %w", len(wfs), conflictOr(err))
+	}
+	return nil
+}
+
+var emptyObject = []byte("{}")
+
+// WorkflowGet returns one workflow.
+func (s *Store) WorkflowGet(ctx context.Context, id int64) (*Workflow, error) {
+	w := new(Workflow)
+	if err := s.idb.NewSelect().Model(w).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, noRows(err, "workflow", id)
+	}
+	return w, nil
+}
+
+// WorkflowGetForUpdate returns one workflow and, on PostgreSQL, locks its row until the
+// transaction ends (SQLite's transactions already hold the only write lock).
+func (s *Store) WorkflowGetForUpdate(ctx context.Context, id int64) (*Workflow, error) {
+	w := new(Workflow)
+	q := s.idb.NewSelect().Model(w).Where("id = ?", id)
+	if s.isPostgres() {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, noRows(err, "workflow", id)
+	}
+	return w, nil
+}
+
+// WorkflowGetMany returns the workflows with the given IDs, in no particular order.
+func (s *Store) WorkflowGetMany(ctx context.Context, ids []int64) ([]*Workflow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var wfs []*Workflow
+	if err := s.idb.NewSelect().Model(&wfs).Where("id IN (?)", bunIn(ids)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error loading %d workflows: %w", len(ids), err)
+	}
+	return wfs, nil
+}
+
+// WorkflowGetByExternalID returns the workflow of a type with an external ID.
+func (s *Store) WorkflowGetByExternalID(ctx context.Context, typ, externalID string) (*Workflow, error) {
+	w := new(Workflow)
+	if err := s.idb.NewSelect().Model(w).Where("type = ? AND external_id = ?", typ, externalID).Scan(ctx); err != nil {
+		return nil, noRows(err, "workflow", typ+"/"+externalID)
+	}
+	return w, nil
+}
+
+// WorkflowSave writes every column of w, fenced by the version it was read at: it fails with
+// ErrConflict when another writer changed the row since, and otherwise bumps w.Version.
+func (s *Store) WorkflowSave(ctx context.Context, w *Workflow) error {
+	w.Modified = Now()
+	w.NextActivation = UTCPtr(w.NextActivation)
+	readVersion := w.Version
+	w.Version++
+	res, err := s.idb.NewUpdate().Model(w).ExcludeColumn("id", "created").
+		Where("id = ? AND version = ?", w.ID, readVersion).Exec(ctx)
+	if err != nil {
+		w.Version = readVersion
+		return fmt.Errorf("error saving workflow %d: %w", w.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		w.Version = readVersion
+		return fmt.Errorf("workflow %d changed while it was being updated: %w", w.ID, ErrConflict)
+	}
+	return nil
+}
+
+// WorkflowClaimParams is the input of WorkflowClaim.
+type WorkflowClaimParams struct {
+	ExecutorID int64
+	Group      string
+	Limit      int
+	Now        time.Time
+	// StepDeadline is when a claimed step counts as timed out if its executor never completes it.
+	StepDeadline time.Time
+}
+
+// WorkflowClaim marks up to Limit due workflows of a group as EXECUTING by an executor and returns
+// them with their new versions. Order: priority (highest first), next activation, id. Concurrent
+// claimers never get the same workflow (SKIP LOCKED on PostgreSQL, one writer on SQLite).
+func (s *Store) WorkflowClaim(ctx context.Context, p WorkflowClaimParams) ([]*Workflow, error) {
+	if p.Limit <= 0 {
+		return nil, nil
+	}
+	now, deadline := UTC(p.Now), UTC(p.StepDeadline)
+	set := `status = 'EXECUTING', executor_id = ?, version = version + 1, modified = ?,
+		started = COALESCE(started, ?), step_deadline = ?`
+	due := `executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ?
+		ORDER BY priority DESC, next_activation, id LIMIT ?`
+	var (
+		wfs []*Workflow
+		sql string
+	)
+	args := []any{p.ExecutorID, now, now, deadline, p.Group, bunIn(claimableStatuses), now, p.Limit}
+	if s.isPostgres() {
+		sql = `UPDATE workflows AS w SET ` + set + ` FROM (SELECT id FROM workflows WHERE ` + due +
+			` FOR UPDATE SKIP LOCKED) AS c WHERE w.id = c.id RETURNING w.*`
+	} else {
+		sql = `UPDATE workflows SET ` + set + ` WHERE id IN (SELECT id FROM workflows WHERE ` + due + `) RETURNING *`
+	}
+	if err := s.idb.NewRaw(sql, args...).Scan(ctx, &wfs); err != nil {
+		return nil, fmt.Errorf("error claiming workflows: %w", err)
+	}
+	return wfs, nil
+}
+
+// WorkflowCompletion is the new row of one workflow after a step, written only if the workflow is
+// still held by the executor at the version it was claimed at.
+type WorkflowCompletion struct {
+	ID             int64
+	ExecutorID     int64
+	ClaimedVersion int
+	Status         Status
+	State          string
+	StateText      *string
+	NextActivation *time.Time
+	Retries        int
+	Variables      []byte
+	WaitSignal     *string
+	LastError      *string
+	Finished       *time.Time
+}
+
+// WorkflowCompleteMany writes completions in one statement, fenced by executor and version, and
+// returns the IDs that were written: a workflow missing from the result was taken from the executor
+// (it was presumed dead, cancelled or changed by an operator) and nothing must be recorded for it.
+func (s *Store) WorkflowCompleteMany(ctx context.Context, cs []WorkflowCompletion) ([]int64, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	now := Now()
+	var b strings.Builder
+	args := make([]any, 0, len(cs)*12+1)
+	b.WriteString("WITH v(id, executor_id, claimed_version, status, state, state_text, next_activation, retries, variables, wait_signal, last_error, finished) AS (VALUES ")
+	for i, c := range cs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if s.isPostgres() && i == 0 {
+			b.WriteString("(?::bigint, ?::bigint, ?::integer, ?, ?, ?::text, ?::timestamptz, ?::integer, ?::jsonb, ?::text, ?::text, ?::timestamptz)")
+		} else {
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		}
+		args = append(args, c.ID, c.ExecutorID, c.ClaimedVersion, string(c.Status), c.State, c.StateText,
+			timeArg(c.NextActivation), c.Retries, string(c.Variables), c.WaitSignal, c.LastError, timeArg(c.Finished))
+	}
+	b.WriteString(") UPDATE workflows AS w SET status = v.status, state = v.state, state_text = v.state_text, ")
+	b.WriteString("next_activation = v.next_activation, retries = v.retries, executor_id = NULL, variables = v.variables, ")
+	b.WriteString("wait_signal = v.wait_signal, last_error = v.last_error, step_deadline = NULL, finished = v.finished, ")
+	b.WriteString("modified = ?, version = w.version + 1 FROM v")
+	args = append(args, now)
+	b.WriteString(" WHERE w.id = v.id AND w.executor_id = v.executor_id AND w.version = v.claimed_version AND w.status = 'EXECUTING'")
+	if s.isPostgres() {
+		b.WriteString(" RETURNING w.id")
+	} else {
+		b.WriteString(" RETURNING id") // SQLite's RETURNING sees only the target table, unaliased
+	}
+	var ids []int64
+	if err := s.idb.NewRaw(b.String(), args...).Scan(ctx, &ids); err != nil {
+		return nil, fmt.Errorf("error completing %d workflows: %w", len(cs), err)
+	}
+	return ids, nil
+}
+
+// timeArg formats an optional time the way Bun writes time columns, so that SQLite compares it as
+// text in the same format (a nil stays NULL).
+func timeArg(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return UTC(*t)
+}
+
+// WorkflowWakeParams is the input of WorkflowWake.
+type WorkflowWakeParams struct {
+	IDs []int64
+	// Signal, when set, wakes only workflows waiting for this signal (or for any).
+	Signal string
+	Now    time.Time
+}
+
+// WorkflowWake makes WAITING workflows due now (a signal arrived, a child ended) and returns the IDs
+// it woke. On PostgreSQL it first locks every row it names, so that it waits for, and then sees, a
+// transaction that is just putting one of them to WAITING: no wake-up is lost between the two.
+func (s *Store) WorkflowWake(ctx context.Context, p WorkflowWakeParams) ([]int64, error) {
+	if len(p.IDs) == 0 {
+		return nil, nil
+	}
+	var rows []struct {
+		ID         int64   `bun:"id"`
+		Status     Status  `bun:"status"`
+		WaitSignal *string `bun:"wait_signal"`
+	}
+	q := s.idb.NewSelect().Model((*Workflow)(nil)).Column("id", "status", "wait_signal").
+		Where("id IN (?)", bunIn(p.IDs)).OrderExpr("id")
+	if s.isPostgres() {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("error locking workflows to wake: %w", err)
+	}
+	var woken []int64
+	for _, r := range rows {
+		if r.Status == StatusWaiting && (p.Signal == "" || r.WaitSignal == nil || *r.WaitSignal == p.Signal) {
+			woken = append(woken, r.ID)
+		}
+	}
+	if len(woken) == 0 {
+		return nil, nil
+	}
+	now := UTC(p.Now)
+	if _, err := s.idb.NewUpdate().Model((*Workflow)(nil)).
+		Set("status = ?", StatusInProgress).Set("next_activation = ?", now).Set("modified = ?", now).
+		Set("version = version + 1").Where("id IN (?)", bunIn(woken)).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("error waking workflows: %w", err)
+	}
+	return woken, nil
+}
