@@ -61,7 +61,7 @@ func Open(ctx context.Context, rawURL string, opts OpenOptions) (*Store, error) 
 		_ = db.Close()
 		return nil, fmt.Errorf("error connecting to %s: %w", redact(rawURL), err)
 	}
-	return &Store{db: db, idb: db, kind: kind, url: redact(rawURL)}, nil
+	return &Store{db: db, idb: db, kind: kind, url: redact(rawURL), raw: rawURL}, nil
 }
 
 func openSQLite(path string) (*bun.DB, error) {

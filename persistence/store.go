@@ -29,6 +29,7 @@ type Store struct {
 	idb  bun.IDB
 	kind Kind
 	url  string
+	raw  string
 }
 
 // Kind names the database behind a Store.
@@ -65,7 +66,7 @@ func (s *Store) Tx(ctx context.Context, fn func(ctx context.Context, tx *Store) 
 		return fn(ctx, s)
 	}
 	return s.db.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
-		return fn(ctx, &Store{db: s.db, idb: tx, kind: s.kind, url: s.url})
+		return fn(ctx, &Store{db: s.db, idb: tx, kind: s.kind, url: s.url, raw: s.raw})
 	})
 }
 

@@ -1,0 +1,223 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cairnflow/cairn/persistence"
+)
+
+// Options configures an Engine.
+type Options struct {
+	// Logger receives the engine's structured logs (slog.Default when nil).
+	Logger *slog.Logger
+	// Notifier carries wake-ups, change-event and cancel hints; one is made when nil.
+	Notifier *persistence.Notifier
+}
+
+// Engine holds the registered definitions and runs the operations and steps on a Store.
+type Engine struct {
+	store    *persistence.Store
+	notifier *persistence.Notifier
+	log      *slog.Logger
+
+	mu   sync.RWMutex
+	defs map[string]*registered
+
+	runMu   sync.Mutex
+	running map[int64]context.CancelFunc
+}
+
+type registered struct {
+	def Definition
+	row *persistence.Definition
+}
+
+// New returns an Engine over a Store.
+func New(store *persistence.Store, opts Options) *Engine {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	n := opts.Notifier
+	if n == nil {
+		n = persistence.NewNotifier(store, log)
+	}
+	return &Engine{store: store, notifier: n, log: log, defs: map[string]*registered{}, running: map[int64]context.CancelFunc{}}
+}
+
+// Store returns the Store the engine works on.
+func (e *Engine) Store() *persistence.Store { return e.store }
+
+// Notifier returns the engine's notifier.
+func (e *Engine) Notifier() *persistence.Notifier { return e.notifier }
+
+// Logger returns the engine's logger.
+func (e *Engine) Logger() *slog.Logger { return e.log }
+
+// Register validates a definition, stores it (a new version when its content changed since the last
+// one; workflows already running keep the version they started with) and makes its handlers
+// available to this node's workers. It returns the stored version.
+func (e *Engine) Register(ctx context.Context, def Definition) (*persistence.Definition, error) {
+	def = def.withDefaults()
+	if err := def.Validate(); err != nil {
+		return nil, err
+	}
+	spec, sum, err := def.Spec()
+	if err != nil {
+		return nil, err
+	}
+	row, _, err := e.store.DefinitionSave(ctx, persistence.DefinitionSaveParams{
+		Type: def.Type, Checksum: sum, Description: def.Description, Spec: spec, ExecutorGroup: def.ExecutorGroup})
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	e.defs[def.Type] = &registered{def: def, row: row}
+	e.mu.Unlock()
+	return row, nil
+}
+
+// Definition returns the definition registered for a type on this node.
+func (e *Engine) Definition(typ string) (*Definition, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	r, ok := e.defs[typ]
+	if !ok {
+		return nil, false
+	}
+	return &r.def, true
+}
+
+// Groups returns the executor groups of the registered definitions, sorted.
+func (e *Engine) Groups() []string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	set := map[string]bool{}
+	for _, r := range e.defs {
+		set[r.def.ExecutorGroup] = true
+	}
+	out := make([]string, 0, len(set))
+	for g := range set {
+		out = append(out, g)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SetReleaseState puts a definition ONLINE or OFFLINE (an OFFLINE type starts no new workflow;
+// those running go on).
+func (e *Engine) SetReleaseState(ctx context.Context, typ string, state persistence.ReleaseState) (*persistence.Definition, error) {
+	if state != persistence.ReleaseOnline && state != persistence.ReleaseOffline {
+		return nil, invalid("releaseState", "release state must be ONLINE or OFFLINE, not %q", state)
+	}
+	if err := e.store.DefinitionSetReleaseState(ctx, persistence.DefinitionSetReleaseStateParams{Type: typ, State: state}); err != nil {
+		if CodeOf(err) == CodeNotFound {
+			return nil, notFound("type", "no workflow definition of type %q", typ)
+		}
+		return nil, err
+	}
+	return e.store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: typ})
+}
+
+// trackRunning remembers how to cancel a running step; the returned func forgets it.
+func (e *Engine) trackRunning(id int64, cancel context.CancelFunc) func() {
+	e.runMu.Lock()
+	e.running[id] = cancel
+	e.runMu.Unlock()
+	return func() {
+		e.runMu.Lock()
+		delete(e.running, id)
+		e.runMu.Unlock()
+	}
+}
+
+// cancelRunning cancels the step of a workflow if it runs on this node.
+func (e *Engine) cancelRunning(id int64) {
+	e.runMu.Lock()
+	cancel := e.running[id]
+	e.runMu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// RunCancelListener cancels running steps of workflows cancelled anywhere, until ctx ends.
+func (e *Engine) RunCancelListener(ctx context.Context) {
+	ch, unsubscribe := e.notifier.Subscribe(persistence.TopicCancel)
+	defer unsubscribe()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case payload := <-ch:
+			if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
+				e.cancelRunning(id)
+				continue
+			}
+			// An empty hint (after a reconnect): check every running step's workflow.
+			e.cancelStale(ctx)
+		}
+	}
+}
+
+func (e *Engine) cancelStale(ctx context.Context) {
+	e.runMu.Lock()
+	ids := make([]int64, 0, len(e.running))
+	for id := range e.running {
+		ids = append(ids, id)
+	}
+	e.runMu.Unlock()
+	wfs, err := e.store.WorkflowGetMany(ctx, ids)
+	if err != nil {
+		return
+	}
+	for _, w := range wfs {
+		if w.Status == persistence.StatusCancelled {
+			e.cancelRunning(w.ID)
+		}
+	}
+}
+
+// afterCommit sends the hints for what a transaction made due or changed.
+func (e *Engine) afterCommit(wakeGroups map[string]bool, events bool) {
+	for g := range wakeGroups {
+		e.notifier.Notify(persistence.TopicWake, g)
+	}
+	if events {
+		e.notifier.Notify(persistence.TopicEvents, "")
+	}
+}
+
+// decodeObject checks that raw is a JSON object (empty means {}) and returns it compacted.
+func decodeObject(field string, raw json.RawMessage) (map[string]json.RawMessage, json.RawMessage, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]json.RawMessage{}, json.RawMessage(`{}`), nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, nil, invalid(field, "must be a JSON object")
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, invalid(field, "must be a JSON object: %v", err)
+	}
+	return m, b, nil
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func timePtr(t time.Time) *time.Time { return &t }
+
+func fmtID(id int64) string { return fmt.Sprint(id) }
