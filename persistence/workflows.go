@@ -255,3 +255,28 @@ func (s *Store) WorkflowWake(ctx context.Context, p WorkflowWakeParams) ([]int64
 	}
 	return woken, nil
 }
+
+// WorkflowActiveChildren counts, per parent, the children that have not ended (every parent asked
+// for is in the map, with 0 when all its children ended or it has none).
+func (s *Store) WorkflowActiveChildren(ctx context.Context, parentIDs []int64) (map[int64]int, error) {
+	out := make(map[int64]int, len(parentIDs))
+	if len(parentIDs) == 0 {
+		return out, nil
+	}
+	for _, id := range parentIDs {
+		out[id] = 0
+	}
+	var rows []struct {
+		ParentID int64 `bun:"parent_id"`
+		N        int   `bun:"n"`
+	}
+	if err := s.idb.NewSelect().Model((*Workflow)(nil)).ColumnExpr("parent_id, COUNT(*) AS n").
+		Where("parent_id IN (?) AND status NOT IN (?)", bunIn(parentIDs), bunIn([]Status{StatusFinished, StatusFailed, StatusCancelled})).
+		Group("parent_id").Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("error counting active children: %w", err)
+	}
+	for _, r := range rows {
+		out[r.ParentID] = r.N
+	}
+	return out, nil
+}

@@ -1,0 +1,132 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/worker"
+	"github.com/cairnflow/cairn/workflow"
+	"github.com/cairnflow/cairn/workflow/demo"
+)
+
+// bundle is what a worker test works with.
+type bundle struct {
+	store  *persistence.Store
+	engine *workflow.Engine
+}
+
+func testLogger() *slog.Logger {
+	level := slog.LevelWarn
+	if os.Getenv("CAIRN_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// setup returns an engine with the demo definitions (and any extra ones) registered on store.
+func setup(t *testing.T, store *persistence.Store, defs ...workflow.Definition) *bundle {
+	t.Helper()
+	ctx := context.Background()
+	log := testLogger()
+	notifier := persistence.NewNotifier(store, log)
+	engine := workflow.New(store, workflow.Options{Logger: log, Notifier: notifier})
+	require.NoError(t, demo.Register(ctx, engine))
+	for _, d := range defs {
+		_, err := engine.Register(ctx, d)
+		require.NoError(t, err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		go engine.RunCancelListener(runCtx)
+		notifier.Run(runCtx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return &bundle{store: store, engine: engine}
+}
+
+// fastOptions are worker options that make recovery and polling quick enough for tests.
+func fastOptions() worker.Options {
+	return worker.Options{Concurrency: 20, PollInterval: 50 * time.Millisecond, HeartbeatInterval: 100 * time.Millisecond,
+		Expiry: 600 * time.Millisecond, DrainTimeout: 5 * time.Second, Logger: testLogger()}
+}
+
+// startWorker runs a worker until the test ends (and waits for its drain).
+func (b *bundle) startWorker(t *testing.T, opts worker.Options) *worker.Worker {
+	t.Helper()
+	w := worker.New(b.engine, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	return w
+}
+
+func (b *bundle) start(t *testing.T, typ string, input string) *persistence.Workflow {
+	t.Helper()
+	res, err := b.engine.Start(context.Background(), workflow.StartParams{Type: typ, Input: json.RawMessage(input)})
+	require.NoError(t, err)
+	require.True(t, res.Created)
+	return res.Workflow
+}
+
+// waitFor polls a workflow until cond holds, failing the test after a generous deadline.
+func (b *bundle) waitFor(t *testing.T, id int64, what string, cond func(w *persistence.Workflow) bool) *persistence.Workflow {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		w, err := b.store.WorkflowGet(context.Background(), id)
+		require.NoError(t, err)
+		if cond(w) {
+			return w
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("workflow %d never became %s: status %s state %s lastError %v", id, what, w.Status, w.State, deref(w.LastError))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (b *bundle) waitStatus(t *testing.T, id int64, status persistence.Status) *persistence.Workflow {
+	t.Helper()
+	return b.waitFor(t, id, string(status), func(w *persistence.Workflow) bool { return w.Status == status })
+}
+
+func (b *bundle) actions(t *testing.T, id int64) []*persistence.Action {
+	t.Helper()
+	as, err := b.store.ActionList(context.Background(), persistence.ActionListParams{WorkflowIDs: []int64{id}})
+	require.NoError(t, err)
+	return as
+}
+
+func (b *bundle) tasks(t *testing.T, id int64) []*persistence.TaskInstance {
+	t.Helper()
+	ts, err := b.store.TaskInstanceList(context.Background(), persistence.TaskInstanceListParams{WorkflowIDs: []int64{id}})
+	require.NoError(t, err)
+	return ts
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func vars(t *testing.T, w *persistence.Workflow) map[string]any {
+	t.Helper()
+	m := map[string]any{}
+	require.NoError(t, json.Unmarshal(w.Variables, &m))
+	return m
+}

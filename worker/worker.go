@@ -1,0 +1,375 @@
+// Package worker is cairn's worker pool: it registers the node as an executor, heartbeats from its
+// own goroutine, claims due workflows in batches, runs their steps through the engine, completes
+// them in batches (one transaction per batch), recovers the work of dead executors, and drains
+// gracefully on shutdown.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// Options configures a Worker. Zero values take the defaults named on each field.
+type Options struct {
+	// Group is the executor group whose workflows this pool runs ("default").
+	Group string
+	// Concurrency is how many steps run at once (100).
+	Concurrency int
+	// ClaimBatch caps how many workflows one claim takes (Concurrency).
+	ClaimBatch int
+	// CompleteBatch caps how many outcomes one completion transaction writes (500).
+	CompleteBatch int
+	// PollInterval is the fallback poll when no wake-up arrives (1s).
+	PollInterval time.Duration
+	// HeartbeatInterval is how often the executor heartbeats and looks for dead executors (2s).
+	HeartbeatInterval time.Duration
+	// Expiry is how long after its last heartbeat an executor counts as dead (10s).
+	Expiry time.Duration
+	// DrainTimeout is how long shutdown waits for running steps before releasing them (30s).
+	DrainTimeout time.Duration
+	// Host names this node on its executor row (os.Hostname()).
+	Host string
+	// Logger receives the pool's logs (the engine's logger).
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults(e *workflow.Engine) Options {
+	if o.Group == "" {
+		o.Group = workflow.DefaultGroup
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 100
+	}
+	if o.ClaimBatch <= 0 || o.ClaimBatch > o.Concurrency {
+		o.ClaimBatch = o.Concurrency
+	}
+	if o.CompleteBatch <= 0 {
+		o.CompleteBatch = 500
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
+	}
+	if o.HeartbeatInterval <= 0 {
+		o.HeartbeatInterval = 2 * time.Second
+	}
+	if o.Expiry <= 0 {
+		o.Expiry = 10 * time.Second
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = 30 * time.Second
+	}
+	if o.Host == "" {
+		o.Host, _ = os.Hostname()
+	}
+	if o.Logger == nil {
+		o.Logger = e.Logger()
+	}
+	return o
+}
+
+// Worker is one node's pool for one executor group.
+type Worker struct {
+	engine *workflow.Engine
+	store  *persistence.Store
+	opts   Options
+	log    *slog.Logger
+
+	executorID atomic.Int64
+	slots      chan struct{}
+	results    chan *workflow.Outcome
+	wake       chan struct{}
+	running    sync.WaitGroup
+
+	stats Stats
+}
+
+// Stats counts what a Worker did since it started.
+type Stats struct {
+	Claimed   atomic.Int64
+	Completed atomic.Int64
+	Fenced    atomic.Int64
+	Recovered atomic.Int64
+}
+
+// New returns a Worker over an engine. Call Run to start it.
+func New(engine *workflow.Engine, opts Options) *Worker {
+	opts = opts.withDefaults(engine)
+	return &Worker{
+		engine: engine, store: engine.Store(), opts: opts, log: opts.Logger.With("group", opts.Group),
+		slots:   make(chan struct{}, opts.Concurrency),
+		results: make(chan *workflow.Outcome, opts.Concurrency),
+		wake:    make(chan struct{}, 1),
+	}
+}
+
+// ExecutorID is the executor this pool runs as (0 before Run registers it; it changes when the
+// executor was declared dead and registers again).
+func (w *Worker) ExecutorID() int64 { return w.executorID.Load() }
+
+// Stats returns the pool's counters.
+func (w *Worker) Stats() *Stats { return &w.stats }
+
+// Run registers the executor and runs the pool until ctx ends, then drains: it stops claiming,
+// waits up to DrainTimeout for running steps, completes them, releases what is still held and marks
+// the executor stopped. It returns an error only when it cannot register.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.register(ctx); err != nil {
+		return err
+	}
+	w.log.Info("worker started", "executor", w.ExecutorID(), "concurrency", w.opts.Concurrency)
+
+	// Steps and completions outlive ctx during the drain; hard ends them after it.
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHard()
+
+	var bg sync.WaitGroup
+	bg.Add(2)
+	go func() { defer bg.Done(); w.heartbeatLoop(ctx) }()
+	go func() { defer bg.Done(); w.listenWake(ctx) }()
+
+	completerDone := make(chan struct{})
+	go func() { defer close(completerDone); w.completeLoop(hard) }()
+
+	w.claimLoop(ctx, hard)
+
+	// Drain: wait for running steps, bounded.
+	drained := make(chan struct{})
+	go func() { w.running.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(w.opts.DrainTimeout):
+		w.log.Warn("drain timeout: releasing steps still running", "timeout", w.opts.DrainTimeout)
+	}
+	close(w.results)
+	select {
+	case <-completerDone:
+	case <-time.After(w.opts.DrainTimeout):
+	}
+	cancelHard()
+	bg.Wait()
+	w.release()
+	return nil
+}
+
+func (w *Worker) register(ctx context.Context) error {
+	e, err := w.store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: w.opts.Host, PID: os.Getpid(), Group: w.opts.Group, Expiry: w.opts.Expiry})
+	if err != nil {
+		return fmt.Errorf("error registering the worker pool: %w", err)
+	}
+	w.executorID.Store(e.ID)
+	return nil
+}
+
+// release marks the executor stopped and hands what it still holds to the live nodes (as a dead
+// executor's work: due now, with a RECOVERY action).
+func (w *Worker) release() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	id := w.ExecutorID()
+	if err := w.store.ExecutorStop(ctx, id); err != nil {
+		w.log.Error("error stopping executor", "executor", id, "error", err)
+		return
+	}
+	if n, err := w.engine.Recover(ctx, workflow.RecoverParams{ExecutorID: id}); err != nil {
+		w.log.Error("error releasing held workflows", "error", err)
+	} else if n > 0 {
+		w.log.Info("released workflows still held at shutdown", "count", n)
+	}
+	w.log.Info("worker stopped", "executor", id)
+}
+
+// heartbeatLoop keeps the executor alive and recovers dead executors' work, on its own ticker so a
+// busy pool never looks dead.
+func (w *Worker) heartbeatLoop(ctx context.Context) {
+	t := time.NewTicker(w.opts.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := w.store.ExecutorHeartbeat(ctx, w.ExecutorID(), w.opts.Expiry)
+		if errors.Is(err, persistence.ErrNotFound) {
+			// We were declared dead (paused, partitioned): our work was taken over and our late
+			// completions are fenced off. Carry on as a new executor.
+			old := w.ExecutorID()
+			if err := w.register(ctx); err != nil {
+				w.log.Error("error registering again after being declared dead", "error", err)
+				continue
+			}
+			w.log.Warn("executor was declared dead; registered again", "old", old, "new", w.ExecutorID())
+		} else if err != nil {
+			if ctx.Err() == nil {
+				w.log.Warn("heartbeat failed", "error", err)
+			}
+			continue
+		}
+		n, err := w.engine.Recover(ctx, workflow.RecoverParams{ExecutorID: w.ExecutorID()})
+		if err != nil && ctx.Err() == nil {
+			w.log.Warn("recovery failed", "error", err)
+		}
+		if n > 0 {
+			w.stats.Recovered.Add(int64(n))
+			w.poke()
+		}
+	}
+}
+
+// listenWake turns wake-up hints for this group into a poke of the claim loop.
+func (w *Worker) listenWake(ctx context.Context) {
+	ch, unsubscribe := w.engine.Notifier().Subscribe(persistence.TopicWake)
+	defer unsubscribe()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case g := <-ch:
+			if g == "" || g == w.opts.Group {
+				w.poke()
+			}
+		}
+	}
+}
+
+func (w *Worker) poke() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// claimLoop claims due workflows while slots are free and starts their steps, until ctx ends.
+func (w *Worker) claimLoop(ctx, hard context.Context) {
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	backoff := 100 * time.Millisecond
+	for {
+		// Wait for a reason to claim: a wake-up, the poll, or a slot freed after a full batch.
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.wake:
+		case <-poll.C:
+		}
+		for ctx.Err() == nil {
+			free := cap(w.slots) - len(w.slots)
+			if free == 0 {
+				// Full: the completer pokes when slots free up.
+				break
+			}
+			limit := min(free, w.opts.ClaimBatch)
+			now := persistence.Now()
+			claimed, err := w.store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: w.ExecutorID(), Group: w.opts.Group,
+				Limit: limit, Now: now, StepDeadline: now.Add(workflow.DefaultStepTimeout)})
+			if err != nil {
+				if ctx.Err() == nil {
+					w.log.Warn("claim failed", "error", err, "retry_in", backoff)
+					select {
+					case <-ctx.Done():
+					case <-time.After(backoff):
+					}
+					backoff = min(backoff*2, 5*time.Second)
+				}
+				continue
+			}
+			backoff = 100 * time.Millisecond
+			w.stats.Claimed.Add(int64(len(claimed)))
+			for _, wf := range claimed {
+				w.slots <- struct{}{}
+				w.running.Add(1)
+				go w.execute(hard, wf)
+			}
+			if len(claimed) < limit {
+				break // nothing more is due now
+			}
+		}
+		if !poll.Stop() {
+			select {
+			case <-poll.C:
+			default:
+			}
+		}
+		poll.Reset(w.opts.PollInterval)
+	}
+}
+
+func (w *Worker) execute(ctx context.Context, wf *persistence.Workflow) {
+	defer w.running.Done()
+	o := w.engine.Execute(ctx, workflow.ExecuteParams{Workflow: wf, ExecutorID: *wf.ExecutorID, Host: w.opts.Host})
+	w.results <- o
+}
+
+// completeLoop writes outcomes in batches: whatever has arrived while the previous batch was being
+// written goes into the next transaction.
+func (w *Worker) completeLoop(ctx context.Context) {
+	batch := make([]*workflow.Outcome, 0, w.opts.CompleteBatch)
+	for {
+		o, ok := <-w.results
+		if !ok {
+			return
+		}
+		batch = append(batch[:0], o)
+	gather:
+		for len(batch) < w.opts.CompleteBatch {
+			select {
+			case o, ok := <-w.results:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, o)
+			default:
+				break gather
+			}
+		}
+		w.complete(ctx, batch)
+		for range batch {
+			<-w.slots
+		}
+		w.poke()
+	}
+}
+
+// complete writes a batch, retrying while the database is unreachable. A batch that keeps failing
+// is written one outcome at a time, so one bad outcome cannot hold back the others.
+func (w *Worker) complete(ctx context.Context, batch []*workflow.Outcome) {
+	backoff := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		written, err := w.engine.Complete(ctx, batch)
+		if err == nil {
+			w.stats.Completed.Add(int64(len(written)))
+			w.stats.Fenced.Add(int64(len(batch) - len(written)))
+			return
+		}
+		if ctx.Err() != nil {
+			return // shutting down hard: the release or another node's recovery takes over
+		}
+		if attempt >= 3 && len(batch) > 1 {
+			for _, o := range batch {
+				w.complete(ctx, []*workflow.Outcome{o})
+			}
+			return
+		}
+		if attempt >= 3 {
+			w.log.Error("completion keeps failing; recording the step as failed", "workflow", batch[0].WorkflowID(), "error", err)
+			batch = []*workflow.Outcome{w.engine.FailOutcome(batch[0], err)}
+		} else {
+			w.log.Warn("completion failed; retrying", "error", err, "batch", len(batch))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}

@@ -1,0 +1,563 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/cairnflow/cairn/persistence"
+)
+
+// Outcome is the result of running one claimed workflow's step: everything Complete writes for it.
+type Outcome struct {
+	workflow   *persistence.Workflow
+	executorID int64
+	host       string
+	started    time.Time
+
+	completion persistence.WorkflowCompletion
+	task       *persistence.TaskInstance // nil: nothing ran (a WAIT state still waiting)
+	action     *persistence.Action       // nil: no change of state to record
+	vars       map[string]json.RawMessage
+	logs       []*persistence.ActivityLog
+	children   []ChildRequest
+	signal     *persistence.Signal // consumed by this step
+	wait       *WaitFor            // entered a WAIT state: check whether it is already satisfied
+	// group is the executor group, to wake when the outcome makes work due now.
+	group string
+}
+
+// WorkflowID is the ID of the workflow the outcome belongs to.
+func (o *Outcome) WorkflowID() int64 { return o.workflow.ID }
+
+// Status is the status the workflow will have once the outcome is written.
+func (o *Outcome) Status() persistence.Status { return o.completion.Status }
+
+// TaskStatus is the status of the attempt ("" when nothing ran).
+func (o *Outcome) TaskStatus() persistence.TaskStatus {
+	if o.task == nil {
+		return ""
+	}
+	return o.task.Status
+}
+
+// ExecuteParams is the input of Execute.
+type ExecuteParams struct {
+	Workflow   *persistence.Workflow
+	ExecutorID int64
+	Host       string
+}
+
+// stepGrace is how long past its deadline a handler may take to return before the attempt is
+// recorded as timed out without it (its goroutine is abandoned).
+const stepGrace = 2 * time.Second
+
+// Execute runs the current state of a workflow claimed by an executor and returns the outcome to
+// pass to Complete. It never panics and never blocks past the state's timeout (plus a short grace):
+// a handler that panics is a failed attempt, one that does not return in time a timed-out attempt.
+func (e *Engine) Execute(ctx context.Context, p ExecuteParams) *Outcome {
+	w := p.Workflow
+	now := persistence.Now()
+	o := &Outcome{workflow: w, executorID: p.ExecutorID, host: p.Host, started: now, group: w.ExecutorGroup}
+	def, err := e.specOf(ctx, e.store, w)
+	if err != nil {
+		return e.failure(o, nil, nil, fmt.Errorf("error loading definition %s v%d: %w", w.Type, w.DefinitionVersion, err), persistence.TaskFailed)
+	}
+	state, ok := def.State(w.State)
+	if !ok {
+		return e.failure(o, def, nil, NonRetryable(fmt.Errorf("definition %s v%d has no state %q", w.Type, w.DefinitionVersion, w.State)), persistence.TaskFailed)
+	}
+	if state.Kind != Wait {
+		return e.run(ctx, o, def, state, nil)
+	}
+	// A WAIT state: run on only when what it waits for has come.
+	ready, sig, err := e.waitSatisfied(ctx, w, state)
+	if err != nil {
+		return e.failure(o, def, state, err, persistence.TaskFailed)
+	}
+	if !ready {
+		deadline, err := e.waitDeadline(ctx, w, state)
+		if err != nil {
+			return e.failure(o, def, state, err, persistence.TaskFailed)
+		}
+		if deadline != nil && !deadline.After(now) {
+			return e.failure(o, def, state, fmt.Errorf("timed out after %s waiting in state %q", state.Timeout, state.Name), persistence.TaskTimedOut)
+		}
+		// Woken early (another signal, a child still running): wait on, recording nothing.
+		o.completion = e.keep(w, persistence.StatusWaiting)
+		o.completion.WaitSignal = w.WaitSignal
+		o.completion.NextActivation = deadline
+		return o
+	}
+	o.signal = sig
+	if state.Handler == nil {
+		return e.apply(o, def, state, MoveTo(state.Next[0]), nil, nil)
+	}
+	return e.run(ctx, o, def, state, sig)
+}
+
+// waitDeadline returns when a WAIT state with a timeout gives up: its timeout after the action that
+// entered it (nil without a timeout).
+func (e *Engine) waitDeadline(ctx context.Context, w *persistence.Workflow, s *State) (*time.Time, error) {
+	if s.Timeout <= 0 {
+		return nil, nil
+	}
+	last, err := e.store.ActionList(ctx, persistence.ActionListParams{WorkflowIDs: []int64{w.ID}, Page: persistence.PageParams{Limit: 1, Desc: true}})
+	if err != nil {
+		return nil, err
+	}
+	entered := w.Modified
+	if len(last) == 1 {
+		entered = last[0].At
+	}
+	return timePtr(entered.Add(s.Timeout)), nil
+}
+
+// waitSatisfied reports whether a WAIT state may go on, with the signal it consumes.
+func (e *Engine) waitSatisfied(ctx context.Context, w *persistence.Workflow, s *State) (bool, *persistence.Signal, error) {
+	if s.WaitFor.Signal != "" {
+		pending, err := e.store.SignalPending(ctx, []int64{w.ID}, s.WaitFor.Signal)
+		if err != nil {
+			return false, nil, err
+		}
+		sig := pending[w.ID]
+		return sig != nil, sig, nil
+	}
+	active, err := e.store.WorkflowActiveChildren(ctx, []int64{w.ID})
+	if err != nil {
+		return false, nil, err
+	}
+	return active[w.ID] == 0, nil, nil
+}
+
+type stepResult struct {
+	next Next
+	err  error
+}
+
+// run calls a state's handler with its deadline and turns what it returns into the outcome.
+func (e *Engine) run(ctx context.Context, o *Outcome, def *Definition, state *State, sig *persistence.Signal) *Outcome {
+	w := o.workflow
+	if state.Handler == nil {
+		return e.failure(o, def, state, NonRetryable(fmt.Errorf("state %q has no handler on this node", state.Name)), persistence.TaskFailed)
+	}
+	vars := map[string]json.RawMessage{}
+	if len(w.Variables) > 0 {
+		if err := json.Unmarshal(w.Variables, &vars); err != nil {
+			return e.failure(o, def, state, fmt.Errorf("error decoding variables: %w", err), persistence.TaskFailed)
+		}
+	}
+	timeout := def.TimeoutOf(state)
+	stepCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	forget := e.trackRunning(w.ID, cancel)
+	defer forget()
+	sc := &StepContext{Context: stepCtx, engine: e, workflow: w, attempt: w.Retries + 1, variables: vars,
+		changed: map[string]bool{}, signal: sig}
+
+	done := make(chan stepResult, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- stepResult{err: fmt.Errorf("step panicked: %v\n%s", r, debug.Stack())}
+			}
+		}()
+		next, err := state.Handler(sc)
+		done <- stepResult{next: next, err: err}
+	}()
+	var res stepResult
+	timer := time.NewTimer(timeout + stepGrace)
+	defer timer.Stop()
+	select {
+	case res = <-done:
+	case <-timer.C:
+		// The handler ignores its context: record the timeout and leave it behind. Its late
+		// writes are fenced off, and what it had buffered is dropped.
+		return e.failure(o, def, state, fmt.Errorf("step did not return within its timeout of %s", timeout), persistence.TaskTimedOut)
+	}
+	switch {
+	case res.err == nil && stepCtx.Err() == nil:
+		return e.apply(o, def, state, res.next, sc, nil)
+	case errors.Is(stepCtx.Err(), context.DeadlineExceeded):
+		return e.failure(o, def, state, fmt.Errorf("step timed out after %s: %v", timeout, res.err), persistence.TaskTimedOut)
+	case stepCtx.Err() != nil:
+		// Cancelled (the workflow was cancelled or paused): the completion is fenced off anyway.
+		return e.failure(o, def, state, fmt.Errorf("step cancelled: %v", res.err), persistence.TaskCancelled)
+	default:
+		o.collect(sc)
+		return e.failure(o, def, state, res.err, persistence.TaskFailed)
+	}
+}
+
+// collect keeps what a step buffered (logs, variables) even when it failed.
+func (o *Outcome) collect(sc *StepContext) {
+	if sc == nil {
+		return
+	}
+	o.logs = sc.logs
+	if len(sc.changed) > 0 {
+		o.vars = map[string]json.RawMessage{}
+		for _, k := range sc.changedKeys() {
+			if v, ok := sc.variables[k]; ok {
+				o.vars[k] = v
+			} else {
+				o.vars[k] = json.RawMessage("null")
+			}
+		}
+	}
+}
+
+// keep returns a completion that leaves the workflow where it is.
+func (e *Engine) keep(w *persistence.Workflow, status persistence.Status) persistence.WorkflowCompletion {
+	return persistence.WorkflowCompletion{ID: w.ID, ExecutorID: *w.ExecutorID, ClaimedVersion: w.Version, Status: status,
+		State: w.State, StateText: w.StateText, Retries: w.Retries, Variables: w.Variables, LastError: w.LastError}
+}
+
+// apply turns a successful step's Next into the outcome.
+func (e *Engine) apply(o *Outcome, def *Definition, state *State, next Next, sc *StepContext, _ error) *Outcome {
+	w := o.workflow
+	now := persistence.Now()
+	o.collect(sc)
+	if sc != nil {
+		o.children = sc.children
+	}
+	c := e.keep(w, persistence.StatusInProgress)
+	c.LastError = nil
+	c.StateText = strPtr(next.text)
+	target := state
+	switch next.kind {
+	case nextMove:
+		to, ok := def.State(next.state)
+		if !ok || !def.canMove(state, next.state) {
+			return e.failure(o, def, state, NonRetryable(fmt.Errorf("state %q cannot move to %q (allowed: %v)", state.Name, next.state, state.Next)), persistence.TaskFailed)
+		}
+		target = to
+		c.Retries = 0
+	case nextFinish:
+		target = def.firstOfKind(End)
+		c.Retries = 0
+	case nextFail:
+		target = def.firstOfKind(ErrorKind)
+		c.LastError = strPtr(next.text)
+		if target == nil {
+			target = state
+			c.Status = persistence.StatusManual
+		}
+	case nextManual:
+		c.Status = persistence.StatusManual
+	case nextRetry:
+		c.NextActivation = timePtr(now.Add(next.delay))
+	default:
+		return e.failure(o, def, state, NonRetryable(errors.New("step returned no next action (use MoveTo, Finish, ...)")), persistence.TaskFailed)
+	}
+	if next.kind == nextMove || next.kind == nextFinish || (next.kind == nextFail && c.Status != persistence.StatusManual) {
+		at := now
+		if !next.at.IsZero() {
+			at = persistence.UTC(next.at)
+		}
+		tmp := *w
+		tmp.Finished = nil
+		enterState(&tmp, target, at, now)
+		c.Status, c.NextActivation, c.WaitSignal, c.Finished = tmp.Status, tmp.NextActivation, tmp.WaitSignal, tmp.Finished
+		c.State = target.Name
+		if target.Kind == Wait {
+			o.wait = target.WaitFor
+		}
+	}
+	if len(o.vars) > 0 {
+		merged, err := mergeVariables(w.Variables, o.vars)
+		if err != nil {
+			return e.failure(o, def, state, err, persistence.TaskFailed)
+		}
+		c.Variables = merged
+	}
+	o.completion = c
+	o.task = e.task(o, state, persistence.TaskSucceeded, nil, sc)
+	o.action = &persistence.Action{WorkflowID: w.ID, Type: persistence.ActionStateExecution, FromState: &w.State, State: c.State,
+		StateText: c.StateText, RetryNo: w.Retries, ExecutorID: &o.executorID, At: now}
+	return o
+}
+
+// failure records a failed attempt: retry with backoff while the policy allows, then the ERROR
+// state (status FAILED), or MANUAL when the definition has none.
+func (e *Engine) failure(o *Outcome, def *Definition, state *State, cause error, status persistence.TaskStatus) *Outcome {
+	w := o.workflow
+	now := persistence.Now()
+	msg := cause.Error()
+	c := e.keep(w, persistence.StatusInProgress)
+	c.Retries = w.Retries + 1
+	c.LastError = &msg
+	c.WaitSignal = nil
+	if len(o.vars) > 0 {
+		if merged, err := mergeVariables(w.Variables, o.vars); err == nil {
+			c.Variables = merged
+		}
+	}
+	policy := DefaultRetryPolicy
+	if def != nil {
+		policy = def.RetryPolicyOf(state)
+	}
+	switch {
+	case !IsNonRetryable(cause) && c.Retries < policy.MaxAttempts:
+		c.NextActivation = timePtr(now.Add(policy.Backoff(c.Retries)))
+		if state != nil && state.Kind == Wait {
+			c.Status = persistence.StatusWaiting
+			c.WaitSignal = w.WaitSignal
+		}
+	case def != nil && def.firstOfKind(ErrorKind) != nil:
+		errState := def.firstOfKind(ErrorKind)
+		c.Status = persistence.StatusFailed
+		c.State = errState.Name
+		c.Finished = &now
+	default:
+		c.Status = persistence.StatusManual
+	}
+	c.StateText = &msg
+	o.completion = c
+	o.task = e.task(o, state, status, &msg, nil)
+	o.action = &persistence.Action{WorkflowID: w.ID, Type: persistence.ActionStateExecutionFailed, FromState: &w.State,
+		State: c.State, StateText: &msg, RetryNo: w.Retries, ExecutorID: &o.executorID, At: now}
+	o.children = nil
+	o.signal = nil
+	return o
+}
+
+// task builds the task instance of an attempt.
+func (e *Engine) task(o *Outcome, state *State, status persistence.TaskStatus, errText *string, sc *StepContext) *persistence.TaskInstance {
+	taskType := "handler"
+	if state != nil && state.Kind == Wait {
+		taskType = "wait"
+		if state.Handler != nil {
+			taskType = "wait+handler"
+		}
+	}
+	now := persistence.Now()
+	ti := &persistence.TaskInstance{WorkflowID: o.workflow.ID, State: o.workflow.State, TaskType: taskType, Attempt: o.workflow.Retries + 1,
+		Status: status, ExecutorID: &o.executorID, Host: o.host, Started: o.started, Finished: &now, Error: errText}
+	if sc != nil {
+		ti.Output = sc.output
+	}
+	return ti
+}
+
+// Complete writes a batch of outcomes in one transaction: each workflow row (only where the
+// executor still holds it at the claimed version), then its task instance, action, variable
+// changes, activity logs, consumed signal, children and change events. It returns the outcomes
+// that were written; the others lost their claim and left no trace.
+func (e *Engine) Complete(ctx context.Context, outcomes []*Outcome) ([]*Outcome, error) {
+	if len(outcomes) == 0 {
+		return nil, nil
+	}
+	var written []*Outcome
+	wake := map[string]bool{}
+	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+		written = written[:0]
+		clear(wake)
+		cs := make([]persistence.WorkflowCompletion, len(outcomes))
+		for i, o := range outcomes {
+			cs[i] = o.completion
+		}
+		ids, err := tx.WorkflowCompleteMany(ctx, cs)
+		if err != nil {
+			return err
+		}
+		ok := make(map[int64]bool, len(ids))
+		for _, id := range ids {
+			ok[id] = true
+		}
+		for _, o := range outcomes {
+			if ok[o.workflow.ID] {
+				written = append(written, o)
+			}
+		}
+		if len(written) == 0 {
+			return nil
+		}
+		now := persistence.Now()
+		var tasks []*persistence.TaskInstance
+		for _, o := range written {
+			if o.task != nil {
+				tasks = append(tasks, o.task)
+			}
+		}
+		if err := tx.TaskInstanceInsertMany(ctx, tasks); err != nil {
+			return err
+		}
+		var actions []*persistence.Action
+		for _, o := range written {
+			if o.action != nil {
+				if o.task != nil {
+					o.action.TaskInstanceID = &o.task.ID
+				}
+				actions = append(actions, o.action)
+			}
+		}
+		if err := tx.ActionInsertMany(ctx, actions); err != nil {
+			return err
+		}
+		var (
+			vars     []*persistence.ActionVariable
+			logs     []*persistence.ActivityLog
+			consumed = map[int64]int64{}
+			children []*persistence.Workflow
+			events   []*persistence.ChangeEvent
+			waiting  []*Outcome
+			parents  []int64
+		)
+		for _, o := range written {
+			c := o.completion
+			var actionID *int64
+			if o.action != nil {
+				actionID = &o.action.ID
+				vars = append(vars, actionVariables(o.workflow.ID, o.action.ID, o.vars)...)
+				evType := string(o.action.Type)
+				events = append(events, &persistence.ChangeEvent{WorkflowID: o.workflow.ID, Type: evType, ActionID: actionID, Status: c.Status, State: c.State, At: now})
+			}
+			for _, l := range o.logs {
+				if o.task != nil {
+					l.TaskInstanceID = &o.task.ID
+				}
+				logs = append(logs, l)
+			}
+			if o.signal != nil && o.action != nil {
+				consumed[o.signal.ID] = o.action.ID
+			}
+			for _, req := range o.children {
+				child, err := e.childWorkflow(ctx, tx, o, req, now)
+				if err != nil {
+					return err
+				}
+				children = append(children, child)
+			}
+			if o.wait != nil {
+				waiting = append(waiting, o)
+			}
+			if c.Status.Terminal() && o.workflow.ParentID != nil {
+				parents = append(parents, *o.workflow.ParentID)
+			}
+			if c.NextActivation != nil && !c.NextActivation.After(now) && claimable(c.Status) {
+				wake[o.group] = true
+			}
+		}
+		if err := tx.ActionVariableInsertMany(ctx, vars); err != nil {
+			return err
+		}
+		if err := tx.ActivityLogInsertMany(ctx, logs); err != nil {
+			return err
+		}
+		if err := tx.SignalConsumeMany(ctx, consumed, now); err != nil {
+			return err
+		}
+		if err := tx.WorkflowInsertMany(ctx, children); err != nil {
+			return err
+		}
+		for _, ch := range children {
+			events = append(events, &persistence.ChangeEvent{WorkflowID: ch.ID, Type: EventCreated, Status: ch.Status, State: ch.State, At: now})
+			wake[ch.ExecutorGroup] = true
+		}
+		woken, err := e.wakeSatisfiedWaits(ctx, tx, waiting, now)
+		if err != nil {
+			return err
+		}
+		if len(parents) > 0 {
+			ws, err := tx.WorkflowWake(ctx, persistence.WorkflowWakeParams{IDs: parents, Now: now})
+			if err != nil {
+				return err
+			}
+			woken = append(woken, ws...)
+		}
+		for _, id := range woken {
+			events = append(events, &persistence.ChangeEvent{WorkflowID: id, Type: EventWoken, Status: persistence.StatusInProgress, State: "", At: now})
+		}
+		if len(woken) > 0 {
+			for _, g := range e.Groups() {
+				wake[g] = true
+			}
+		}
+		return tx.ChangeEventInsertMany(ctx, events)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("error completing %d steps: %w", len(outcomes), err)
+	}
+	e.afterCommit(wake, len(written) > 0)
+	return written, nil
+}
+
+// childWorkflow builds the row of a child a step asked for.
+func (e *Engine) childWorkflow(ctx context.Context, tx *persistence.Store, parent *Outcome, req ChildRequest, now time.Time) (*persistence.Workflow, error) {
+	def, err := tx.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: req.Type})
+	if err != nil {
+		return nil, NonRetryable(fmt.Errorf("error starting child of type %q: %w", req.Type, err))
+	}
+	spec, err := ParseSpec(def.Spec)
+	if err != nil {
+		return nil, err
+	}
+	_, input, err := decodeObject("input", req.Input)
+	if err != nil {
+		return nil, err
+	}
+	p := parent.workflow
+	root := p.ID
+	if p.RootID != nil {
+		root = *p.RootID
+	}
+	return &persistence.Workflow{Type: req.Type, DefinitionVersion: def.Version, ExternalID: strPtr(req.ExternalID),
+		BusinessKey: strPtr(req.BusinessKey), Status: persistence.StatusCreated, State: spec.StartState().Name,
+		NextActivation: &now, Priority: req.Priority, ExecutorGroup: def.ExecutorGroup, ParentID: &p.ID, RootID: &root,
+		ParentActionID: &parent.action.ID, Input: input, Variables: json.RawMessage(`{}`), Created: now, Modified: now}, nil
+}
+
+// wakeSatisfiedWaits wakes workflows that just entered a WAIT state whose condition already holds
+// (a signal that arrived early, children that all ended). It runs after their rows were written, so
+// a concurrent signal or child either sees them WAITING or is seen here.
+func (e *Engine) wakeSatisfiedWaits(ctx context.Context, tx *persistence.Store, waiting []*Outcome, now time.Time) ([]int64, error) {
+	if len(waiting) == 0 {
+		return nil, nil
+	}
+	signals := map[int64]string{}
+	var parents []int64
+	for _, o := range waiting {
+		if o.wait.Signal != "" {
+			signals[o.workflow.ID] = o.wait.Signal
+		} else if o.wait.Children {
+			parents = append(parents, o.workflow.ID)
+		}
+	}
+	var ready []int64
+	has, err := tx.SignalHasPending(ctx, signals)
+	if err != nil {
+		return nil, err
+	}
+	for id := range has {
+		ready = append(ready, id)
+	}
+	active, err := tx.WorkflowActiveChildren(ctx, parents)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range parents {
+		if active[id] == 0 {
+			ready = append(ready, id)
+		}
+	}
+	if len(ready) == 0 {
+		return nil, nil
+	}
+	return tx.WorkflowWake(ctx, persistence.WorkflowWakeParams{IDs: ready, Now: now})
+}
+
+// FailOutcome replaces an outcome that could not be written with a plain failed attempt (no
+// children, variables or logs), so a step whose results the database refuses still moves on.
+func (e *Engine) FailOutcome(o *Outcome, cause error) *Outcome {
+	fresh := &Outcome{workflow: o.workflow, executorID: o.executorID, host: o.host, started: o.started, group: o.group}
+	def, err := e.specOf(context.Background(), e.store, o.workflow)
+	if err != nil {
+		return e.failure(fresh, nil, nil, fmt.Errorf("error writing the step's result: %w", cause), persistence.TaskFailed)
+	}
+	state, _ := def.State(o.workflow.State)
+	return e.failure(fresh, def, state, fmt.Errorf("error writing the step's result: %w", cause), persistence.TaskFailed)
+}
