@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/worker"
+	"github.com/cairnflow/cairn/workflow"
+	"github.com/cairnflow/cairn/workflow/demo"
+)
+
+// serveConfig is the configuration of cairn serve, read from flags and their CAIRN_* twins.
+type serveConfig struct {
+	database      string
+	addr          string
+	demo          bool
+	noWorkers     bool
+	noAPI         bool
+	noMigrate     bool
+	groups        string
+	concurrency   int
+	pollInterval  time.Duration
+	heartbeat     time.Duration
+	expiry        time.Duration
+	drainTimeout  time.Duration
+	maxConns      int
+	logLevel      string
+	logFormat     string
+	introspection bool
+	origins       string
+}
+
+func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
+	fs := newFlagSet("serve", "cairn serve [flags]")
+	c := &serveConfig{}
+	databaseFlag(fs, &c.database)
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "`host:port` of the HTTP server (GraphiQL at /, GraphQL at /graphql, /healthz, /readyz); port 0 picks a free one")
+	fs.BoolVar(&c.demo, "demo", false, "register the demo definitions (demo.order, demo.approval, demo.fanout, bench.noop)")
+	fs.BoolVar(&c.noWorkers, "no-workers", false, "run no worker pool on this node (API only)")
+	fs.BoolVar(&c.noAPI, "no-api", false, "run no HTTP server on this node (workers only)")
+	fs.BoolVar(&c.noMigrate, "no-migrate", false, "do not migrate the database on start; refuse to start when it is not migrated")
+	fs.StringVar(&c.groups, "group", workflow.DefaultGroup, "executor `groups` whose workflows this node runs, comma-separated (one pool each)")
+	fs.IntVar(&c.concurrency, "concurrency", 100, "steps each worker pool runs at once")
+	fs.DurationVar(&c.pollInterval, "poll-interval", time.Second, "how often an idle pool looks for due work when no wake-up arrives")
+	fs.DurationVar(&c.heartbeat, "heartbeat-interval", 2*time.Second, "how often the node heartbeats and looks for dead nodes' work")
+	fs.DurationVar(&c.expiry, "executor-expiry", 10*time.Second, "how long after its last heartbeat a node counts as dead and its work is taken over")
+	fs.DurationVar(&c.drainTimeout, "drain-timeout", 30*time.Second, "on shutdown, how long to wait for running steps and HTTP requests")
+	fs.IntVar(&c.maxConns, "max-conns", 20, "PostgreSQL connection pool size (SQLite always uses one connection)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
+	fs.BoolVar(&c.introspection, "introspection", true, "allow GraphQL introspection (GraphiQL needs it)")
+	fs.StringVar(&c.origins, "allowed-origins", "", "`origins` allowed to call the API from a browser, comma-separated (* for any); same origin always works")
+	positional, err := fs.parse(args, env.getenv, env.stdout)
+	if err != nil {
+		return nil, err
+	}
+	if len(positional) > 0 {
+		return nil, usagef("unexpected argument %q (see cairn serve -h)", positional[0])
+	}
+	if c.noAPI && c.noWorkers {
+		return nil, usagef("--no-api and --no-workers together leave nothing to run")
+	}
+	if c.concurrency < 1 {
+		return nil, usagef("--concurrency must be at least 1, not %d", c.concurrency)
+	}
+	if len(c.groupList()) == 0 {
+		return nil, usagef("--group names no executor group")
+	}
+	return c, nil
+}
+
+// groupList returns the executor groups of --group, without blanks and repeats.
+func (c *serveConfig) groupList() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, g := range strings.Split(c.groups, ",") {
+		g = strings.TrimSpace(g)
+		if g != "" && !seen[g] {
+			seen[g] = true
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// originList returns the origins of --allowed-origins.
+func (c *serveConfig) originList() []string {
+	var out []string
+	for _, o := range strings.Split(c.origins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// runServe runs a cairn node until SIGINT or SIGTERM. Everything that can fail because of the
+// database or the address (opening, the schema check, migrating, listening) happens before any
+// worker starts, so bad input ends the process with one line and nothing started.
+func runServe(ctx context.Context, env *environment, args []string) error {
+	cfg, err := parseServeConfig(env, args)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(env.stderr, cfg.logLevel, cfg.logFormat)
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(log)
+
+	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+
+	store, err := persistence.Open(ctx, cfg.database, persistence.OpenOptions{MaxConns: cfg.maxConns})
+	if err != nil {
+		return err
+	}
+	storeClosed := false
+	defer func() {
+		if !storeClosed {
+			_ = store.Close()
+		}
+	}()
+	if err := prepareSchema(ctx, store, cfg.noMigrate, log); err != nil {
+		return err
+	}
+
+	notifier := persistence.NewNotifier(store, log)
+	engine := workflow.New(store, workflow.Options{Logger: log, Notifier: notifier})
+	if cfg.demo {
+		if err := demo.Register(ctx, engine); err != nil {
+			return err
+		}
+	}
+
+	var ln net.Listener
+	if !cfg.noAPI {
+		if ln, err = net.Listen("tcp", cfg.addr); err != nil {
+			return fmt.Errorf("error listening on %s: %w", cfg.addr, err)
+		}
+	}
+
+	// The notifier and the cancel listener outlive the workers' drain: a draining step can still
+	// be cancelled and its completion still wakes other nodes.
+	bgCtx, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	var background sync.WaitGroup
+	background.Go(func() { notifier.Run(bgCtx) })
+	background.Go(func() { engine.RunCancelListener(bgCtx) })
+	defer func() {
+		stopBackground()
+		background.Wait()
+	}()
+
+	// runCtx ends after a signal or when a part of the node fails; either way the node shuts down.
+	runCtx, stopRun := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopRun(nil)
+
+	var pools sync.WaitGroup
+	if !cfg.noWorkers {
+		for _, group := range cfg.groupList() {
+			w := worker.New(engine, worker.Options{
+				Group:             group,
+				Concurrency:       cfg.concurrency,
+				PollInterval:      cfg.pollInterval,
+				HeartbeatInterval: cfg.heartbeat,
+				Expiry:            cfg.expiry,
+				DrainTimeout:      cfg.drainTimeout,
+				Logger:            log,
+			})
+			pools.Go(func() {
+				if err := w.Run(runCtx); err != nil {
+					stopRun(fmt.Errorf("worker pool of group %s: %w", group, err))
+				}
+			})
+		}
+	}
+
+	health := &healthChecks{store: store}
+	var srv *http.Server
+	if ln != nil {
+		srv = &http.Server{
+			Handler:           newHTTPHandler(cfg, engine, health, log, runCtx.Done()),
+			ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		}
+		go func() {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				stopRun(fmt.Errorf("HTTP server: %w", err))
+			}
+		}()
+		log.Info("http server listening", "addr", ln.Addr().String(), "graphiql", "http://"+ln.Addr().String()+"/")
+	}
+	log.Info("cairn started", "version", version, "database", store.URL(), "api", !cfg.noAPI,
+		"workers", !cfg.noWorkers, "groups", cfg.groupList(), "demo", cfg.demo)
+
+	var cause error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "drain_timeout", cfg.drainTimeout)
+	case <-runCtx.Done():
+		cause = context.Cause(runCtx)
+		log.Error("shutting down after a failure", "error", cause)
+	}
+	stopSignals() // a second SIGINT or SIGTERM now kills the process at once
+	stopRun(nil)
+
+	// Stop taking requests and let the workers drain at the same time; runCtx is already done,
+	// so the pools have stopped claiming.
+	health.stopping.Store(true)
+	if srv != nil {
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.drainTimeout)
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			log.Warn("HTTP requests still running after the drain timeout; closing them", "error", err)
+			_ = srv.Close()
+		}
+		cancel()
+	}
+	pools.Wait()
+	stopBackground()
+	background.Wait()
+	storeClosed = true
+	if err := store.Close(); err != nil {
+		log.Warn("error closing the database", "error", err)
+	}
+	if cause != nil {
+		return cause
+	}
+	log.Info("cairn stopped")
+	return nil
+}
+
+// prepareSchema migrates the database, or with --no-migrate checks that it is migrated. Either way
+// a database migrated by a newer cairn stops the node.
+func prepareSchema(ctx context.Context, store *persistence.Store, noMigrate bool, log *slog.Logger) error {
+	if noMigrate {
+		if err := store.CheckSchema(ctx); err != nil {
+			if errors.Is(err, persistence.ErrNotMigrated) {
+				return fmt.Errorf("%w (run cairn migrate up, or start without --no-migrate)", err)
+			}
+			return err
+		}
+		return nil
+	}
+	applied, err := store.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	if len(applied) > 0 {
+		log.Info("migrated the database", "database", store.URL(), "applied", applied)
+	}
+	return nil
+}
