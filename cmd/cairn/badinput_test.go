@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"os"
 	"testing"
 
@@ -146,4 +147,18 @@ func TestVersion(t *testing.T) {
 	require.Zero(t, r.code, r.stderr)
 	require.Regexp(t, `^cairn `+testVersion+` \(go1\.\d+`, r.stdout)
 	require.Empty(t, r.stderr)
+}
+
+func TestServeOnTakenAddress(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	dir := t.TempDir()
+	r := runCairn(t, dir, nil, "serve", "--addr", ln.Addr().String())
+	require.Equal(t, 1, r.code)
+	requireOneLineError(t, r, "error listening on "+ln.Addr().String())
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "the default database was created although cairn could not listen")
 }

@@ -122,6 +122,15 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 
+	// Listen first: a taken address fails before the database is touched.
+	var ln net.Listener
+	if !cfg.noAPI {
+		if ln, err = net.Listen("tcp", cfg.addr); err != nil {
+			return fmt.Errorf("error listening on %s: %w", cfg.addr, err)
+		}
+		defer ln.Close() // for the early returns below; Shutdown closes it otherwise
+	}
+
 	store, err := persistence.Open(ctx, cfg.database, persistence.OpenOptions{MaxConns: cfg.maxConns})
 	if err != nil {
 		return err
@@ -141,13 +150,6 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if cfg.demo {
 		if err := demo.Register(ctx, engine); err != nil {
 			return err
-		}
-	}
-
-	var ln net.Listener
-	if !cfg.noAPI {
-		if ln, err = net.Listen("tcp", cfg.addr); err != nil {
-			return fmt.Errorf("error listening on %s: %w", cfg.addr, err)
 		}
 	}
 
