@@ -28,3 +28,15 @@ func (s *Store) DefinitionGetByIDs(ctx context.Context, ids []int64) ([]*Definit
 	}
 	return out, nil
 }
+
+// SideEffectGetMany returns the side effects with the given IDs, in ID order.
+func (s *Store) SideEffectGetMany(ctx context.Context, ids []int64) ([]*SideEffect, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var out []*SideEffect
+	if err := s.idb.NewSelect().Model(&out).Where("id IN (?)", bunIn(ids)).OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error loading %d side effects: %w", len(ids), err)
+	}
+	return out, nil
+}

@@ -1,0 +1,70 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// Error codes of the API besides the engine's (workflow.Code).
+const (
+	// codeSlowSubscriber ends a subscription that could not keep up; extensions.cursor says where
+	// to resume.
+	codeSlowSubscriber = "SLOW_SUBSCRIBER"
+	// codeDepthLimit refuses a query nested deeper than Config.MaxDepth.
+	codeDepthLimit = "DEPTH_LIMIT_EXCEEDED"
+)
+
+// errorPresenter turns a resolver's error into what the client sees: the engine's code and field in
+// extensions, and for anything unexpected a masked INTERNAL error, logged with its cause. Errors
+// gqlgen already coded (parse, validation, complexity) pass unchanged.
+func errorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		out := graphql.DefaultErrorPresenter(ctx, err)
+		if _, coded := out.Extensions["code"]; coded {
+			return out
+		}
+		var we *workflow.Error
+		switch {
+		case errors.As(err, &we) && we.Code != workflow.CodeInternal:
+			out.Message = we.Message
+			out.Extensions = map[string]any{"code": string(we.Code)}
+			if we.Field != "" {
+				out.Extensions["field"] = we.Field
+			}
+		case errors.Is(err, persistence.ErrNotFound):
+			out.Message = "not found"
+			out.Extensions = map[string]any{"code": string(workflow.CodeNotFound)}
+		case errors.Is(err, persistence.ErrConflict):
+			out.Message = "the change collides with a concurrent one; read again and retry"
+			out.Extensions = map[string]any{"code": string(workflow.CodeConflict)}
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			out.Message = "the request was cancelled or timed out"
+			out.Extensions = map[string]any{"code": string(workflow.CodeInternal)}
+		default:
+			if !errors.As(err, &we) { // a masked panic was logged where it was recovered
+				log.ErrorContext(ctx, "internal error in GraphQL request", "path", out.Path.String(), "error", err)
+			}
+			out.Message = "internal error"
+			out.Extensions = map[string]any{"code": string(workflow.CodeInternal)}
+		}
+		out.Err = nil
+		return out
+	}
+}
+
+// recoverFunc turns a resolver's panic into a masked INTERNAL error, logged with its stack.
+func recoverFunc(log *slog.Logger) graphql.RecoverFunc {
+	return func(ctx context.Context, p any) error {
+		log.ErrorContext(ctx, "panic in GraphQL resolver", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		return &workflow.Error{Code: workflow.CodeInternal, Message: "internal error"}
+	}
+}

@@ -1,0 +1,3 @@
+package graph
+
+//go:generate sh -c "cd .. && go tool gqlgen generate --config gqlgen.yml"

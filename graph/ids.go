@@ -1,0 +1,80 @@
+package graph
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// The kinds of object an opaque ID can name.
+const (
+	kindWorkflow     = "Workflow"
+	kindAction       = "Action"
+	kindTaskInstance = "TaskInstance"
+	kindExecutor     = "Executor"
+	kindDefinition   = "WorkflowDefinition"
+	kindSideEffect   = "SideEffect"
+	kindSignal       = "Signal"
+	kindActivityLog  = "ActivityLog"
+)
+
+// encodeID makes the opaque ID of a row: base64url of "Kind:id". Clients never parse it; the
+// encoding only keeps IDs of different kinds apart.
+func encodeID(kind string, id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strconv.FormatInt(id, 10)))
+}
+
+// parseID splits an opaque ID into its kind and row ID.
+func parseID(s string) (kind string, id int64, ok bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return "", 0, false
+	}
+	kind, num, found := strings.Cut(string(b), ":")
+	if !found {
+		return "", 0, false
+	}
+	id, err = strconv.ParseInt(num, 10, 64)
+	if err != nil || id <= 0 {
+		return "", 0, false
+	}
+	return kind, id, true
+}
+
+// decodeID returns the row ID of an opaque ID of a kind, or an INVALID_INPUT error naming field.
+func decodeID(field, kind, s string) (int64, error) {
+	k, id, ok := parseID(s)
+	if !ok || k != kind {
+		return 0, &workflow.Error{Code: workflow.CodeInvalidInput, Field: field, Message: "not a " + kind + " ID: " + strconv.Quote(s)}
+	}
+	return id, nil
+}
+
+// decodeIDs decodes a list of opaque IDs of one kind.
+func decodeIDs(field, kind string, ss []string) ([]int64, error) {
+	out := make([]int64, 0, len(ss))
+	for _, s := range ss {
+		id, err := decodeID(field, kind, s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+// optionalID encodes an optional row ID.
+func optionalID(kind string, id *int64) *string {
+	if id == nil {
+		return nil
+	}
+	s := encodeID(kind, *id)
+	return &s
+}
+
+// invalidInput is an INVALID_INPUT error about an input field.
+func invalidInput(field, message string) error {
+	return &workflow.Error{Code: workflow.CodeInvalidInput, Field: field, Message: message}
+}

@@ -1,0 +1,86 @@
+package model
+
+import (
+	"context"
+
+	"github.com/cairnflow/cairn/persistence"
+)
+
+// Counter returns the total number of items a connection pages through; it runs only when a client
+// asks for totalCount.
+type Counter func(ctx context.Context) (int, error)
+
+// WorkflowConnection is a page of workflows.
+type WorkflowConnection struct {
+	Edges    []*WorkflowEdge
+	PageInfo *PageInfo
+	Count    Counter
+}
+
+// Nodes returns the workflows of the page.
+func (c *WorkflowConnection) Nodes() []*persistence.Workflow {
+	out := make([]*persistence.Workflow, len(c.Edges))
+	for i, e := range c.Edges {
+		out[i] = e.Node
+	}
+	return out
+}
+
+// TotalCount counts the workflows the connection pages through.
+func (c *WorkflowConnection) TotalCount(ctx context.Context) (int, error) { return c.Count(ctx) }
+
+// WorkflowEdge is a workflow with its cursor.
+type WorkflowEdge struct {
+	Cursor string
+	Node   *persistence.Workflow
+}
+
+// ActionConnection is a page of a workflow's actions.
+type ActionConnection struct {
+	Edges    []*ActionEdge
+	PageInfo *PageInfo
+	Count    Counter
+}
+
+// Nodes returns the actions of the page.
+func (c *ActionConnection) Nodes() []*persistence.Action {
+	out := make([]*persistence.Action, len(c.Edges))
+	for i, e := range c.Edges {
+		out[i] = e.Node
+	}
+	return out
+}
+
+// TotalCount counts the workflow's actions.
+func (c *ActionConnection) TotalCount(ctx context.Context) (int, error) { return c.Count(ctx) }
+
+// ActionEdge is an action with its cursor.
+type ActionEdge struct {
+	Cursor string
+	Node   *persistence.Action
+}
+
+// TaskInstanceConnection is a page of a workflow's task instances.
+type TaskInstanceConnection struct {
+	Edges    []*TaskInstanceEdge
+	PageInfo *PageInfo
+	Count    Counter
+}
+
+// Nodes returns the task instances of the page.
+func (c *TaskInstanceConnection) Nodes() []*persistence.TaskInstance {
+	out := make([]*persistence.TaskInstance, len(c.Edges))
+	for i, e := range c.Edges {
+		out[i] = e.Node
+	}
+	return out
+}
+
+// TotalCount counts the workflow's task instances.
+func (c *TaskInstanceConnection) TotalCount(ctx context.Context) (int, error) { return c.Count(ctx) }
+
+// TaskInstanceEdge is a task instance with its cursor.
+type TaskInstanceEdge struct {
+	Cursor string
+	Node   *persistence.TaskInstance
+}

@@ -1,0 +1,47 @@
+package graph
+
+import (
+	"fmt"
+
+	"github.com/cairnflow/cairn/graph/model"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// maxStartMany bounds startWorkflows.
+const maxStartMany = 1000
+
+func str(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// startParams converts a start input to the engine's parameters.
+func startParams(in *model.StartWorkflowInput) workflow.StartParams {
+	p := workflow.StartParams{
+		Type: in.Type, ExternalID: str(in.ExternalID), BusinessKey: str(in.BusinessKey), LaunchToken: str(in.LaunchToken),
+		Input: in.Input, Variables: in.Variables, StartAt: in.StartAt, IdempotencyKey: str(in.IdempotencyKey),
+	}
+	if in.Priority != nil {
+		p.Priority = *in.Priority
+	}
+	return p
+}
+
+// changeParams decodes the common input of the operations on one workflow.
+func changeParams(id string, reason, key *string) (workflow.ChangeParams, error) {
+	wid, err := decodeID("id", kindWorkflow, id)
+	if err != nil {
+		return workflow.ChangeParams{}, err
+	}
+	return workflow.ChangeParams{ID: wid, Reason: str(reason), IdempotencyKey: str(key)}, nil
+}
+
+// tooMany refuses a startWorkflows call over the limit.
+func tooMany(n int) error {
+	if n > maxStartMany {
+		return invalidInput("workflows", fmt.Sprintf("at most %d workflows per call, not %d", maxStartMany, n))
+	}
+	return nil
+}

@@ -1,0 +1,19 @@
+// Package graph is cairn's GraphQL API: the resolvers (thin: mutations call the workflow engine's
+// operations, queries read the Store through per-request dataloaders), subscriptions fed by the
+// change events, and the HTTP handler with its limits (see NewServer).
+package graph
+
+import (
+	"log/slog"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// Resolver holds the dependencies of every resolver.
+type Resolver struct {
+	engine *workflow.Engine
+	store  *persistence.Store
+	log    *slog.Logger
+	cfg    Config
+}

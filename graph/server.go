@@ -1,0 +1,151 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/coder/websocket"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/cairnflow/cairn/graph/generated"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// Config configures the GraphQL server. Only Engine is required; every limit has a default.
+type Config struct {
+	// Engine runs the mutations; its Store serves the queries and its Notifier wakes subscriptions.
+	// For subscriptions to hear events committed on other nodes (PostgreSQL), the caller runs
+	// Engine.Notifier().Run.
+	Engine *workflow.Engine
+	// Logger receives internal errors and panics (the engine's logger when nil).
+	Logger *slog.Logger
+	// Introspection lets clients (GraphiQL) read the schema. cairn serve turns it on by default.
+	Introspection bool
+	// AllowedOrigins are the browser origins, besides the server's own, allowed to open a websocket:
+	// host patterns ("app.example.com", "*.example.com") or scheme://host patterns.
+	AllowedOrigins []string
+
+	// MaxDepth bounds how deeply a query nests fields (default 15; introspection fields not counted).
+	MaxDepth int
+	// ComplexityLimit bounds a query's cost: each field costs 1, and a list multiplies the cost of
+	// its items by its page size (default 50000).
+	ComplexityLimit int
+	// MaxBodyBytes bounds a request body (default 1 MiB); larger requests get 413.
+	MaxBodyBytes int64
+	// ParserTokenLimit bounds the tokens of a query document (default 15000).
+	ParserTokenLimit int
+
+	// PollInterval is how often a subscription reads the change events when no hint arrives
+	// (default 1s).
+	PollInterval time.Duration
+	// SubscriptionBuffer is how many events a subscriber may lag behind before it is told it fell
+	// behind (default 256).
+	SubscriptionBuffer int
+	// PingInterval is how often the server pings websocket clients (graphql-transport-ws ping/pong);
+	// a client that does not answer within twice this is disconnected (default 20s).
+	PingInterval time.Duration
+	// InitTimeout is how long a websocket client has to send connection_init (default 10s).
+	InitTimeout time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = c.Engine.Logger()
+	}
+	if c.MaxDepth <= 0 {
+		c.MaxDepth = 15
+	}
+	if c.ComplexityLimit <= 0 {
+		c.ComplexityLimit = 50000
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.ParserTokenLimit <= 0 {
+		c.ParserTokenLimit = 15000
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = time.Second
+	}
+	if c.SubscriptionBuffer <= 0 {
+		c.SubscriptionBuffer = 256
+	}
+	if c.PingInterval <= 0 {
+		c.PingInterval = 20 * time.Second
+	}
+	if c.InitTimeout <= 0 {
+		c.InitTimeout = 10 * time.Second
+	}
+	return c
+}
+
+// NewServer returns the HTTP handler of cairn's GraphQL API: GraphiQL at "/" and the endpoint at
+// "/graphql", which takes queries and mutations by POST (JSON) and GET, and subscriptions over
+// websocket (graphql-transport-ws, and the legacy graphql-ws) and over Server-Sent Events (POST
+// with Accept: text/event-stream). Mount it at the root of a server (or strip a prefix first).
+func NewServer(cfg Config) http.Handler {
+	cfg = cfg.withDefaults()
+	r := &Resolver{engine: cfg.Engine, store: cfg.Engine.Store(), log: cfg.Logger, cfg: cfg}
+	gql := generated.Config{Resolvers: r}
+	setComplexity(&gql.Complexity)
+	srv := handler.New(generated.NewExecutableSchema(gql))
+
+	srv.AddTransport(transport.Websocket{
+		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins}},
+		InitTimeout:    cfg.InitTimeout,
+		// PingPongInterval drives graphql-transport-ws; KeepAlivePingInterval the legacy graphql-ws.
+		PingPongInterval:      cfg.PingInterval,
+		KeepAlivePingInterval: cfg.PingInterval,
+		ErrorFunc: func(ctx context.Context, err error) {
+			cfg.Logger.DebugContext(ctx, "websocket closed with an error", "error", err)
+		},
+	})
+	srv.AddTransport(transport.SSE{KeepAlivePingInterval: cfg.PingInterval})
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetParserTokenLimit(cfg.ParserTokenLimit)
+	srv.SetErrorPresenter(errorPresenter(cfg.Logger))
+	srv.SetRecoverFunc(recoverFunc(cfg.Logger))
+	if cfg.Introspection {
+		srv.Use(extension.Introspection{})
+	}
+	srv.Use(depthLimit{max: cfg.MaxDepth})
+	srv.Use(extension.FixedComplexityLimit(cfg.ComplexityLimit))
+	// Fresh dataloaders for every response: a query, a mutation, or one event of a subscription
+	// (so a long subscription never serves stale rows from a cache).
+	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		return next(withLoaders(ctx, r.store))
+	})
+
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", limitBody(srv, cfg.MaxBodyBytes))
+	mux.Handle("/{$}", playground.Handler("cairn", "/graphql"))
+	return mux
+}
+
+// limitBody refuses request bodies over max bytes with 413 and a GraphQL error.
+func limitBody(next http.Handler, max int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
+				"message": "request body too large", "extensions": map[string]any{"code": "REQUEST_TOO_LARGE"}}}})
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, max)
+		next.ServeHTTP(w, r)
+	})
+}
