@@ -86,10 +86,13 @@ func (e *Engine) Execute(ctx context.Context, p ExecuteParams) *Outcome {
 		if deadline != nil && !deadline.After(now) {
 			return e.failure(o, def, state, fmt.Errorf("timed out after %s waiting in state %q", state.Timeout, state.Name), persistence.TaskTimedOut)
 		}
-		// Woken early (another signal, a child still running): wait on, recording nothing.
+		// Woken early (another signal, a child still running): wait on, recording nothing. The
+		// condition is checked again inside the completion transaction, where a signal or child
+		// that lands meanwhile is seen (or sees this workflow WAITING): no wake-up is lost.
 		o.completion = e.keep(w, persistence.StatusWaiting)
 		o.completion.WaitSignal = w.WaitSignal
 		o.completion.NextActivation = deadline
+		o.wait = state.WaitFor
 		return o
 	}
 	o.signal = sig
