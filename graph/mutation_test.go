@@ -32,8 +32,8 @@ func TestStartWorkflowIdempotentAndValidated(t *testing.T) {
 				Workflow struct {
 					ID, Type, Status, State string
 					ExternalID, BusinessKey *string
-					Priority               int
-					Input, Variables       map[string]any
+					Priority                int
+					Input, Variables        map[string]any
 				}
 			}
 		}
@@ -72,7 +72,9 @@ func TestStartWorkflowIdempotentAndValidated(t *testing.T) {
 		require.Equal(t, 1, n, "refused starts started nothing")
 
 		var offline struct {
-			SetDefinitionReleaseState struct{ Definition struct{ Type, ReleaseState string } }
+			SetDefinitionReleaseState struct {
+				Definition struct{ Type, ReleaseState string }
+			}
 		}
 		b.must(t, `mutation { setDefinitionReleaseState(input: {type: "test.flow", releaseState: OFFLINE}) { definition { type releaseState } } }`, &offline, nil)
 		require.Equal(t, "OFFLINE", offline.SetDefinitionReleaseState.Definition.ReleaseState)
