@@ -22,7 +22,9 @@ type statementCounter struct {
 	stmts []string
 }
 
-func (c *statementCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+func (c *statementCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	return ctx
+}
 
 func (c *statementCounter) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 	c.mu.Lock()
@@ -57,7 +59,7 @@ func TestPageOfWorkflowsCostsAFewStatements(t *testing.T) {
 		exec, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: "default", Expiry: time.Minute})
 		require.NoError(t, err)
 		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 30,
-			Now: time.Now().Add(time.Hour), StepDeadline: time.Now().Add(time.Hour)})
+			Now: time.Now().Add(time.Hour), StepDeadline: time.Now().Add(time.Hour), Types: []string{"test.flow"}})
 		require.NoError(t, err)
 		require.Len(t, claimed, 30)
 		var actions []*persistence.Action

@@ -194,7 +194,7 @@ func TestWorkflowClaimOrderAndExclusivity(t *testing.T) {
 
 		exec, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: "default", Expiry: time.Minute})
 		require.NoError(t, err)
-		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 10, Now: now.Add(time.Second), StepDeadline: now.Add(time.Minute)})
+		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 10, Now: now.Add(time.Second), StepDeadline: now.Add(time.Minute), Types: []string{"t"}})
 		require.NoError(t, err)
 		require.Len(t, claimed, 2)
 		ids := map[int64]*persistence.Workflow{}
@@ -208,7 +208,7 @@ func TestWorkflowClaimOrderAndExclusivity(t *testing.T) {
 		require.Contains(t, ids, low.ID)
 		require.Contains(t, ids, high.ID)
 
-		again, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 10, Now: now.Add(time.Second), StepDeadline: now.Add(time.Minute)})
+		again, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 10, Now: now.Add(time.Second), StepDeadline: now.Add(time.Minute), Types: []string{"t"}})
 		require.NoError(t, err)
 		require.Empty(t, again, "claimed workflows are not claimed twice")
 
@@ -249,7 +249,7 @@ func TestWorkflowClaimConcurrentClaimersNeverShare(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for {
-					claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: int64(c + 1), Group: "default", Limit: 7, Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute)})
+					claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: int64(c + 1), Group: "default", Limit: 7, Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: []string{"t"}})
 					require.NoError(t, err)
 					if len(claimed) == 0 {
 						return
@@ -370,7 +370,7 @@ func TestExecutorsAndRecovery(t *testing.T) {
 		past := persistence.Now().Add(-time.Second)
 		w := newWorkflow("t", persistence.StatusCreated, &past)
 		require.NoError(t, store.WorkflowInsertMany(ctx, []*persistence.Workflow{w}))
-		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: dead.ID, Group: "default", Limit: 1, Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Hour)})
+		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: dead.ID, Group: "default", Limit: 1, Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Hour), Types: []string{"t"}})
 		require.NoError(t, err)
 		require.Len(t, claimed, 1)
 

@@ -185,7 +185,7 @@ func TestWorkflowFilterCountStatsHeldBy(t *testing.T) {
 		exec, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: "default", Expiry: time.Minute})
 		require.NoError(t, err)
 		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 2,
-			Now: time.Now().Add(time.Hour * 24 * 365 * 10), StepDeadline: time.Now().Add(time.Hour)})
+			Now: time.Now().Add(time.Hour * 24 * 365 * 10), StepDeadline: time.Now().Add(time.Hour), Types: []string{"a", "b"}})
 		require.NoError(t, err)
 		require.Len(t, claimed, 2)
 		held, err := store.WorkflowHeldBy(ctx, []int64{exec.ID, exec.ID + 1})

@@ -112,25 +112,27 @@ type WorkflowClaimParams struct {
 	Now        time.Time
 	// StepDeadline is when a claimed step counts as timed out if its executor never completes it.
 	StepDeadline time.Time
+	// Types limits the claim to the workflow types this node can run (none: claim nothing).
+	Types []string
 }
 
 // WorkflowClaim marks up to Limit due workflows of a group as EXECUTING by an executor and returns
 // them with their new versions. Order: priority (highest first), next activation, id. Concurrent
 // claimers never get the same workflow (SKIP LOCKED on PostgreSQL, one writer on SQLite).
 func (s *Store) WorkflowClaim(ctx context.Context, p WorkflowClaimParams) ([]*Workflow, error) {
-	if p.Limit <= 0 {
+	if p.Limit <= 0 || len(p.Types) == 0 {
 		return nil, nil
 	}
 	now, deadline := UTC(p.Now), UTC(p.StepDeadline)
 	set := `status = 'EXECUTING', executor_id = ?, version = version + 1, modified = ?,
 		started = COALESCE(started, ?), step_deadline = ?`
 	due := `executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ?
-		ORDER BY priority DESC, next_activation, id LIMIT ?`
+		AND type IN (?) ORDER BY priority DESC, next_activation, id LIMIT ?`
 	var (
 		wfs []*Workflow
 		sql string
 	)
-	args := []any{p.ExecutorID, now, now, deadline, p.Group, bunIn(claimableStatuses), now, p.Limit}
+	args := []any{p.ExecutorID, now, now, deadline, p.Group, bunIn(claimableStatuses), now, bunIn(p.Types), p.Limit}
 	if s.isPostgres() {
 		sql = `UPDATE workflows AS w SET ` + set + ` FROM (SELECT id FROM workflows WHERE ` + due +
 			` FOR UPDATE SKIP LOCKED) AS c WHERE w.id = c.id RETURNING w.*`

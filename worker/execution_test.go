@@ -265,7 +265,7 @@ func TestSideEffectOnceAcrossACrashAndStaleExecutorFenced(t *testing.T) {
 
 		dead, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "dead", PID: 1, Group: "default", Expiry: 300 * time.Millisecond})
 		require.NoError(t, err)
-		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: dead.ID, Group: "default", Limit: 1, Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute)})
+		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: dead.ID, Group: "default", Limit: 1, Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: []string{"bench.noop", "t.crash"}})
 		require.NoError(t, err)
 		require.Len(t, claimed, 1)
 		staleOutcome := make(chan *workflow.Outcome, 1)

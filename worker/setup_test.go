@@ -130,3 +130,5 @@ func vars(t *testing.T, w *persistence.Workflow) map[string]any {
 	require.NoError(t, json.Unmarshal(w.Variables, &m))
 	return m
 }
+
+func demoDefs() []workflow.Definition { return demo.Definitions() }

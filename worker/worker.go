@@ -270,7 +270,7 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 			limit := min(free, w.opts.ClaimBatch)
 			now := persistence.Now()
 			claimed, err := w.store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: w.ExecutorID(), Group: w.opts.Group,
-				Limit: limit, Now: now, StepDeadline: now.Add(workflow.DefaultStepTimeout)})
+				Limit: limit, Now: now, StepDeadline: now.Add(workflow.DefaultStepTimeout), Types: w.engine.Types(w.opts.Group)})
 			if err != nil {
 				if ctx.Err() == nil {
 					w.log.Warn("claim failed", "error", err, "retry_in", backoff)

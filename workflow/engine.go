@@ -111,6 +111,21 @@ func (e *Engine) Groups() []string {
 	return out
 }
 
+// Types returns the types registered on this node in an executor group, sorted: what its worker
+// pool for that group may claim.
+func (e *Engine) Types(group string) []string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	var out []string
+	for typ, r := range e.defs {
+		if r.def.ExecutorGroup == group {
+			out = append(out, typ)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // SetReleaseState puts a definition ONLINE or OFFLINE (an OFFLINE type starts no new workflow;
 // those running go on).
 func (e *Engine) SetReleaseState(ctx context.Context, typ string, state persistence.ReleaseState) (*persistence.Definition, error) {
