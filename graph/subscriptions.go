@@ -25,6 +25,10 @@ func eventCursorOf(c persistence.EventCursor) string {
 	return encodeCursor(eventCursor{Kind: "e", TxID: c.TxID, ID: c.ID})
 }
 
+// EventCursorStart returns the cursor before every change event: workflowEvents with after set to
+// it replays the whole stream that is still stored.
+func EventCursorStart() string { return eventCursorOf(persistence.EventCursor{}) }
+
 func parseEventCursor(s string) (persistence.EventCursor, error) {
 	var c eventCursor
 	if err := decodeCursor("after", s, &c); err != nil {
