@@ -121,6 +121,7 @@ func NewServer(cfg Config) http.Handler {
 	if cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}
+	srv.Use(introspectionGuard{})
 	srv.Use(depthLimit{max: cfg.MaxDepth})
 	srv.Use(extension.FixedComplexityLimit(cfg.ComplexityLimit))
 	// Fresh dataloaders for every response: a query, a mutation, or one event of a subscription
