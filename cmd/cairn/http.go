@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairnflow/cairn/graph"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
@@ -59,9 +60,12 @@ func newHTTPHandler(cfg *serveConfig, engine *workflow.Engine, health *healthChe
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", health.healthz)
 	mux.HandleFunc("GET /readyz", health.readyz)
-	_ = cfg
-	_ = engine
-	_ = log
+	mux.Handle("/", graph.NewServer(graph.Config{
+		Engine:         engine,
+		Logger:         log,
+		Introspection:  cfg.introspection,
+		AllowedOrigins: cfg.originList(),
+	}))
 	return endStreamsOn(shutdown, mux)
 }
 

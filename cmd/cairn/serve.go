@@ -60,7 +60,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.BoolVar(&c.introspection, "introspection", true, "allow GraphQL introspection (GraphiQL needs it)")
-	fs.StringVar(&c.origins, "allowed-origins", "", "`origins` allowed to call the API from a browser, comma-separated (* for any); same origin always works")
+	fs.StringVar(&c.origins, "allowed-origins", "", "browser `origins` besides the server's own allowed to open websocket subscriptions, comma-separated host patterns (app.example.com, *.example.com)")
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {
 		return nil, err
