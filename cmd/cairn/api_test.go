@@ -64,8 +64,10 @@ func TestServeDemoRunsAnOrderThroughGraphQL(t *testing.T) {
 			var got struct {
 				Workflow struct {
 					Status, State string
-					Actions       struct{ Nodes []struct{ Type, State string } }
-					SideEffects   []struct{ Key string }
+					Actions       struct {
+						Nodes []struct{ Type, State string }
+					}
+					SideEffects []struct{ Key string }
 				}
 			}
 			deadline := time.Now().Add(time.Minute)
