@@ -21,6 +21,12 @@ func (s *Store) ChangeEventInsertMany(ctx context.Context, events []*ChangeEvent
 			e.At = Now()
 		}
 	}
+	if s.isPostgres() {
+		if err := s.changeEventInsertPG(ctx, events); err != nil {
+			return fmt.Errorf("error writing %d change events: %w", len(events), err)
+		}
+		return nil
+	}
 	if _, err := s.idb.NewInsert().Model(&events).Returning("id").Exec(ctx); err != nil {
 		return fmt.Errorf("error writing %d change events: %w", len(events), err)
 	}

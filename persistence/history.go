@@ -16,6 +16,12 @@ func (s *Store) ActionInsertMany(ctx context.Context, actions []*Action) error {
 			a.At = Now()
 		}
 	}
+	if s.isPostgres() {
+		if err := s.actionInsertPG(ctx, actions); err != nil {
+			return fmt.Errorf("error inserting %d actions: %w", len(actions), err)
+		}
+		return nil
+	}
 	if _, err := s.idb.NewInsert().Model(&actions).Returning("id").Exec(ctx); err != nil {
 		return fmt.Errorf("error inserting %d actions: %w", len(actions), err)
 	}
@@ -178,6 +184,12 @@ func (s *Store) VariablesAsOf(ctx context.Context, workflowID, actionID int64) (
 // TaskInstanceInsertMany inserts task instances in one statement and sets their IDs.
 func (s *Store) TaskInstanceInsertMany(ctx context.Context, tis []*TaskInstance) error {
 	if len(tis) == 0 {
+		return nil
+	}
+	if s.isPostgres() {
+		if err := s.taskInstanceInsertPG(ctx, tis); err != nil {
+			return fmt.Errorf("error inserting %d task instances: %w", len(tis), err)
+		}
 		return nil
 	}
 	if _, err := s.idb.NewInsert().Model(&tis).Returning("id").Exec(ctx); err != nil {

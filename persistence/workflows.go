@@ -32,6 +32,12 @@ func (s *Store) WorkflowInsertMany(ctx context.Context, wfs []*Workflow) error {
 		}
 		w.NextActivation = UTCPtr(w.NextActivation)
 	}
+	if s.isPostgres() {
+		if err := s.workflowInsertPG(ctx, wfs); err != nil {
+			return fmt.Errorf("error inserting %d workflows: %w", len(wfs), conflictOr(err))
+		}
+		return nil
+	}
 	if _, err := s.idb.NewInsert().Model(&wfs).Returning("id").Exec(ctx); err != nil {
 		return fmt.Errorf("error inserting %d workflows: %w", len(wfs), conflictOr(err))
 	}
@@ -170,6 +176,13 @@ func (s *Store) WorkflowCompleteMany(ctx context.Context, cs []WorkflowCompletio
 		return nil, nil
 	}
 	now := Now()
+	if s.isPostgres() {
+		ids, err := s.workflowCompletePG(ctx, cs, now)
+		if err != nil {
+			return nil, fmt.Errorf("error completing %d workflows: %w", len(cs), err)
+		}
+		return ids, nil
+	}
 	var b strings.Builder
 	args := make([]any, 0, len(cs)*12+1)
 	b.WriteString("WITH v(id, executor_id, claimed_version, status, state, state_text, next_activation, retries, variables, wait_signal, last_error, finished) AS (VALUES ")

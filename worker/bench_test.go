@@ -20,7 +20,9 @@ func benchStore(b *testing.B) *persistence.Store {
 	if os.Getenv("CAIRN_BENCH_BACKEND") == "postgres" {
 		kind = persistence.KindPostgres
 	}
-	return dbtest.Open(b, kind)
+	store := dbtest.Open(b, kind)
+	traceStatements(b, store)
+	return store
 }
 
 func benchEngine(b *testing.B, store *persistence.Store) *workflow.Engine {

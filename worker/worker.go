@@ -28,6 +28,9 @@ type Options struct {
 	ClaimBatch int
 	// CompleteBatch caps how many outcomes one completion transaction writes (500).
 	CompleteBatch int
+	// Completers is how many completion transactions may run at once (2 on PostgreSQL, whose
+	// backends work in parallel; always 1 on SQLite, which has one writer).
+	Completers int
 	// PollInterval is the fallback poll when no wake-up arrives (1s).
 	PollInterval time.Duration
 	// HeartbeatInterval is how often the executor heartbeats and looks for dead executors (2s).
@@ -57,6 +60,12 @@ func (o Options) withDefaults(e *workflow.Engine) Options {
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = time.Second
+	}
+	if o.Completers <= 0 {
+		o.Completers = 2
+	}
+	if e.Store().Kind() == persistence.KindSQLite {
+		o.Completers = 1
 	}
 	if o.HeartbeatInterval <= 0 {
 		o.HeartbeatInterval = 2 * time.Second
@@ -136,8 +145,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() { defer bg.Done(); w.heartbeatLoop(ctx) }()
 	go func() { defer bg.Done(); w.listenWake(ctx) }()
 
+	var completers sync.WaitGroup
+	for range w.opts.Completers {
+		completers.Add(1)
+		go func() { defer completers.Done(); w.completeLoop(hard) }()
+	}
 	completerDone := make(chan struct{})
-	go func() { defer close(completerDone); w.completeLoop(hard) }()
+	go func() { completers.Wait(); close(completerDone) }()
 
 	w.claimLoop(ctx, hard)
 

@@ -1,0 +1,215 @@
+package persistence
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// PostgreSQL fast paths for the hot bulk statements. Bun writes every value into the SQL text,
+// which PostgreSQL must parse; a batch of 500 rows is a long statement. Here each column travels
+// as one array bind parameter in pgx's binary format and `unnest` turns the arrays back into rows.
+
+// sqlRunner is what the fast paths need of a database/sql handle (a DB, Conn or Tx).
+type sqlRunner interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func (s *Store) rawSQL() sqlRunner {
+	switch db := s.idb.(type) {
+	case bun.Tx:
+		return db.Tx
+	case *bun.DB:
+		return db.DB
+	case bun.Conn:
+		return db.Conn
+	}
+	return s.db.DB
+}
+
+// insertReturningIDs runs an INSERT ... SELECT FROM unnest(...) WITH ORDINALITY ORDER BY
+// ordinality RETURNING id, and returns the IDs in input order: the sequence hands out ascending
+// values in the order rows are inserted, so the i-th smallest ID belongs to the i-th input row.
+func (s *Store) insertReturningIDs(ctx context.Context, query string, n int, args ...any) ([]int64, error) {
+	rows, err := s.rawSQL().QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids := make([]int64, 0, n)
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) != n {
+		return nil, fmt.Errorf("inserted %d rows, expected %d", len(ids), n)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+func jsonText(b []byte) *string {
+	if len(b) == 0 {
+		return nil
+	}
+	s := string(b)
+	return &s
+}
+
+func (s *Store) taskInstanceInsertPG(ctx context.Context, tis []*TaskInstance) error {
+	n := len(tis)
+	wf, att := make([]int64, n), make([]int32, n)
+	state, typ, status, host := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	exec := make([]*int64, n)
+	started := make([]time.Time, n)
+	finished := make([]*time.Time, n)
+	output, errText := make([]*string, n), make([]*string, n)
+	for i, t := range tis {
+		wf[i], att[i], state[i], typ[i], status[i], host[i] = t.WorkflowID, int32(t.Attempt), t.State, t.TaskType, string(t.Status), t.Host
+		exec[i], started[i], finished[i], output[i], errText[i] = t.ExecutorID, UTC(t.Started), UTCPtr(t.Finished), jsonText(t.Output), t.Error
+	}
+	ids, err := s.insertReturningIDs(ctx, `INSERT INTO task_instances (workflow_id, state, task_type, attempt, status, executor_id, host, started, finished, output, error)
+		SELECT u.wf, u.state, u.typ, u.att, u.status, u.exec, u.host, u.started, u.finished, u.output::jsonb, u.err
+		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::text[], $6::bigint[], $7::text[], $8::timestamptz[], $9::timestamptz[], $10::text[], $11::text[])
+			WITH ORDINALITY AS u(wf, state, typ, att, status, exec, host, started, finished, output, err, ord)
+		ORDER BY u.ord RETURNING id`, n, wf, state, typ, att, status, exec, host, started, finished, output, errText)
+	if err != nil {
+		return err
+	}
+	for i, t := range tis {
+		t.ID = ids[i]
+	}
+	return nil
+}
+
+func (s *Store) actionInsertPG(ctx context.Context, actions []*Action) error {
+	n := len(actions)
+	wf, retry := make([]int64, n), make([]int32, n)
+	typ, state := make([]string, n), make([]string, n)
+	from, text, actor := make([]*string, n), make([]*string, n), make([]*string, n)
+	exec, task := make([]*int64, n), make([]*int64, n)
+	at := make([]time.Time, n)
+	for i, a := range actions {
+		wf[i], retry[i], typ[i], state[i] = a.WorkflowID, int32(a.RetryNo), string(a.Type), a.State
+		from[i], text[i], actor[i], exec[i], task[i], at[i] = a.FromState, a.StateText, a.Actor, a.ExecutorID, a.TaskInstanceID, UTC(a.At)
+	}
+	ids, err := s.insertReturningIDs(ctx, `INSERT INTO actions (workflow_id, type, from_state, state, state_text, retry_no, executor_id, actor, task_instance_id, at)
+		SELECT u.wf, u.typ, u.from_state, u.state, u.text, u.retry, u.exec, u.actor, u.task, u.at
+		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::text[], $9::bigint[], $10::timestamptz[])
+			WITH ORDINALITY AS u(wf, typ, from_state, state, text, retry, exec, actor, task, at, ord)
+		ORDER BY u.ord RETURNING id`, n, wf, typ, from, state, text, retry, exec, actor, task, at)
+	if err != nil {
+		return err
+	}
+	for i, a := range actions {
+		a.ID = ids[i]
+	}
+	return nil
+}
+
+func (s *Store) changeEventInsertPG(ctx context.Context, events []*ChangeEvent) error {
+	n := len(events)
+	wf := make([]int64, n)
+	typ, status, state := make([]string, n), make([]string, n), make([]string, n)
+	action := make([]*int64, n)
+	at := make([]time.Time, n)
+	for i, e := range events {
+		wf[i], typ[i], status[i], state[i], action[i], at[i] = e.WorkflowID, e.Type, string(e.Status), e.State, e.ActionID, UTC(e.At)
+	}
+	ids, err := s.insertReturningIDs(ctx, `INSERT INTO change_events (workflow_id, type, action_id, status, state, at)
+		SELECT u.wf, u.typ, u.action, u.status, u.state, u.at
+		FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::timestamptz[])
+			WITH ORDINALITY AS u(wf, typ, action, status, state, at, ord)
+		ORDER BY u.ord RETURNING id`, n, wf, typ, action, status, state, at)
+	if err != nil {
+		return err
+	}
+	for i, e := range events {
+		e.ID = ids[i]
+	}
+	return nil
+}
+
+func (s *Store) workflowInsertPG(ctx context.Context, wfs []*Workflow) error {
+	n := len(wfs)
+	typ, status, state, group := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	defVersion, retries, priority, version := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
+	ext, bk, lt, text, wait, lastErr := make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
+	next, deadline, started, finished := make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
+	exec, parent, root, parentAction := make([]*int64, n), make([]*int64, n), make([]*int64, n), make([]*int64, n)
+	input, vars := make([]string, n), make([]string, n)
+	created, modified := make([]time.Time, n), make([]time.Time, n)
+	for i, w := range wfs {
+		typ[i], status[i], state[i], group[i] = w.Type, string(w.Status), w.State, w.ExecutorGroup
+		defVersion[i], retries[i], priority[i], version[i] = int32(w.DefinitionVersion), int32(w.Retries), int32(w.Priority), int32(w.Version)
+		ext[i], bk[i], lt[i], text[i], wait[i], lastErr[i] = w.ExternalID, w.BusinessKey, w.LaunchToken, w.StateText, w.WaitSignal, w.LastError
+		next[i], deadline[i], started[i], finished[i] = UTCPtr(w.NextActivation), UTCPtr(w.StepDeadline), UTCPtr(w.Started), UTCPtr(w.Finished)
+		exec[i], parent[i], root[i], parentAction[i] = w.ExecutorID, w.ParentID, w.RootID, w.ParentActionID
+		input[i], vars[i] = string(w.Input), string(w.Variables)
+		created[i], modified[i] = UTC(w.Created), UTC(w.Modified)
+	}
+	ids, err := s.insertReturningIDs(ctx, `INSERT INTO workflows (type, definition_version, external_id, business_key, launch_token, status, state,
+			state_text, next_activation, retries, priority, executor_group, executor_id, parent_id, root_id, parent_action_id, input, variables,
+			wait_signal, last_error, step_deadline, created, modified, started, finished, version)
+		SELECT u.typ, u.dv, u.ext, u.bk, u.lt, u.status, u.state, u.text, u.next, u.retries, u.priority, u.grp, u.exec, u.parent, u.root,
+			u.pa, u.input::jsonb, u.vars::jsonb, u.wait, u.lerr, u.deadline, u.created, u.modified, u.started, u.finished, u.version
+		FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[],
+			$10::int[], $11::int[], $12::text[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::text[], $18::text[],
+			$19::text[], $20::text[], $21::timestamptz[], $22::timestamptz[], $23::timestamptz[], $24::timestamptz[], $25::timestamptz[], $26::int[])
+			WITH ORDINALITY AS u(typ, dv, ext, bk, lt, status, state, text, next, retries, priority, grp, exec, parent, root, pa, input, vars,
+				wait, lerr, deadline, created, modified, started, finished, version, ord)
+		ORDER BY u.ord RETURNING id`, n, typ, defVersion, ext, bk, lt, status, state, text, next, retries, priority, group, exec, parent, root,
+		parentAction, input, vars, wait, lastErr, deadline, created, modified, started, finished, version)
+	if err != nil {
+		return err
+	}
+	for i, w := range wfs {
+		w.ID = ids[i]
+	}
+	return nil
+}
+
+func (s *Store) workflowCompletePG(ctx context.Context, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
+	n := len(cs)
+	id, exec := make([]int64, n), make([]int64, n)
+	ver, retries := make([]int32, n), make([]int32, n)
+	status, state, vars := make([]string, n), make([]string, n), make([]string, n)
+	text, wait, lastErr := make([]*string, n), make([]*string, n), make([]*string, n)
+	next, finished := make([]*time.Time, n), make([]*time.Time, n)
+	for i, c := range cs {
+		id[i], exec[i], ver[i], retries[i] = c.ID, c.ExecutorID, int32(c.ClaimedVersion), int32(c.Retries)
+		status[i], state[i], vars[i] = string(c.Status), c.State, string(c.Variables)
+		text[i], wait[i], lastErr[i], next[i], finished[i] = c.StateText, c.WaitSignal, c.LastError, UTCPtr(c.NextActivation), UTCPtr(c.Finished)
+	}
+	rows, err := s.rawSQL().QueryContext(ctx, `UPDATE workflows AS w SET status = v.status, state = v.state, state_text = v.text,
+			next_activation = v.next, retries = v.retries, executor_id = NULL, variables = v.vars::jsonb, wait_signal = v.wait,
+			last_error = v.lerr, step_deadline = NULL, finished = v.finished, modified = $13, version = w.version + 1
+		FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int[], $9::text[],
+			$10::text[], $11::text[], $12::timestamptz[]) AS v(id, exec, ver, status, state, text, next, retries, vars, wait, lerr, finished)
+		WHERE w.id = v.id AND w.executor_id = v.exec AND w.version = v.ver AND w.status = 'EXECUTING'
+		RETURNING w.id`, id, exec, ver, status, state, text, next, retries, vars, wait, lastErr, finished, UTC(now))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([]int64, 0, n)
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
