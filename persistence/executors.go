@@ -113,3 +113,44 @@ func (s *Store) WorkflowStepTimedOut(ctx context.Context, before time.Time, limi
 	}
 	return wfs, nil
 }
+
+// WorkflowClaimedBefore returns the IDs of EXECUTING workflows an executor claimed before a time.
+func (s *Store) WorkflowClaimedBefore(ctx context.Context, executorID int64, claimedBefore time.Time) ([]int64, error) {
+	var ids []int64
+	if err := s.idb.NewSelect().Model((*Workflow)(nil)).Column("id").
+		Where("executor_id = ? AND status = ? AND modified < ?", executorID, StatusExecuting, UTC(claimedBefore)).
+		OrderExpr("id").Scan(ctx, &ids); err != nil {
+		return nil, fmt.Errorf("error listing workflows held by executor %d: %w", executorID, err)
+	}
+	return ids, nil
+}
+
+// WorkflowHeldForUpdate returns the given workflows that are still EXECUTING under an executor,
+// locked on PostgreSQL.
+func (s *Store) WorkflowHeldForUpdate(ctx context.Context, executorID int64, ids []int64) ([]*Workflow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var wfs []*Workflow
+	q := s.idb.NewSelect().Model(&wfs).Where("id IN (?) AND executor_id = ? AND status = ?", bunIn(ids), executorID, StatusExecuting).OrderExpr("id")
+	if s.isPostgres() {
+		q = q.For("UPDATE SKIP LOCKED")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error loading held workflows: %w", err)
+	}
+	return wfs, nil
+}
+
+// AsyncCommit lets the current transaction commit without waiting for its WAL to reach disk
+// (PostgreSQL; a no-op elsewhere or outside a transaction). Only for writes whose loss in a
+// database crash is recovered by re-running a step: claims and completions.
+func (s *Store) AsyncCommit(ctx context.Context) error {
+	if !s.isPostgres() || !s.InTx() {
+		return nil
+	}
+	if _, err := s.idb.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+		return fmt.Errorf("error setting asynchronous commit: %w", err)
+	}
+	return nil
+}

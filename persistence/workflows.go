@@ -145,7 +145,14 @@ func (s *Store) WorkflowClaim(ctx context.Context, p WorkflowClaimParams) ([]*Wo
 	} else {
 		sql = `UPDATE workflows SET ` + set + ` WHERE id IN (SELECT id FROM workflows WHERE ` + due + `) RETURNING *`
 	}
-	if err := s.idb.NewRaw(sql, args...).Scan(ctx, &wfs); err != nil {
+	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		// A claim lost in a database crash only makes the workflow due again.
+		if err := tx.AsyncCommit(ctx); err != nil {
+			return err
+		}
+		return tx.idb.NewRaw(sql, args...).Scan(ctx, &wfs)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("error claiming workflows: %w", err)
 	}
 	return wfs, nil

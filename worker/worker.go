@@ -98,6 +98,9 @@ type Worker struct {
 	wake       chan struct{}
 	running    sync.WaitGroup
 
+	heldMu sync.Mutex
+	held   map[int64]struct{} // claimed and not yet completed by this pool
+
 	stats Stats
 }
 
@@ -117,6 +120,7 @@ func New(engine *workflow.Engine, opts Options) *Worker {
 		slots:   make(chan struct{}, opts.Concurrency),
 		results: make(chan *workflow.Outcome, opts.Concurrency),
 		wake:    make(chan struct{}, 1),
+		held:    map[int64]struct{}{},
 	}
 }
 
@@ -232,11 +236,43 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			w.log.Warn("recovery failed", "error", err)
 		}
+		if m := w.reconcile(ctx); m > 0 {
+			n += m
+		}
 		if n > 0 {
 			w.stats.Recovered.Add(int64(n))
 			w.poke()
 		}
 	}
+}
+
+// reconcile releases workflows the database says this executor holds but the pool is not running
+// (its completion was lost, say in a database crash), so that they run again.
+func (w *Worker) reconcile(ctx context.Context) int {
+	ids, err := w.store.WorkflowClaimedBefore(ctx, w.ExecutorID(), persistence.Now().Add(-w.opts.HeartbeatInterval))
+	if err != nil || len(ids) == 0 {
+		return 0
+	}
+	w.heldMu.Lock()
+	var stale []int64
+	for _, id := range ids {
+		if _, ok := w.held[id]; !ok {
+			stale = append(stale, id)
+		}
+	}
+	w.heldMu.Unlock()
+	if len(stale) == 0 {
+		return 0
+	}
+	n, err := w.engine.Recover(ctx, workflow.RecoverParams{ExecutorID: w.ExecutorID(), Held: stale})
+	if err != nil {
+		w.log.Warn("error releasing held workflows that are not running", "error", err)
+		return 0
+	}
+	if n > 0 {
+		w.log.Warn("released workflows held but not running here", "count", n)
+	}
+	return n
 }
 
 // listenWake turns wake-up hints for this group into a poke of the claim loop.
@@ -298,6 +334,11 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 			}
 			backoff = 100 * time.Millisecond
 			w.stats.Claimed.Add(int64(len(claimed)))
+			w.heldMu.Lock()
+			for _, wf := range claimed {
+				w.held[wf.ID] = struct{}{}
+			}
+			w.heldMu.Unlock()
 			for _, wf := range claimed {
 				w.slots <- struct{}{}
 				w.running.Add(1)
@@ -346,6 +387,11 @@ func (w *Worker) completeLoop(ctx context.Context) {
 			}
 		}
 		w.complete(ctx, batch)
+		w.heldMu.Lock()
+		for _, o := range batch {
+			delete(w.held, o.WorkflowID())
+		}
+		w.heldMu.Unlock()
 		for range batch {
 			<-w.slots
 		}

@@ -359,6 +359,11 @@ func (e *Engine) Complete(ctx context.Context, outcomes []*Outcome) ([]*Outcome,
 	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
 		written = written[:0]
 		clear(wake)
+		// A completion lost in a database crash is found by its worker's reconciliation and the
+		// step runs again, so it need not wait for the disk.
+		if err := tx.AsyncCommit(ctx); err != nil {
+			return err
+		}
 		cs := make([]persistence.WorkflowCompletion, len(outcomes))
 		for i, o := range outcomes {
 			cs[i] = o.completion

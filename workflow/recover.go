@@ -13,6 +13,9 @@ type RecoverParams struct {
 	ExecutorID int64
 	// Limit caps how many workflows one call takes over.
 	Limit int
+	// Held, when set, recovers these workflows of ExecutorID itself instead: ones the database says
+	// it holds but it is not running (a completion lost in a database crash).
+	Held []int64
 }
 
 // Recover declares dead the executors whose heartbeat expired and takes over the workflows they
@@ -28,10 +31,16 @@ func (e *Engine) Recover(ctx context.Context, p RecoverParams) (int, error) {
 	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
 		clear(wake)
 		now := persistence.Now()
-		if _, err := tx.ExecutorExpireDead(ctx, now); err != nil {
-			return err
+		var orphans []*persistence.Workflow
+		var err error
+		if len(p.Held) > 0 {
+			orphans, err = tx.WorkflowHeldForUpdate(ctx, p.ExecutorID, p.Held)
+		} else {
+			if _, err := tx.ExecutorExpireDead(ctx, now); err != nil {
+				return err
+			}
+			orphans, err = tx.WorkflowOrphaned(ctx, int64(p.Limit))
 		}
-		orphans, err := tx.WorkflowOrphaned(ctx, int64(p.Limit))
 		if err != nil {
 			return err
 		}
