@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
+	"github.com/cairnflow/cairn/workflow"
 )
 
 // A live executor that the database says holds a workflow it is not running (its completion was
@@ -23,7 +24,9 @@ func TestHeldButNotRunningWorkflowsAreReleased(t *testing.T) {
 
 		// Leave a workflow as a lost completion would: EXECUTING under the live executor.
 		future := time.Now().Add(time.Hour)
-		wf := b.start(t, "demo.order", `{}`)
+		res, err := b.engine.Start(ctx, workflow.StartParams{Type: "demo.order", StartAt: &future})
+		require.NoError(t, err)
+		wf := res.Workflow
 		row, err := store.WorkflowGet(ctx, wf.ID)
 		require.NoError(t, err)
 		id := w.ExecutorID()
