@@ -157,6 +157,21 @@ func (e *Engine) StartMany(ctx context.Context, ps []StartParams) ([]StartResult
 			if err := tx.WorkflowInsertMany(ctx, fresh); err != nil {
 				return err
 			}
+			// The initial variables are recorded as set by "action 0", so the variables as of any
+			// action can be rebuilt from the history alone.
+			var initial []*persistence.ActionVariable
+			for _, w := range fresh {
+				if len(w.Variables) > 2 {
+					m := map[string]json.RawMessage{}
+					if err := json.Unmarshal(w.Variables, &m); err != nil {
+						return err
+					}
+					initial = append(initial, actionVariables(w.ID, 0, m)...)
+				}
+			}
+			if err := tx.ActionVariableInsertMany(ctx, initial); err != nil {
+				return err
+			}
 			events := make([]*persistence.ChangeEvent, 0, len(fresh))
 			for k, w := range fresh {
 				results[freshIdx[k]] = StartResult{Workflow: w, Created: true}

@@ -260,3 +260,27 @@ func TestOperationIdempotencyKeys(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestInitialVariablesAreInTheHistory(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		engine := newEngine(t, store)
+		res, err := engine.Start(ctx, workflow.StartParams{Type: "demo.order", Variables: json.RawMessage(`{"a":1,"b":"x"}`)})
+		require.NoError(t, err)
+		id := res.Workflow.ID
+		w, err := engine.Update(ctx, workflow.UpdateParams{ChangeParams: workflow.ChangeParams{ID: id}, Variables: json.RawMessage(`{"a":2}`)})
+		require.NoError(t, err)
+		require.JSONEq(t, `{"a":2,"b":"x"}`, string(w.Variables))
+		actions, err := store.ActionList(ctx, persistence.ActionListParams{WorkflowIDs: []int64{id}})
+		require.NoError(t, err)
+		require.Len(t, actions, 1)
+		asOf, err := store.VariablesAsOf(ctx, id, actions[0].ID)
+		require.NoError(t, err)
+		require.JSONEq(t, `2`, string(asOf["a"]))
+		require.JSONEq(t, `"x"`, string(asOf["b"]), "the initial variables are part of the rebuilt history")
+		atStart, err := store.VariablesAsOf(ctx, id, 0)
+		require.NoError(t, err)
+		require.JSONEq(t, `1`, string(atStart["a"]))
+	})
+}
