@@ -1,0 +1,79 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/99designs/gqlgen/client"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/persistence/dbtest"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// pageQuery is the page a workflow list screen asks for: 100 workflows with their first actions,
+// task instances and their executors, the workflow's executor and its definition.
+const pageQuery = `{ workflows(first: 100) { totalCount nodes { id status state
+	actions(first: 10) { nodes { id type } pageInfo { hasNextPage } }
+	taskInstances { nodes { id status executor { host } } }
+	executor { id host }
+	definition { type version states { name } } } } }`
+
+// BenchmarkWorkflowPage measures one GraphQL request for a page of 100 workflows, each with 12
+// actions and a task instance, 30 of them held by an executor, through the real handler on the
+// backend CAIRN_BENCH_BACKEND names (sqlite by default, postgres).
+func BenchmarkWorkflowPage(b *testing.B) {
+	kind := persistence.KindSQLite
+	if os.Getenv("CAIRN_BENCH_BACKEND") == "postgres" {
+		kind = persistence.KindPostgres
+	}
+	store := dbtest.Open(b, kind)
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	engine := workflow.New(store, workflow.Options{Logger: log})
+	_, err := engine.Register(ctx, testFlow)
+	require.NoError(b, err)
+
+	ps := make([]workflow.StartParams, 100)
+	for i := range ps {
+		ps[i] = workflow.StartParams{Type: "test.flow", BusinessKey: fmt.Sprintf("bk-%d", i)}
+	}
+	started, err := engine.StartMany(ctx, ps)
+	require.NoError(b, err)
+	exec, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: "default", Expiry: time.Hour})
+	require.NoError(b, err)
+	_, err = store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 30,
+		Now: time.Now().Add(time.Hour), StepDeadline: time.Now().Add(time.Hour), Types: []string{"test.flow"}})
+	require.NoError(b, err)
+	var actions []*persistence.Action
+	var tasks []*persistence.TaskInstance
+	for _, r := range started {
+		for range 12 {
+			actions = append(actions, &persistence.Action{WorkflowID: r.Workflow.ID, Type: persistence.ActionStateExecution, State: "start"})
+		}
+		tasks = append(tasks, &persistence.TaskInstance{WorkflowID: r.Workflow.ID, State: "start", TaskType: "handler", Attempt: 1,
+			Status: persistence.TaskSucceeded, ExecutorID: &exec.ID, Host: "h", Started: persistence.Now()})
+	}
+	require.NoError(b, store.ActionInsertMany(ctx, actions))
+	require.NoError(b, store.TaskInstanceInsertMany(ctx, tasks))
+
+	c := client.New(graph.NewServer(graph.Config{Engine: engine, Logger: log}), client.Path("/graphql"))
+	b.ReportAllocs()
+	for b.Loop() {
+		var resp map[string]any
+		if err := c.Post(pageQuery, &resp); err != nil {
+			b.Fatal(err)
+		}
+		if n := len(resp["workflows"].(map[string]any)["nodes"].([]any)); n != 100 {
+			b.Fatalf("page of %d workflows, want 100", n)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+}
