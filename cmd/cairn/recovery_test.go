@@ -23,7 +23,7 @@ func TestKilledNodesWorkIsTakenOver(t *testing.T) {
 			t.Parallel()
 			url := dbtest.URL(t, kind)
 			args := []string{"--database", url, "--demo", "--no-api", "--log-format", "json",
-				"--poll-interval", "100ms", "--heartbeat-interval", "200ms", "--executor-expiry", "2s"}
+				"--poll-interval", "100ms", "--heartbeat-interval", "200ms", "--executor-expiry", "3s"}
 			first := startNode(t, nil, args...)
 
 			ctx := context.Background()
@@ -31,7 +31,7 @@ func TestKilledNodesWorkIsTakenOver(t *testing.T) {
 			engine := workflow.New(store, workflow.Options{})
 			require.NoError(t, demo.Register(ctx, engine))
 			started, err := engine.Start(ctx, workflow.StartParams{
-				Type: "demo.order", Input: json.RawMessage(`{"shipDelayMs": 1500}`)})
+				Type: "demo.order", Input: json.RawMessage(`{"shipDelayMs": 3000}`)})
 			require.NoError(t, err)
 			id := started.Workflow.ID
 
