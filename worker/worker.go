@@ -31,6 +31,9 @@ type Options struct {
 	// Completers is how many completion transactions may run at once (2 on PostgreSQL, whose
 	// backends work in parallel; always 1 on SQLite, which has one writer).
 	Completers int
+	// CompleteDelay is how long a completer may wait for more finished steps to fill a batch while
+	// other steps are still running (1ms). Larger batches mean fewer, cheaper transactions.
+	CompleteDelay time.Duration
 	// PollInterval is the fallback poll when no wake-up arrives (1s).
 	PollInterval time.Duration
 	// HeartbeatInterval is how often the executor heartbeats and looks for dead executors (2s).
@@ -63,6 +66,9 @@ func (o Options) withDefaults(e *workflow.Engine) Options {
 	}
 	if o.Completers <= 0 {
 		o.Completers = 2
+	}
+	if o.CompleteDelay <= 0 {
+		o.CompleteDelay = time.Millisecond
 	}
 	if e.Store().Kind() == persistence.KindSQLite {
 		o.Completers = 1
@@ -365,15 +371,21 @@ func (w *Worker) execute(ctx context.Context, wf *persistence.Workflow) {
 }
 
 // completeLoop writes outcomes in batches: whatever has arrived while the previous batch was being
-// written goes into the next transaction.
+// written goes into the next transaction, and while other steps are still running it waits up to
+// CompleteDelay for more, so that a busy pool writes few large transactions.
 func (w *Worker) completeLoop(ctx context.Context) {
 	batch := make([]*workflow.Outcome, 0, w.opts.CompleteBatch)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	for {
 		o, ok := <-w.results
 		if !ok {
 			return
 		}
 		batch = append(batch[:0], o)
+		// Gather what else has finished; while more steps are running, wait for them until
+		// CompleteDelay after the first (one deadline, however the results trickle in).
+		var deadline <-chan time.Time
 	gather:
 		for len(batch) < w.opts.CompleteBatch {
 			select {
@@ -382,9 +394,29 @@ func (w *Worker) completeLoop(ctx context.Context) {
 					break gather
 				}
 				batch = append(batch, o)
+				continue
 			default:
+			}
+			if len(w.slots) <= len(batch) {
+				break // nothing else is running: write now
+			}
+			if deadline == nil {
+				timer.Reset(w.opts.CompleteDelay)
+				deadline = timer.C
+			}
+			select {
+			case o, ok := <-w.results:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, o)
+			case <-deadline:
+				deadline = nil
 				break gather
 			}
+		}
+		if deadline != nil && !timer.Stop() {
+			<-timer.C
 		}
 		w.complete(ctx, batch)
 		w.heldMu.Lock()

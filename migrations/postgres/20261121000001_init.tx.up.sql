@@ -66,9 +66,12 @@ CREATE INDEX workflows_parent_idx ON workflows (parent_id, id) WHERE parent_id I
 CREATE INDEX workflows_executor_idx ON workflows (executor_id) WHERE executor_id IS NOT NULL;
 CREATE INDEX workflows_business_key_idx ON workflows (business_key) WHERE business_key IS NOT NULL;
 
+-- History tables (task_instances, actions, action_variables, activity_logs, change_events) are
+-- written several rows per step on the hot path, so they carry no foreign keys: each would cost an
+-- index lookup and a row lock per insert. Rows are only ever written for existing workflows.
 CREATE TABLE task_instances (
     id          BIGSERIAL PRIMARY KEY,
-    workflow_id BIGINT      NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    workflow_id BIGINT      NOT NULL,
     state       TEXT        NOT NULL,
     task_type   TEXT        NOT NULL,
     attempt     INTEGER     NOT NULL,
@@ -84,7 +87,7 @@ CREATE INDEX task_instances_workflow_idx ON task_instances (workflow_id, id);
 
 CREATE TABLE actions (
     id               BIGSERIAL PRIMARY KEY,
-    workflow_id      BIGINT      NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    workflow_id      BIGINT      NOT NULL,
     type             TEXT        NOT NULL,
     from_state       TEXT,
     state            TEXT        NOT NULL,
@@ -98,7 +101,7 @@ CREATE TABLE actions (
 CREATE INDEX actions_workflow_idx ON actions (workflow_id, id);
 
 CREATE TABLE action_variables (
-    workflow_id BIGINT NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    workflow_id BIGINT NOT NULL,
     action_id   BIGINT NOT NULL,
     key         TEXT   NOT NULL,
     value       JSONB,
@@ -118,7 +121,7 @@ CREATE TABLE side_effects (
 
 CREATE TABLE activity_logs (
     id               BIGSERIAL PRIMARY KEY,
-    workflow_id      BIGINT      NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    workflow_id      BIGINT      NOT NULL,
     task_instance_id BIGINT,
     name             TEXT        NOT NULL,
     value            TEXT        NOT NULL,
@@ -179,16 +182,16 @@ CREATE TABLE idempotency_keys (
 -- Change events for subscriptions. txid orders events by the transaction that wrote them: a reader
 -- only reads below the oldest transaction still running, so no event is skipped by a later commit.
 CREATE TABLE change_events (
-    id          BIGSERIAL PRIMARY KEY,
+    id          BIGSERIAL,
     txid        XID8        NOT NULL DEFAULT pg_current_xact_id(),
     workflow_id BIGINT      NOT NULL,
     type        TEXT        NOT NULL,
     action_id   BIGINT,
     status      TEXT        NOT NULL,
     state       TEXT        NOT NULL,
-    at          TIMESTAMPTZ NOT NULL
+    at          TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (txid, id)
 );
-CREATE INDEX change_events_cursor_idx ON change_events (txid, id);
 
 CREATE TABLE api_tokens (
     id        BIGSERIAL PRIMARY KEY,

@@ -66,9 +66,12 @@ CREATE INDEX workflows_parent_idx ON workflows (parent_id, id) WHERE parent_id I
 CREATE INDEX workflows_executor_idx ON workflows (executor_id) WHERE executor_id IS NOT NULL;
 CREATE INDEX workflows_business_key_idx ON workflows (business_key) WHERE business_key IS NOT NULL;
 
+-- History tables (task_instances, actions, action_variables, activity_logs, change_events) are
+-- written several rows per step on the hot path, so they carry no foreign keys. Rows are only
+-- ever written for existing workflows.
 CREATE TABLE task_instances (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
-    workflow_id BIGINT      NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    workflow_id BIGINT      NOT NULL,
     state       TEXT        NOT NULL,
     task_type   TEXT        NOT NULL,
     attempt     INTEGER     NOT NULL,
@@ -84,7 +87,7 @@ CREATE INDEX task_instances_workflow_idx ON task_instances (workflow_id, id);
 
 CREATE TABLE actions (
     id               INTEGER PRIMARY KEY AUTOINCREMENT,
-    workflow_id      BIGINT      NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    workflow_id      BIGINT      NOT NULL,
     type             TEXT        NOT NULL,
     from_state       TEXT,
     state            TEXT        NOT NULL,
@@ -98,7 +101,7 @@ CREATE TABLE actions (
 CREATE INDEX actions_workflow_idx ON actions (workflow_id, id);
 
 CREATE TABLE action_variables (
-    workflow_id BIGINT NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    workflow_id BIGINT NOT NULL,
     action_id   BIGINT NOT NULL,
     key         TEXT   NOT NULL,
     value       TEXT,
@@ -118,7 +121,7 @@ CREATE TABLE side_effects (
 
 CREATE TABLE activity_logs (
     id               INTEGER PRIMARY KEY AUTOINCREMENT,
-    workflow_id      BIGINT      NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+    workflow_id      BIGINT      NOT NULL,
     task_instance_id BIGINT,
     name             TEXT        NOT NULL,
     value            TEXT        NOT NULL,
@@ -187,7 +190,7 @@ CREATE TABLE change_events (
     state       TEXT        NOT NULL,
     at          TEXT        NOT NULL
 );
-CREATE INDEX change_events_cursor_idx ON change_events (txid, id);
+
 
 CREATE TABLE api_tokens (
     id        INTEGER PRIMARY KEY AUTOINCREMENT,
