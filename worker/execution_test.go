@@ -196,7 +196,9 @@ func TestCancelStopsTheRunningStep(t *testing.T) {
 		b := setup(t, store)
 		b.startWorker(t, fastOptions())
 		w := b.start(t, "demo.order", `{"shipDelayMs": 60000}`)
-		b.waitFor(t, w.ID, "shipping", func(w *persistence.Workflow) bool { return w.State == "ship" && w.Status == persistence.StatusExecuting })
+		b.waitFor(t, w.ID, "shipping", func(w *persistence.Workflow) bool {
+			return w.State == "ship" && w.Status == persistence.StatusExecuting
+		})
 		cancelled, err := b.engine.Cancel(ctx, workflow.ChangeParams{ID: w.ID, Reason: "changed my mind"})
 		require.NoError(t, err)
 		require.Equal(t, persistence.StatusCancelled, cancelled.Status)
@@ -218,7 +220,9 @@ func TestPauseDuringAStepRunsItAgainAfterResume(t *testing.T) {
 		b := setup(t, store)
 		b.startWorker(t, fastOptions())
 		w := b.start(t, "demo.order", `{"shipDelayMs": 300}`)
-		b.waitFor(t, w.ID, "shipping", func(w *persistence.Workflow) bool { return w.State == "ship" && w.Status == persistence.StatusExecuting })
+		b.waitFor(t, w.ID, "shipping", func(w *persistence.Workflow) bool {
+			return w.State == "ship" && w.Status == persistence.StatusExecuting
+		})
 		_, err := b.engine.Pause(ctx, workflow.ChangeParams{ID: w.ID})
 		require.NoError(t, err)
 		time.Sleep(500 * time.Millisecond)
@@ -269,7 +273,9 @@ func TestSideEffectOnceAcrossACrashAndStaleExecutorFenced(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, claimed, 1)
 		staleOutcome := make(chan *workflow.Outcome, 1)
-		go func() { staleOutcome <- b.engine.Execute(ctx, workflow.ExecuteParams{Workflow: claimed[0], ExecutorID: dead.ID, Host: "dead"}) }()
+		go func() {
+			staleOutcome <- b.engine.Execute(ctx, workflow.ExecuteParams{Workflow: claimed[0], ExecutorID: dead.ID, Host: "dead"})
+		}()
 		require.Eventually(t, func() bool { return calls.Load() == 1 }, 5*time.Second, 5*time.Millisecond)
 
 		b.startWorker(t, fastOptions())

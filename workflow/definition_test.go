@@ -20,15 +20,15 @@ func TestValidateNamesTheStateAtFault(t *testing.T) {
 		def  workflow.Definition
 		want string
 	}{
-		"no start": {workflow.Definition{Type: "x", States: []workflow.State{{Name: "a", Kind: workflow.Normal, Handler: step, Next: []string{"e"}}, {Name: "e", Kind: workflow.End}}}, "exactly one START"},
-		"unknown next": {workflow.Definition{Type: "x", States: []workflow.State{{Name: "a", Kind: workflow.Start, Handler: step, Next: []string{"nowhere"}}, {Name: "e", Kind: workflow.End}}}, `state "a" moves to unknown state "nowhere"`},
-		"unreachable end": {workflow.Definition{Type: "x", States: []workflow.State{{Name: "a", Kind: workflow.Start, Handler: step}, {Name: "e", Kind: workflow.End}}}, `no END state is reachable from START state "a"`},
-		"missing handler": {workflow.Definition{Type: "x", States: []workflow.State{{Name: "a", Kind: workflow.Start, Next: []string{"e"}}, {Name: "e", Kind: workflow.End}}}, `state "a" (START) needs a handler`},
-		"duplicate":       {workflow.Definition{Type: "x", States: []workflow.State{{Name: "a", Kind: workflow.Start, Handler: step, Next: []string{"e"}}, {Name: "a", Kind: workflow.End}, {Name: "e", Kind: workflow.End}}}, `state "a" is defined twice`},
+		"no start":            {workflow.Definition{Type: "x", States: []workflow.State{{Name: "a", Kind: workflow.Normal, Handler: step, Next: []string{"e"}}, {Name: "e", Kind: workflow.End}}}, "exactly one START"},
+		"unknown next":        {workflow.Definition{Type: "x", States: []workflow.State{{Name: "a", Kind: workflow.Start, Handler: step, Next: []string{"nowhere"}}, {Name: "e", Kind: workflow.End}}}, `state "a" moves to unknown state "nowhere"`},
+		"unreachable end":     {workflow.Definition{Type: "x", States: []workflow.State{{Name: "a", Kind: workflow.Start, Handler: step}, {Name: "e", Kind: workflow.End}}}, `no END state is reachable from START state "a"`},
+		"missing handler":     {workflow.Definition{Type: "x", States: []workflow.State{{Name: "a", Kind: workflow.Start, Next: []string{"e"}}, {Name: "e", Kind: workflow.End}}}, `state "a" (START) needs a handler`},
+		"duplicate":           {workflow.Definition{Type: "x", States: []workflow.State{{Name: "a", Kind: workflow.Start, Handler: step, Next: []string{"e"}}, {Name: "a", Kind: workflow.End}, {Name: "e", Kind: workflow.End}}}, `state "a" is defined twice`},
 		"wait without target": {workflow.Definition{Type: "x", States: []workflow.State{{Name: "a", Kind: workflow.Start, Handler: step, Next: []string{"w"}}, {Name: "w", Kind: workflow.Wait, Next: []string{"e"}}, {Name: "e", Kind: workflow.End}}}, `WAIT state "w" must wait for a signal or for children`},
-		"unknown kind":    {workflow.Definition{Type: "x", States: []workflow.State{{Name: "a", Kind: workflow.Start, Handler: step, Next: []string{"e"}}, {Name: "e", Kind: "LATER"}}}, `state "e" has unknown kind "LATER"`},
-		"end with next":   {workflow.Definition{Type: "x", States: []workflow.State{{Name: "a", Kind: workflow.Start, Handler: step, Next: []string{"e"}}, {Name: "e", Kind: workflow.End, Next: []string{"a"}}}}, `END state "e" cannot have next states`},
-		"no type":         {workflow.Definition{States: []workflow.State{{Name: "a", Kind: workflow.Start, Handler: step}}}, "needs a type"},
+		"unknown kind":        {workflow.Definition{Type: "x", States: []workflow.State{{Name: "a", Kind: workflow.Start, Handler: step, Next: []string{"e"}}, {Name: "e", Kind: "LATER"}}}, `state "e" has unknown kind "LATER"`},
+		"end with next":       {workflow.Definition{Type: "x", States: []workflow.State{{Name: "a", Kind: workflow.Start, Handler: step, Next: []string{"e"}}, {Name: "e", Kind: workflow.End, Next: []string{"a"}}}}, `END state "e" cannot have next states`},
+		"no type":             {workflow.Definition{States: []workflow.State{{Name: "a", Kind: workflow.Start, Handler: step}}}, "needs a type"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -154,7 +154,9 @@ func TestOperationsFollowTheStatusRules(t *testing.T) {
 		res, err := engine.Start(ctx, workflow.StartParams{Type: "demo.order"})
 		require.NoError(t, err)
 		id := res.Workflow.ID
-		op := func(reason string) workflow.ChangeParams { return workflow.ChangeParams{ID: id, Reason: reason, Actor: "ops@example.com"} }
+		op := func(reason string) workflow.ChangeParams {
+			return workflow.ChangeParams{ID: id, Reason: reason, Actor: "ops@example.com"}
+		}
 
 		_, err = engine.Resume(ctx, op("not paused"))
 		requireCode(t, err, workflow.CodeConflict, "")
