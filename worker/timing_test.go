@@ -23,7 +23,9 @@ type statementTimes struct {
 	n  map[string]int
 }
 
-func (h *statementTimes) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+func (h *statementTimes) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	return ctx
+}
 
 func (h *statementTimes) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 	q := strings.Join(strings.Fields(e.Query), " ")
