@@ -26,6 +26,7 @@ type command struct {
 var commands = []command{
 	{name: "serve", summary: "run the GraphQL API and the worker pool", run: runServe},
 	{name: "migrate", summary: "apply, undo or list database migrations: migrate up|down|status", run: runMigrate},
+	{name: "bench", summary: "measure the engine in this process against a throwaway database: workflows/s, steps/s, latencies", run: runBench},
 	{name: "version", summary: "print the version of cairn and of Go", run: runVersion},
 }
 

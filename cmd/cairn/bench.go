@@ -1,0 +1,542 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/worker"
+	"github.com/cairnflow/cairn/workflow"
+	"github.com/cairnflow/cairn/workflow/demo"
+)
+
+// benchConfig is the configuration of cairn bench, read from flags and their CAIRN_* twins.
+type benchConfig struct {
+	database      string
+	definition    string
+	input         string
+	count         int
+	duration      time.Duration
+	rate          float64
+	workers       int
+	claimBatch    int
+	completeBatch int
+	completers    int
+	pollInterval  time.Duration
+	nodes         int
+	maxConns      int
+	keep          bool
+	json          bool
+	logLevel      string
+}
+
+// benchStartBatch is how many workflows one StartMany call inserts in --count mode.
+const benchStartBatch = 1000
+
+// benchReadBatch is how many workflows one read-back statement covers.
+const benchReadBatch = 1000
+
+func parseBenchConfig(env *environment, args []string) (*benchConfig, error) {
+	fs := newFlagSet("bench", "cairn bench [--count N | --duration D --rate R] [flags]\n\n"+
+		"Runs the engine in this process (no HTTP) and measures workflows/s, steps/s and latencies.\n"+
+		"Point it at a throwaway database: it migrates it, and on a database you name it deletes the\n"+
+		"workflows, history and executors it made afterwards (unless --keep), but live nodes on the\n"+
+		"same database would take part in the run and skew it.")
+	c := &benchConfig{}
+	fs.StringVar(&c.database, "database", "", "database `URL` (sqlite:///path.db or postgres://...); default: a fresh temporary SQLite file, removed afterwards")
+	fs.StringVar(&c.definition, "definition", "bench.noop", "demo definition to run: bench.noop or demo.order")
+	fs.StringVar(&c.input, "input", "{}", "input of every workflow, a JSON `object` (demo.order: {\"shipDelayMs\": 5})")
+	fs.IntVar(&c.count, "count", 0, "insert `N` workflows in bulk, then start the workers and drain them")
+	fs.DurationVar(&c.duration, "duration", 0, "start workflows continuously at --rate while the workers run, for this long, then wait for the rest")
+	fs.Float64Var(&c.rate, "rate", 1000, "starts per second with --duration")
+	fs.IntVar(&c.workers, "workers", 1000, "steps each worker pool runs at once (its concurrency)")
+	fs.IntVar(&c.claimBatch, "claim-batch", 0, "most workflows one claim takes (default: --workers)")
+	fs.IntVar(&c.completeBatch, "complete-batch", 1000, "most outcomes one completion transaction writes")
+	fs.IntVar(&c.completers, "completers", 0, "completion transactions a pool runs at once (default: the worker's; always 1 on SQLite)")
+	fs.DurationVar(&c.pollInterval, "poll-interval", 100*time.Millisecond, "how often an idle pool looks for due work when no wake-up arrives")
+	fs.IntVar(&c.nodes, "nodes", 1, "worker pools to run in this process, each its own executor")
+	fs.IntVar(&c.maxConns, "max-conns", 20, "PostgreSQL connection pool size")
+	fs.BoolVar(&c.keep, "keep", false, "keep the workflows, history and executors of the run in the database")
+	fs.BoolVar(&c.json, "json", false, "print the figures as one JSON object")
+	fs.StringVar(&c.logLevel, "log-level", "warn", "log `level` of the engine's logs on stderr: debug, info, warn or error")
+	positional, err := fs.parse(args, env.getenv, env.stdout)
+	if err != nil {
+		return nil, err
+	}
+	if len(positional) > 0 {
+		return nil, usagef("unexpected argument %q (see cairn bench -h)", positional[0])
+	}
+	switch {
+	case c.count < 0:
+		return nil, usagef("--count must be positive, not %d", c.count)
+	case c.duration < 0:
+		return nil, usagef("--duration must be positive, not %s", c.duration)
+	case c.count > 0 && c.duration > 0:
+		return nil, usagef("--count and --duration exclude each other")
+	case c.count == 0 && c.duration == 0:
+		return nil, usagef("give --count N or --duration D (see cairn bench -h)")
+	case c.duration > 0 && c.rate <= 0:
+		return nil, usagef("--rate must be positive, not %g", c.rate)
+	case c.workers < 1:
+		return nil, usagef("--workers must be at least 1, not %d", c.workers)
+	case c.nodes < 1:
+		return nil, usagef("--nodes must be at least 1, not %d", c.nodes)
+	case c.claimBatch < 0 || c.completeBatch < 0 || c.completers < 0:
+		return nil, usagef("--claim-batch, --complete-batch and --completers must not be negative")
+	case c.pollInterval <= 0:
+		return nil, usagef("--poll-interval must be positive, not %s", c.pollInterval)
+	case c.maxConns < 1:
+		return nil, usagef("--max-conns must be at least 1, not %d", c.maxConns)
+	}
+	known := false
+	var names []string
+	for _, d := range demo.Definitions() {
+		names = append(names, d.Type)
+		known = known || d.Type == c.definition
+	}
+	if !known {
+		return nil, usagef("unknown --definition %q: want one of %v", c.definition, names)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(c.input), &obj); err != nil || obj == nil {
+		return nil, usagef("--input must be a JSON object, not %q", c.input)
+	}
+	return c, nil
+}
+
+// benchReport is what cairn bench prints; with --json, as one object.
+type benchReport struct {
+	Database        string  `json:"database"`
+	Definition      string  `json:"definition"`
+	Mode            string  `json:"mode"`
+	Nodes           int     `json:"nodes"`
+	Workers         int     `json:"workers"`
+	Count           int     `json:"count"`
+	Finished        int     `json:"finished"`
+	Steps           int     `json:"steps"`
+	Seconds         float64 `json:"seconds"`
+	WorkflowsPerSec float64 `json:"workflows_per_sec"`
+	StepsPerSec     float64 `json:"steps_per_sec"`
+	StartsPerSec    float64 `json:"starts_per_sec,omitempty"`
+	FirstStepP50ms  float64 `json:"first_step_p50_ms"`
+	FirstStepP90ms  float64 `json:"first_step_p90_ms"`
+	FirstStepP99ms  float64 `json:"first_step_p99_ms"`
+	FinishP50ms     float64 `json:"finish_p50_ms"`
+	FinishP99ms     float64 `json:"finish_p99_ms"`
+	InsertSeconds   float64 `json:"insert_seconds,omitempty"`
+}
+
+// runBench runs cairn bench: it migrates the database, starts the workflows (all before the workers
+// in --count mode, continuously in --duration mode), runs the worker pools until every workflow has
+// ended, reads the rows back in bulk for the figures, and cleans up after itself.
+func runBench(ctx context.Context, env *environment, args []string) (err error) {
+	cfg, err := parseBenchConfig(env, args)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(env.stderr, cfg.logLevel, "text")
+	if err != nil {
+		return err
+	}
+	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+
+	url := cfg.database
+	if url == "" {
+		dir, err := os.MkdirTemp("", "cairn-bench-")
+		if err != nil {
+			return fmt.Errorf("error creating a temporary folder for the database: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		url = "sqlite://" + dir + "/bench.db"
+	}
+	store, err := persistence.Open(ctx, url, persistence.OpenOptions{MaxConns: cfg.maxConns})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if _, err := store.Migrate(ctx); err != nil {
+		return err
+	}
+
+	b := &bench{cfg: cfg, store: store, log: log}
+	if err := b.snapshot(ctx); err != nil {
+		return err
+	}
+	// Clean up whatever happens, on a context that outlives an interrupt.
+	defer func() {
+		if cfg.keep || cfg.database == "" {
+			return
+		}
+		cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+		defer cancel()
+		if cerr := b.cleanUp(cleanCtx); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
+
+	report, err := b.run(ctx)
+	if err != nil {
+		return err
+	}
+	report.Database = store.URL()
+	if cfg.database == "" {
+		report.Database = "temporary SQLite file"
+	}
+	return printBenchReport(env.stdout, report, cfg.json)
+}
+
+// bench is one run of cairn bench.
+type bench struct {
+	cfg   *benchConfig
+	store *persistence.Store
+	log   *slog.Logger
+
+	// What existed before the run, so cleanUp removes only what the run made.
+	maxExecutorID int64
+	definitionIDs map[int64]bool
+
+	mu  sync.Mutex
+	ids []int64 // the workflows the run started
+}
+
+// snapshot records the executors and definitions that exist before the run.
+func (b *bench) snapshot(ctx context.Context) error {
+	execs, err := b.store.ExecutorList(ctx)
+	if err != nil {
+		return err
+	}
+	for _, e := range execs {
+		b.maxExecutorID = max(b.maxExecutorID, e.ID)
+	}
+	defs, err := b.store.DefinitionList(ctx, persistence.DefinitionListParams{AllVersions: true})
+	if err != nil {
+		return err
+	}
+	b.definitionIDs = map[int64]bool{}
+	for _, d := range defs {
+		b.definitionIDs[d.ID] = true
+	}
+	return nil
+}
+
+func (b *bench) run(ctx context.Context) (*benchReport, error) {
+	cfg := b.cfg
+	notifier := persistence.NewNotifier(b.store, b.log)
+	engine := workflow.New(b.store, workflow.Options{Logger: b.log, Notifier: notifier})
+	if err := demo.Register(ctx, engine); err != nil {
+		return nil, err
+	}
+	bgCtx, stopBackground := context.WithCancel(ctx)
+	var background sync.WaitGroup
+	background.Go(func() { notifier.Run(bgCtx) })
+	defer func() {
+		stopBackground()
+		background.Wait()
+	}()
+
+	report := &benchReport{Definition: cfg.definition, Nodes: cfg.nodes, Workers: cfg.workers}
+	if cfg.count > 0 {
+		report.Mode = "count"
+		began := time.Now()
+		for i := 0; i < cfg.count; i += benchStartBatch {
+			if err := b.start(ctx, engine, min(benchStartBatch, cfg.count-i)); err != nil {
+				return nil, err
+			}
+		}
+		report.InsertSeconds = time.Since(began).Seconds()
+	} else {
+		report.Mode = "duration"
+	}
+
+	// The timer starts with the workers.
+	began := time.Now()
+	poolCtx, stopPools := context.WithCancel(ctx)
+	defer stopPools()
+	var pools sync.WaitGroup
+	poolErrs := make(chan error, cfg.nodes)
+	for range cfg.nodes {
+		w := worker.New(engine, worker.Options{
+			Concurrency:   cfg.workers,
+			ClaimBatch:    cfg.claimBatch,
+			CompleteBatch: cfg.completeBatch,
+			Completers:    cfg.completers,
+			PollInterval:  cfg.pollInterval,
+			Logger:        b.log,
+		})
+		pools.Go(func() {
+			if err := w.Run(poolCtx); err != nil {
+				poolErrs <- err
+				stopPools()
+			}
+		})
+	}
+	stop := func() {
+		stopPools()
+		pools.Wait()
+	}
+
+	if cfg.duration > 0 {
+		n, err := b.startAtRate(poolCtx, engine, began)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		report.StartsPerSec = float64(n) / cfg.duration.Seconds()
+	}
+	ended, err := b.waitEnded(poolCtx)
+	stop()
+	close(poolErrs)
+	if perr := <-poolErrs; perr != nil {
+		return nil, perr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := b.measure(ctx, report, began, ended); err != nil {
+		return nil, err
+	}
+	return report, nil
+}
+
+// start starts n workflows in one call and remembers their IDs.
+func (b *bench) start(ctx context.Context, engine *workflow.Engine, n int) error {
+	ps := make([]workflow.StartParams, n)
+	for i := range ps {
+		ps[i] = workflow.StartParams{Type: b.cfg.definition, Input: json.RawMessage(b.cfg.input)}
+	}
+	res, err := engine.StartMany(ctx, ps)
+	if err != nil {
+		return fmt.Errorf("error starting %d workflows: %w", n, err)
+	}
+	b.mu.Lock()
+	for _, r := range res {
+		b.ids = append(b.ids, r.Workflow.ID)
+	}
+	b.mu.Unlock()
+	return nil
+}
+
+// startAtRate starts workflows at --rate for --duration in small batches, every 10ms as many as are
+// due, and returns how many it started.
+func (b *bench) startAtRate(ctx context.Context, engine *workflow.Engine, began time.Time) (int, error) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	started := 0
+	for {
+		elapsed := time.Since(began)
+		if elapsed >= b.cfg.duration {
+			elapsed = b.cfg.duration
+		}
+		due := int(b.cfg.rate * elapsed.Seconds())
+		for started < due {
+			n := min(due-started, benchStartBatch)
+			if err := b.start(ctx, engine, n); err != nil {
+				return started, err
+			}
+			started += n
+		}
+		if elapsed >= b.cfg.duration {
+			return started, nil
+		}
+		select {
+		case <-ctx.Done():
+			return started, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// open lists the statuses of a workflow that has not ended yet. MANUAL counts as ended: a run
+// whose steps fail must not wait forever.
+var openStatuses = []persistence.Status{persistence.StatusCreated, persistence.StatusInProgress,
+	persistence.StatusExecuting, persistence.StatusWaiting, persistence.StatusPaused}
+
+// waitEnded polls until none of the run's workflows is open, and returns when it saw that.
+func (b *bench) waitEnded(ctx context.Context) (time.Time, error) {
+	lo, hi := b.idRange()
+	statuses := make([]string, len(openStatuses))
+	for i, s := range openStatuses {
+		statuses[i] = string(s)
+	}
+	for {
+		var open int
+		err := b.store.DB().NewRaw("SELECT count(*) FROM workflows WHERE status IN (?) AND id BETWEEN ? AND ?",
+			bun.In(statuses), lo, hi).Scan(ctx, &open)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("error counting open workflows: %w", err)
+		}
+		if open == 0 {
+			return time.Now(), nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("stopped with %d workflows still open: %w", open, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (b *bench) idRange() (lo, hi int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.ids) == 0 {
+		return 0, -1
+	}
+	return slices.Min(b.ids), slices.Max(b.ids)
+}
+
+// measure reads the run's workflows and task instances back, a batch of IDs per statement, and
+// fills the report. The run ends at the last workflow's finish (or when waitEnded saw the end, for
+// workflows that ended without one).
+func (b *bench) measure(ctx context.Context, r *benchReport, began, ended time.Time) error {
+	b.mu.Lock()
+	ids := slices.Clone(b.ids)
+	b.mu.Unlock()
+	r.Count = len(ids)
+	firstStep := make([]time.Duration, 0, len(ids))
+	finish := make([]time.Duration, 0, len(ids))
+	var last time.Time
+	unfinished := false
+	for i := 0; i < len(ids); i += benchReadBatch {
+		chunk := ids[i:min(len(ids), i+benchReadBatch)]
+		wfs, err := b.store.WorkflowGetMany(ctx, chunk)
+		if err != nil {
+			return err
+		}
+		tis, err := b.store.TaskInstanceList(ctx, persistence.TaskInstanceListParams{WorkflowIDs: chunk})
+		if err != nil {
+			return err
+		}
+		first := make(map[int64]time.Time, len(chunk))
+		for _, ti := range tis {
+			r.Steps++
+			if t, ok := first[ti.WorkflowID]; !ok || ti.Started.Before(t) {
+				first[ti.WorkflowID] = ti.Started
+			}
+		}
+		for _, w := range wfs {
+			if t, ok := first[w.ID]; ok {
+				firstStep = append(firstStep, t.Sub(w.Created))
+			}
+			if w.Status == persistence.StatusFinished && w.Finished != nil {
+				r.Finished++
+				finish = append(finish, w.Finished.Sub(w.Created))
+				if w.Finished.After(last) {
+					last = *w.Finished
+				}
+			} else {
+				unfinished = true
+			}
+		}
+	}
+	if unfinished || last.IsZero() {
+		last = ended
+	}
+	elapsed := last.Sub(began)
+	if elapsed <= 0 {
+		elapsed = ended.Sub(began)
+	}
+	r.Seconds = elapsed.Seconds()
+	r.WorkflowsPerSec = float64(r.Count) / r.Seconds
+	r.StepsPerSec = float64(r.Steps) / r.Seconds
+	slices.Sort(firstStep)
+	slices.Sort(finish)
+	r.FirstStepP50ms, r.FirstStepP90ms, r.FirstStepP99ms = percentileMs(firstStep, 50), percentileMs(firstStep, 90), percentileMs(firstStep, 99)
+	r.FinishP50ms, r.FinishP99ms = percentileMs(finish, 50), percentileMs(finish, 99)
+	return nil
+}
+
+// percentileMs is the nearest-rank percentile of sorted durations, in milliseconds.
+func percentileMs(sorted []time.Duration, p int) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p + 99) / 100
+	i = min(max(i-1, 0), len(sorted)-1)
+	return float64(sorted[i].Microseconds()) / 1000
+}
+
+// benchChildTables hold rows that belong to a workflow and go with it.
+var benchChildTables = []string{"actions", "action_variables", "task_instances", "side_effects", "activity_logs",
+	"signals", "form_submissions", "idempotency_keys", "change_events"}
+
+// cleanUp deletes what the run made in a database it was given: its workflows with their rows, its
+// executors, and definitions it registered for the first time. The tables stay.
+func (b *bench) cleanUp(ctx context.Context) error {
+	b.mu.Lock()
+	ids := slices.Clone(b.ids)
+	b.mu.Unlock()
+	db := b.store.DB()
+	for i := 0; i < len(ids); i += benchReadBatch * 10 {
+		chunk := bun.In(ids[i:min(len(ids), i+benchReadBatch*10)])
+		for _, table := range benchChildTables {
+			if _, err := db.ExecContext(ctx, "DELETE FROM "+table+" WHERE workflow_id IN (?)", chunk); err != nil {
+				return fmt.Errorf("error cleaning up %s: %w", table, err)
+			}
+		}
+		if _, err := db.ExecContext(ctx, "DELETE FROM workflows WHERE id IN (?)", chunk); err != nil {
+			return fmt.Errorf("error cleaning up workflows: %w", err)
+		}
+	}
+	host, _ := os.Hostname()
+	if _, err := db.ExecContext(ctx, "DELETE FROM executors WHERE id > ? AND pid = ? AND host = ?", b.maxExecutorID, os.Getpid(), host); err != nil {
+		return fmt.Errorf("error cleaning up executors: %w", err)
+	}
+	defs, err := b.store.DefinitionList(ctx, persistence.DefinitionListParams{AllVersions: true})
+	if err != nil {
+		return err
+	}
+	demoTypes := map[string]bool{}
+	for _, d := range demo.Definitions() {
+		demoTypes[d.Type] = true
+	}
+	var fresh []int64
+	for _, d := range defs {
+		if !b.definitionIDs[d.ID] && demoTypes[d.Type] {
+			fresh = append(fresh, d.ID)
+		}
+	}
+	if len(fresh) > 0 {
+		if _, err := db.ExecContext(ctx, "DELETE FROM workflow_definitions WHERE id IN (?)", bun.In(fresh)); err != nil {
+			return fmt.Errorf("error cleaning up definitions: %w", err)
+		}
+	}
+	return nil
+}
+
+// printBenchReport prints the figures as a table, or with asJSON as one JSON object.
+func printBenchReport(w io.Writer, r *benchReport, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		return enc.Encode(r)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "database\t%s\n", r.Database)
+	fmt.Fprintf(tw, "definition\t%s (%s mode, %d node(s) x %d workers)\n", r.Definition, r.Mode, r.Nodes, r.Workers)
+	if r.InsertSeconds > 0 {
+		fmt.Fprintf(tw, "inserted\t%d workflows in %.2fs (before the timer)\n", r.Count, r.InsertSeconds)
+	}
+	if r.StartsPerSec > 0 {
+		fmt.Fprintf(tw, "started\t%d workflows, %.0f/s\n", r.Count, r.StartsPerSec)
+	}
+	fmt.Fprintf(tw, "finished\t%d of %d in %.2fs\n", r.Finished, r.Count, r.Seconds)
+	fmt.Fprintf(tw, "workflows/s\t%.0f\n", r.WorkflowsPerSec)
+	fmt.Fprintf(tw, "steps/s\t%.0f (%d steps)\n", r.StepsPerSec, r.Steps)
+	fmt.Fprintf(tw, "start to first step\tp50 %.1fms  p90 %.1fms  p99 %.1fms\n", r.FirstStepP50ms, r.FirstStepP90ms, r.FirstStepP99ms)
+	fmt.Fprintf(tw, "start to finish\tp50 %.1fms  p99 %.1fms\n", r.FinishP50ms, r.FinishP99ms)
+	return tw.Flush()
+}
