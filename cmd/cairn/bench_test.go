@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/persistence/dbtest"
+)
+
+// benchFigures is the JSON object cairn bench --json prints.
+type benchFigures struct {
+	WorkflowsPerSec float64  `json:"workflows_per_sec"`
+	StepsPerSec     float64  `json:"steps_per_sec"`
+	FirstStepP50ms  *float64 `json:"first_step_p50_ms"`
+	FirstStepP90ms  *float64 `json:"first_step_p90_ms"`
+	FirstStepP99ms  *float64 `json:"first_step_p99_ms"`
+	FinishP50ms     *float64 `json:"finish_p50_ms"`
+	FinishP99ms     *float64 `json:"finish_p99_ms"`
+	Count           int      `json:"count"`
+	Finished        int      `json:"finished"`
+	Steps           int      `json:"steps"`
+	Seconds         float64  `json:"seconds"`
+}
+
+// runBenchJSON runs cairn bench --json and decodes the one object it prints.
+func runBenchJSON(t *testing.T, args ...string) benchFigures {
+	t.Helper()
+	r := runCairn(t, "", nil, append([]string{"bench", "--json"}, args...)...)
+	require.Zero(t, r.code, "stderr: %s", r.stderr)
+	out := strings.TrimSpace(r.stdout)
+	require.Equal(t, 1, strings.Count(out, "\n")+1, "one line of JSON, got %q", out)
+	var f benchFigures
+	dec := json.NewDecoder(strings.NewReader(out))
+	require.NoError(t, dec.Decode(&f), out)
+	require.False(t, dec.More(), "exactly one JSON object: %q", out)
+	for key, v := range map[string]*float64{"first_step_p50_ms": f.FirstStepP50ms, "first_step_p90_ms": f.FirstStepP90ms,
+		"first_step_p99_ms": f.FirstStepP99ms, "finish_p50_ms": f.FinishP50ms, "finish_p99_ms": f.FinishP99ms} {
+		require.NotNil(t, v, "key %s missing: %s", key, out)
+		require.GreaterOrEqual(t, *v, 0.0, key)
+	}
+	require.LessOrEqual(t, *f.FirstStepP50ms, *f.FirstStepP90ms)
+	require.LessOrEqual(t, *f.FirstStepP90ms, *f.FirstStepP99ms)
+	require.LessOrEqual(t, *f.FinishP50ms, *f.FinishP99ms)
+	return f
+}
+
+func TestBenchDrainsOnTheDefaultSQLiteFile(t *testing.T) {
+	t.Parallel()
+	f := runBenchJSON(t, "--count", "200")
+	require.Equal(t, 200, f.Count)
+	require.Equal(t, 200, f.Finished)
+	require.Equal(t, 200, f.Steps, "bench.noop is one step")
+	require.Positive(t, f.WorkflowsPerSec)
+	require.Positive(t, f.StepsPerSec)
+	require.Positive(t, f.Seconds)
+}
+
+// On a database it is given, bench leaves the tables and nothing else: no workflows, history,
+// executors or definitions of its own.
+func TestBenchOnPostgresLeavesOnlyTheTables(t *testing.T) {
+	t.Parallel()
+	url := dbtest.URL(t, persistence.KindPostgres)
+	f := runBenchJSON(t, "--database", url, "--count", "200", "--definition", "demo.order", "--nodes", "2")
+	require.Equal(t, 200, f.Count)
+	require.Equal(t, 200, f.Finished)
+	require.Equal(t, 600, f.Steps, "demo.order runs validate, charge and ship")
+	require.Positive(t, f.WorkflowsPerSec)
+	require.Positive(t, f.StepsPerSec)
+
+	store := openStore(t, url)
+	require.NoError(t, store.CheckSchema(context.Background()), "the tables stay")
+	for _, table := range []string{"workflows", "actions", "task_instances", "side_effects", "change_events", "executors", "workflow_definitions"} {
+		var n int
+		require.NoError(t, store.DB().NewRaw("SELECT count(*) FROM "+table).Scan(context.Background(), &n))
+		require.Zero(t, n, "rows left in %s", table)
+	}
+}
+
+func TestBenchStartsAtARateForADuration(t *testing.T) {
+	t.Parallel()
+	f := runBenchJSON(t, "--duration", "1s", "--rate", "200")
+	require.Equal(t, 200, f.Count)
+	require.Equal(t, 200, f.Finished)
+	require.Positive(t, f.WorkflowsPerSec)
+}
+
+func TestBenchRejectsBadFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "give --count N or --duration D"},
+		{[]string{"--count", "10", "--duration", "1s"}, "exclude each other"},
+		{[]string{"--count", "-1"}, "--count must be positive"},
+		{[]string{"--count", "ten"}, "invalid value"},
+		{[]string{"--duration", "1s", "--rate", "0"}, "--rate must be positive"},
+		{[]string{"--count", "10", "--workers", "0"}, "--workers must be at least 1"},
+		{[]string{"--count", "10", "--nodes", "0"}, "--nodes must be at least 1"},
+		{[]string{"--count", "10", "--definition", "no.such"}, `unknown --definition "no.such"`},
+		{[]string{"--count", "10", "--input", "[1]"}, "--input must be a JSON object"},
+		{[]string{"--count", "10", "--database", "mysql://x"}, "mysql"},
+		{[]string{"--count", "10", "--bogus"}, "flag provided but not defined"},
+		{[]string{"--count", "10", "extra"}, `unexpected argument "extra"`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			r := runCairn(t, "", nil, append([]string{"bench"}, tc.args...)...)
+			requireOneLineError(t, r, tc.want)
+			require.Empty(t, r.stdout)
+		})
+	}
+	r := runCairn(t, "", []string{"CAIRN_COUNT=many"}, "bench")
+	requireOneLineError(t, r, "CAIRN_COUNT")
+}
