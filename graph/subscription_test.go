@@ -332,28 +332,39 @@ func TestWorkflowUpdatedOverWebsocket(t *testing.T) {
 		require.NoError(t, err)
 		ws.init()
 		ws.subscribe("u", `subscription($id: ID!) { workflowUpdated(id: $id) { id status stateText } }`, map[string]any{"id": id})
-		// The subscription starts from now once its resolver ran: change the workflow until it reports.
-		var m wsMessage
-		for got := false; !got; {
-			var out map[string]any
-			b.must(t, `mutation($id: ID!) { updateWorkflow(input: {id: $id, stateText: "hello"}) { workflow { id } } }`, &out, map[string]any{"id": id})
-			select {
-			case m = <-ws.in:
-				got = true
-			case <-time.After(200 * time.Millisecond):
-			case <-ws.ctx.Done():
-				t.Fatal("no update")
-			}
-		}
-		require.Equal(t, "next", m.Type, string(m.Payload))
-		var resp struct {
+		type updated struct {
 			Data struct {
-				WorkflowUpdated struct{ ID, Status, StateText string }
+				WorkflowUpdated struct {
+					ID, Status string
+					StateText  *string
+				}
 			}
 		}
-		require.NoError(t, json.Unmarshal(m.Payload, &resp))
-		require.Equal(t, id, resp.Data.WorkflowUpdated.ID)
-		require.Equal(t, "hello", resp.Data.WorkflowUpdated.StateText)
+		next := func() updated {
+			t.Helper()
+			select {
+			case m := <-ws.in:
+				require.Equal(t, "next", m.Type, string(m.Payload))
+				var resp updated
+				require.NoError(t, json.Unmarshal(m.Payload, &resp))
+				return resp
+			case <-time.After(10 * time.Second):
+				t.Fatal("no update")
+			case <-ws.ctx.Done():
+				t.Fatal("connection closed")
+			}
+			return updated{}
+		}
+		// First the workflow as it is now, then each change.
+		first := next()
+		require.Equal(t, id, first.Data.WorkflowUpdated.ID)
+		require.Equal(t, "CREATED", first.Data.WorkflowUpdated.Status)
+		require.Nil(t, first.Data.WorkflowUpdated.StateText)
+		var out map[string]any
+		b.must(t, `mutation($id: ID!) { updateWorkflow(input: {id: $id, stateText: "hello"}) { workflow { id } } }`, &out, map[string]any{"id": id})
+		changed := next()
+		require.Equal(t, id, changed.Data.WorkflowUpdated.ID)
+		require.Equal(t, "hello", *changed.Data.WorkflowUpdated.StateText)
 
 		ws.subscribe("bad", `subscription { workflowUpdated(id: "nope") { id } }`, nil)
 		ws.expectError("INVALID_INPUT")

@@ -141,8 +141,9 @@ func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFil
 	return out, nil
 }
 
-// workflowUpdated streams a workflow each time it changes. Each message is the whole workflow as it
-// is now, so a subscriber that falls behind is not cut off: it skips to the newest state.
+// workflowUpdated streams a workflow: first as it is now, then each time it changes. Each message
+// is the whole workflow, so a subscriber that falls behind is not cut off: older states it has not
+// read are dropped for newer ones, and the newest state always reaches it.
 func (r *Resolver) workflowUpdated(ctx context.Context, id string) (<-chan *persistence.Workflow, error) {
 	wid, err := decodeID("id", kindWorkflow, id)
 	if err != nil {
@@ -152,25 +153,38 @@ func (r *Resolver) workflowUpdated(ctx context.Context, id string) (<-chan *pers
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.store.WorkflowGet(ctx, wid); err != nil {
+	// Read after the head: a change that lands in between is both in this state and an event.
+	current, err := r.store.WorkflowGet(ctx, wid)
+	if err != nil {
 		return nil, err
 	}
 	out := make(chan *persistence.Workflow, r.cfg.SubscriptionBuffer)
+	out <- current
 	go func() {
 		defer close(out)
 		r.follow(ctx, cursor, []int64{wid}, func(_ []*persistence.ChangeEvent, wfs map[int64]*persistence.Workflow) bool {
-			w := wfs[wid]
-			if w == nil {
-				return true
-			}
-			select {
-			case out <- w:
-			default: // full: the subscriber gets a newer state with the next change
+			if w := wfs[wid]; w != nil {
+				sendLatest(out, w)
 			}
 			return true
 		})
 	}()
 	return out, nil
+}
+
+// sendLatest sends v without blocking: when the buffer is full it drops the oldest message, so the
+// newest always gets through (this goroutine is the channel's only sender).
+func sendLatest[T any](out chan T, v T) {
+	select {
+	case out <- v:
+		return
+	default:
+	}
+	select {
+	case <-out:
+	default:
+	}
+	out <- v
 }
 
 // matchEvent applies a filter to an event and the workflow it changed (as it is now). Status and
