@@ -1,0 +1,77 @@
+package workflow_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/worker"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// Embedding cairn in a Go program: open a store, register a definition with its step handlers,
+// run a worker pool, start a workflow and wait for it.
+func Example() {
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+
+	dir, err := os.MkdirTemp("", "cairn-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	store, err := persistence.Open(ctx, "sqlite://"+dir+"/cairn.db", persistence.OpenOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	if _, err := store.Migrate(ctx); err != nil {
+		log.Fatal(err)
+	}
+
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	engine := workflow.New(store, workflow.Options{Logger: quiet})
+	_, err = engine.Register(ctx, workflow.Definition{
+		Type: "greeting",
+		States: []workflow.State{
+			{Name: "greet", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+				var in struct{ Name string }
+				if err := c.Input(&in); err != nil {
+					return workflow.Next{}, err
+				}
+				if err := c.SetVar("greeting", "hello, "+in.Name); err != nil {
+					return workflow.Next{}, err
+				}
+				return workflow.MoveTo("done"), nil
+			}},
+			{Name: "done", Kind: workflow.End},
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	pool := worker.New(engine, worker.Options{Concurrency: 10})
+	go func() { _ = pool.Run(ctx) }()
+
+	started, err := engine.Start(ctx, workflow.StartParams{Type: "greeting", Input: []byte(`{"name": "cairn"}`)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for {
+		w, err := store.WorkflowGet(ctx, started.Workflow.ID)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if w.Status == persistence.StatusFinished {
+			fmt.Println(w.Status, w.State, string(w.Variables))
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Output: FINISHED done {"greeting":"hello, cairn"}
+}
