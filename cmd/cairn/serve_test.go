@@ -101,11 +101,15 @@ func TestServeWorkersOnlyOpensNoPort(t *testing.T) {
 	n := startNode(t, nil, "--database", url, "--log-format", "json", "--no-api", "--group", "a,b")
 	require.Nil(t, n.findLog("http server listening"))
 	require.Empty(t, n.addr)
-	n.waitLog(t, "worker started")
+	// Both pools register before the node is stopped.
+	store := openStore(t, url)
+	require.Eventually(t, func() bool {
+		n, err := store.DB().NewSelect().Table("executors").Count(context.Background())
+		return err == nil && n == 2
+	}, 30*time.Second, 20*time.Millisecond, n.output())
 	require.Zero(t, n.stop(t), n.output())
 
 	// One executor per group, each marked stopped by the drain.
-	store := openStore(t, url)
 	var groups []string
 	require.NoError(t, store.DB().NewSelect().Table("executors").Column("executor_group").
 		Where("stopped IS NOT NULL").Order("executor_group").Scan(context.Background(), &groups))
