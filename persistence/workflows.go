@@ -302,3 +302,17 @@ func (s *Store) WorkflowActiveChildren(ctx context.Context, parentIDs []int64) (
 	}
 	return out, nil
 }
+
+// WorkflowActiveChildIDs returns the IDs of the children of the given workflows that have not ended.
+func (s *Store) WorkflowActiveChildIDs(ctx context.Context, parentIDs []int64) ([]int64, error) {
+	if len(parentIDs) == 0 {
+		return nil, nil
+	}
+	var ids []int64
+	if err := s.idb.NewSelect().Model((*Workflow)(nil)).Column("id").
+		Where("parent_id IN (?) AND status NOT IN (?)", bunIn(parentIDs), bunIn([]Status{StatusFinished, StatusFailed, StatusCancelled})).
+		OrderExpr("id").Scan(ctx, &ids); err != nil {
+		return nil, fmt.Errorf("error listing active children: %w", err)
+	}
+	return ids, nil
+}

@@ -312,3 +312,31 @@ func mustJSON(t *testing.T, v any) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+func TestCancelReachesEveryDescendant(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		b := setup(t, store)
+		b.startWorker(t, fastOptions())
+		parent := b.start(t, "demo.fanout", `{"children": 3, "childInput": {"shipDelayMs": 60000}}`)
+		b.waitStatus(t, parent.ID, persistence.StatusWaiting)
+		_, err := b.engine.Cancel(ctx, workflow.ChangeParams{ID: parent.ID, Reason: "stop everything"})
+		require.NoError(t, err)
+		children, _, err := store.WorkflowList(ctx, persistence.WorkflowListParams{Filter: persistence.WorkflowFilter{ParentID: &parent.ID}, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, children, 3)
+		for _, c := range children {
+			require.Equal(t, persistence.StatusCancelled, c.Status)
+			actions := b.actions(t, c.ID)
+			require.Contains(t, *actions[len(actions)-1].StateText, "was cancelled")
+		}
+		// The children's running ship steps were cancelled and record nothing.
+		time.Sleep(200 * time.Millisecond)
+		for _, c := range children {
+			got, err := store.WorkflowGet(ctx, c.ID)
+			require.NoError(t, err)
+			require.Equal(t, persistence.StatusCancelled, got.Status)
+		}
+	})
+}

@@ -452,22 +452,78 @@ func (e *Engine) Resume(ctx context.Context, p ChangeParams) (*persistence.Workf
 	})
 }
 
-// Cancel ends a workflow that has not ended: it is never claimed again and a step running for it
-// sees its context cancelled.
+// Cancel ends a workflow that has not ended, and every descendant that has not ended either: none
+// is claimed again and a step running for any of them sees its context cancelled.
 func (e *Engine) Cancel(ctx context.Context, p ChangeParams) (*persistence.Workflow, error) {
-	return e.change(ctx, "cancel", p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
+	var cascaded []int64
+	w, err := e.change(ctx, "cancel", p, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
 		if w.Status.Terminal() {
 			return nil, conflict("workflow %d is already %s", w.ID, w.Status)
 		}
-		now := persistence.Now()
-		w.Status = persistence.StatusCancelled
-		w.NextActivation = nil
-		w.ExecutorID = nil
-		w.StepDeadline = nil
-		w.WaitSignal = nil
-		w.Finished = &now
-		return nil, nil
+		cancelWorkflow(w)
+		var err error
+		cascaded, err = e.cancelDescendants(ctx, tx, w, p)
+		return nil, err
 	})
+	for _, id := range cascaded {
+		e.notifier.Notify(persistence.TopicCancel, fmtID(id))
+	}
+	return w, err
+}
+
+func cancelWorkflow(w *persistence.Workflow) {
+	now := persistence.Now()
+	w.Status = persistence.StatusCancelled
+	w.NextActivation = nil
+	w.ExecutorID = nil
+	w.StepDeadline = nil
+	w.WaitSignal = nil
+	w.Finished = &now
+}
+
+// cancelDescendants cancels the active descendants of a workflow being cancelled, each with its own
+// EXTERNAL_CHANGE action and change event, and returns their IDs.
+func (e *Engine) cancelDescendants(ctx context.Context, tx *persistence.Store, root *persistence.Workflow, p ChangeParams) ([]int64, error) {
+	actor := p.Actor
+	if actor == "" {
+		actor = "api"
+	}
+	text := fmt.Sprintf("cancel: ancestor %d was cancelled", root.ID)
+	var all []int64
+	parents := []int64{root.ID}
+	for len(parents) > 0 {
+		ids, err := tx.WorkflowActiveChildIDs(ctx, parents)
+		if err != nil {
+			return nil, err
+		}
+		parents = parents[:0]
+		for _, id := range ids {
+			child, err := tx.WorkflowGetForUpdate(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			if child.Status.Terminal() {
+				continue
+			}
+			from := child.State
+			cancelWorkflow(child)
+			if err := tx.WorkflowSave(ctx, child); err != nil {
+				return nil, err
+			}
+			a := &persistence.Action{WorkflowID: child.ID, Type: persistence.ActionExternalChange, FromState: &from, State: child.State,
+				StateText: &text, RetryNo: child.Retries, Actor: &actor, At: child.Modified}
+			if err := tx.ActionInsertMany(ctx, []*persistence.Action{a}); err != nil {
+				return nil, err
+			}
+			if err := tx.ChangeEventInsertMany(ctx, []*persistence.ChangeEvent{{WorkflowID: child.ID, Type: string(persistence.ActionExternalChange),
+				ActionID: &a.ID, Status: child.Status, State: child.State, At: child.Modified}}); err != nil {
+				return nil, err
+			}
+			all = append(all, child.ID)
+			parents = append(parents, child.ID)
+		}
+	}
+	return all, nil
 }
 
 // UpdateParams is the input of Update: an operator's change of a workflow (nFlow's external change).
