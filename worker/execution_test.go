@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
+	"github.com/cairnflow/cairn/worker"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -338,5 +339,46 @@ func TestCancelReachesEveryDescendant(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, persistence.StatusCancelled, got.Status)
 		}
+	})
+}
+
+// A step that outlives the drain timeout is released for another node and cancelled; its late
+// result neither crashes the stopped pool nor overwrites the released workflow.
+func TestDrainTimeoutReleasesStepsStillRunning(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		var runs atomic.Int32
+		slow := workflow.Definition{Type: "t.slow", States: []workflow.State{
+			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+				if runs.Add(1) == 1 {
+					time.Sleep(700 * time.Millisecond) // ignores its context, as badly written steps do
+				}
+				return workflow.MoveTo("done"), nil
+			}},
+			{Name: "done", Kind: workflow.End}}}
+		b := setup(t, store, slow)
+		opts := fastOptions()
+		opts.DrainTimeout = 100 * time.Millisecond
+		first := worker.New(b.engine, opts)
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- first.Run(runCtx) }()
+
+		w := b.start(t, "t.slow", `{}`)
+		b.waitStatus(t, w.ID, persistence.StatusExecuting)
+		stop()
+		require.NoError(t, <-done)
+		released, err := store.WorkflowGet(ctx, w.ID)
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusInProgress, released.Status, "released at shutdown")
+		time.Sleep(800 * time.Millisecond) // the abandoned step returns into the stopped pool
+
+		b.startWorker(t, fastOptions())
+		b.waitStatus(t, w.ID, persistence.StatusFinished)
+		actions := b.actions(t, w.ID)
+		require.Len(t, actions, 2)
+		require.Equal(t, persistence.ActionRecovery, actions[0].Type)
+		require.Equal(t, persistence.ActionStateExecution, actions[1].Type)
 	})
 }

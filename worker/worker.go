@@ -100,7 +100,8 @@ type Worker struct {
 
 	executorID atomic.Int64
 	slots      chan struct{}
-	results    chan *workflow.Outcome
+	results    chan *workflow.Outcome // buffered for every slot: a finished step never blocks
+	drained    chan struct{}          // closed when claiming stopped and the drain ended
 	wake       chan struct{}
 	running    sync.WaitGroup
 
@@ -125,6 +126,7 @@ func New(engine *workflow.Engine, opts Options) *Worker {
 		engine: engine, store: engine.Store(), opts: opts, log: opts.Logger.With("group", opts.Group),
 		slots:   make(chan struct{}, opts.Concurrency),
 		results: make(chan *workflow.Outcome, opts.Concurrency),
+		drained: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		held:    map[int64]struct{}{},
 	}
@@ -173,7 +175,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	case <-time.After(w.opts.DrainTimeout):
 		w.log.Warn("drain timeout: releasing steps still running", "timeout", w.opts.DrainTimeout)
 	}
-	close(w.results)
+	// Steps still running past the drain timeout may finish later: they send into the buffer,
+	// which is never closed, and their workflows are released below like a dead executor's.
+	close(w.drained)
 	select {
 	case <-completerDone:
 	case <-time.After(w.opts.DrainTimeout):
@@ -378,9 +382,16 @@ func (w *Worker) completeLoop(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
-		o, ok := <-w.results
-		if !ok {
-			return
+		var o *workflow.Outcome
+		select {
+		case o = <-w.results:
+		case <-w.drained:
+			// Write what finished during the drain, then stop.
+			select {
+			case o = <-w.results:
+			default:
+				return
+			}
 		}
 		batch = append(batch[:0], o)
 		// Gather what else has finished; while more steps are running, wait for them until
@@ -389,10 +400,7 @@ func (w *Worker) completeLoop(ctx context.Context) {
 	gather:
 		for len(batch) < w.opts.CompleteBatch {
 			select {
-			case o, ok := <-w.results:
-				if !ok {
-					break gather
-				}
+			case o := <-w.results:
 				batch = append(batch, o)
 				continue
 			default:
@@ -405,10 +413,7 @@ func (w *Worker) completeLoop(ctx context.Context) {
 				deadline = timer.C
 			}
 			select {
-			case o, ok := <-w.results:
-				if !ok {
-					break gather
-				}
+			case o := <-w.results:
 				batch = append(batch, o)
 			case <-deadline:
 				deadline = nil

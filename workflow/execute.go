@@ -154,7 +154,8 @@ func (e *Engine) run(ctx context.Context, o *Outcome, def *Definition, state *St
 		}
 	}
 	timeout := def.TimeoutOf(state)
-	stepCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	// ctx ends only when the worker gives up on its drain: the step is cancelled then too.
+	stepCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	forget := e.trackRunning(w.ID, cancel)
 	defer forget()
