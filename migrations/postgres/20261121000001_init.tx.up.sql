@@ -59,7 +59,10 @@ CREATE TABLE workflows (
 CREATE INDEX workflows_due_idx ON workflows (executor_group, priority DESC, next_activation, id)
     WHERE status IN ('CREATED', 'IN_PROGRESS', 'WAITING') AND next_activation IS NOT NULL;
 CREATE UNIQUE INDEX workflows_type_external_id_idx ON workflows (type, external_id) WHERE external_id IS NOT NULL;
-CREATE INDEX workflows_status_idx ON workflows (status, id);
+-- Workflows that need a person or are parked, for dashboards. Partial, so the statuses every step
+-- passes through (CREATED, IN_PROGRESS, EXECUTING, FINISHED) add no index entries on the hot path.
+CREATE INDEX workflows_attention_idx ON workflows (status, id)
+    WHERE status IN ('MANUAL', 'FAILED', 'PAUSED', 'WAITING', 'CANCELLED');
 CREATE INDEX workflows_type_idx ON workflows (type, id);
 CREATE INDEX workflows_created_idx ON workflows (created, id);
 CREATE INDEX workflows_parent_idx ON workflows (parent_id, id) WHERE parent_id IS NOT NULL;
