@@ -161,6 +161,61 @@ func (d *drill) unfinished(t *testing.T) []string {
 	return out
 }
 
+// lockedElsewhere returns those of ids whose rows another session holds locked.
+func (d *drill) lockedElsewhere(t *testing.T, ids []int64) []int64 {
+	t.Helper()
+	var free []int64
+	ctx := context.Background()
+	tx, err := d.store.DB().BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	require.NoError(t, tx.NewRaw("SELECT id FROM workflows WHERE id IN (?) FOR UPDATE SKIP LOCKED", bun.In(ids)).Scan(ctx, &free))
+	return slices.DeleteFunc(slices.Clone(ids), func(id int64) bool { return slices.Contains(free, id) })
+}
+
+// unrecovered describes the workflows of ids without a RECOVERY action, for a failure message.
+func (d *drill) unrecovered(t *testing.T, ids []int64) []string {
+	var rows []struct {
+		ID         int64
+		Status     string
+		State      string
+		ExecutorID *int64
+		Version    int
+	}
+	_ = d.store.DB().NewRaw(`SELECT id, status, state, executor_id, version FROM workflows WHERE id IN (?)
+		AND id NOT IN (SELECT workflow_id FROM actions WHERE type = 'RECOVERY') ORDER BY id LIMIT 10`, bun.In(ids)).
+		Scan(context.Background(), &rows)
+	var out []string
+	for _, r := range rows {
+		out = append(out, fmt.Sprintf("%d %s/%s executor=%v version=%d", r.ID, r.Status, r.State, deref(r.ExecutorID), r.Version))
+	}
+	return out
+}
+
+// sessions describes the database sessions other than the test's, for a failure message.
+func (d *drill) sessions(t *testing.T) []string {
+	var rows []struct {
+		State string
+		Wait  string
+		Query string
+	}
+	_ = d.store.DB().NewRaw(`SELECT coalesce(state, '') AS state, coalesce(wait_event_type || ':' || wait_event, '') AS wait,
+		left(query, 120) AS query FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).
+		Scan(context.Background(), &rows)
+	var out []string
+	for _, r := range rows {
+		out = append(out, fmt.Sprintf("[%s %s] %s", r.State, r.Wait, strings.Join(strings.Fields(r.Query), " ")))
+	}
+	return out
+}
+
+func deref(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
 // heldBy returns the workflows an executor holds.
 func (d *drill) heldBy(t *testing.T, executor int64) []int64 {
 	t.Helper()
@@ -262,14 +317,26 @@ func TestDrillNodePausedPastExpiry(t *testing.T) {
 		return d.count(t, "SELECT count(*) FROM workflows WHERE executor_id = ? AND state = 'ship' AND status = 'EXECUTING'", pausedExec) >= 3
 	})
 	require.NoError(t, paused.cmd.Process.Signal(syscall.SIGSTOP))
+	time.Sleep(100 * time.Millisecond) // the stop is delivered asynchronously
 	held := d.heldBy(t, pausedExec)
 	require.NotEmpty(t, held)
-	heldShip := d.count(t, "SELECT count(*) FROM workflows WHERE executor_id = ? AND state = 'ship'", pausedExec)
-	require.Positive(t, heldShip)
+	// A node stopped inside a completion transaction keeps that transaction's row locks, and
+	// recovery skips locked rows: those workflows move only once the node resumes (or its session
+	// ends). Probe for them now, before the expiry, while no one else touches these rows.
+	locked := d.lockedElsewhere(t, held)
+	recoverable := slices.DeleteFunc(slices.Clone(held), func(id int64) bool { return slices.Contains(locked, id) })
+	require.NotEmpty(t, recoverable, "the paused node held workflows outside its open transaction")
 
-	waitFor(t, time.Minute, "the other node to recover the paused node's workflows", func() bool {
-		return d.count(t, "SELECT count(DISTINCT workflow_id) FROM actions WHERE type = 'RECOVERY' AND workflow_id IN (?)", bun.In(held)) == len(held)
-	})
+	deadline := time.Now().Add(time.Minute)
+	for d.count(t, "SELECT count(DISTINCT workflow_id) FROM actions WHERE type = 'RECOVERY' AND workflow_id IN (?)", bun.In(recoverable)) < len(recoverable) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited a minute for the other node to recover the paused node's %d workflows; not recovered: %v; sessions: %v",
+				len(recoverable), d.unrecovered(t, recoverable), d.sessions(t))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("drill node-paused: the paused node held %d workflows: %d recovered by the other node, %d locked by its open transaction until it resumed",
+		len(held), len(recoverable), len(locked))
 	// Let the recovered ship steps run again elsewhere before the paused node wakes up.
 	time.Sleep(500 * time.Millisecond)
 	require.NoError(t, paused.cmd.Process.Signal(syscall.SIGCONT))
@@ -283,10 +350,10 @@ func TestDrillNodePausedPastExpiry(t *testing.T) {
 	// The paused node's ship attempts on the recovered workflows stay LOST: its late completions
 	// were fenced off.
 	overwritten := d.count(t, `SELECT count(*) FROM task_instances WHERE executor_id = ? AND state = 'ship'
-		AND workflow_id IN (?) AND status <> 'LOST'`, pausedExec, bun.In(held))
+		AND workflow_id IN (?) AND status <> 'LOST'`, pausedExec, bun.In(recoverable))
 	require.Zero(t, overwritten, "task instances of recovered work written by the paused node")
 	recordedByPaused := d.count(t, "SELECT count(*) FROM actions WHERE executor_id = ? AND type = 'STATE_EXECUTION' AND from_state = 'ship' AND workflow_id IN (?)",
-		pausedExec, bun.In(held))
+		pausedExec, bun.In(recoverable))
 	require.Zero(t, recordedByPaused, "ship steps of recovered workflows recorded by the paused node")
 	require.Zero(t, paused.stop(t), paused.output())
 	require.Zero(t, other.stop(t), other.output())
