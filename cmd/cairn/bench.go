@@ -360,7 +360,7 @@ func (b *bench) startAtRate(ctx context.Context, engine *workflow.Engine, began 
 	}
 }
 
-// open lists the statuses of a workflow that has not ended yet. MANUAL counts as ended: a run
+// openStatuses are the statuses of a workflow that has not ended yet. MANUAL counts as ended: a run
 // whose steps fail must not wait forever.
 var openStatuses = []persistence.Status{persistence.StatusCreated, persistence.StatusInProgress,
 	persistence.StatusExecuting, persistence.StatusWaiting, persistence.StatusPaused}
