@@ -186,19 +186,23 @@ func (s *Store) workflowCompletePG(ctx context.Context, cs []WorkflowCompletion,
 	ver, retries := make([]int32, n), make([]int32, n)
 	status, state, vars := make([]string, n), make([]string, n), make([]string, n)
 	text, wait, lastErr := make([]*string, n), make([]*string, n), make([]*string, n)
-	next, finished := make([]*time.Time, n), make([]*time.Time, n)
+	next, finished, deadline := make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
+	keep := make([]bool, n)
 	for i, c := range cs {
 		id[i], exec[i], ver[i], retries[i] = c.ID, c.ExecutorID, int32(c.ClaimedVersion), int32(c.Retries)
 		status[i], state[i], vars[i] = string(c.Status), c.State, string(c.Variables)
 		text[i], wait[i], lastErr[i], next[i], finished[i] = c.StateText, c.WaitSignal, c.LastError, UTCPtr(c.NextActivation), UTCPtr(c.Finished)
+		keep[i], deadline[i] = c.KeepClaim, UTCPtr(c.StepDeadline)
 	}
 	rows, err := s.rawSQL().QueryContext(ctx, `UPDATE workflows AS w SET status = v.status, state = v.state, state_text = v.text,
-			next_activation = v.next, retries = v.retries, executor_id = NULL, variables = v.vars::jsonb, wait_signal = v.wait,
-			last_error = v.lerr, step_deadline = NULL, finished = v.finished, modified = $13, version = w.version + 1
+			next_activation = v.next, retries = v.retries, executor_id = CASE WHEN v.keep THEN v.exec ELSE NULL END,
+			variables = v.vars::jsonb, wait_signal = v.wait, last_error = v.lerr, step_deadline = v.deadline, finished = v.finished,
+			modified = $13, version = w.version + 1
 		FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int[], $9::text[],
-			$10::text[], $11::text[], $12::timestamptz[]) AS v(id, exec, ver, status, state, text, next, retries, vars, wait, lerr, finished)
+			$10::text[], $11::text[], $12::timestamptz[], $14::boolean[], $15::timestamptz[])
+			AS v(id, exec, ver, status, state, text, next, retries, vars, wait, lerr, finished, keep, deadline)
 		WHERE w.id = v.id AND w.executor_id = v.exec AND w.version = v.ver AND w.status = 'EXECUTING'
-		RETURNING w.id`, id, exec, ver, status, state, text, next, retries, vars, wait, lastErr, finished, UTC(now))
+		RETURNING w.id`, id, exec, ver, status, state, text, next, retries, vars, wait, lastErr, finished, UTC(now), keep, deadline)
 	if err != nil {
 		return nil, err
 	}

@@ -254,17 +254,30 @@ type SideEffectRecordParams struct {
 }
 
 // SideEffectRecord stores a side effect unless one with the same key is stored already, and returns
-// the stored one: the first value recorded for a key wins, whoever recorded it.
+// the stored one: the first value recorded for a key wins, whoever recorded it. It usually costs
+// one statement (a second only when another run recorded the key first).
 func (s *Store) SideEffectRecord(ctx context.Context, p SideEffectRecordParams) (*SideEffect, error) {
+	release := s.stepQuery()
+	defer release()
 	se := &SideEffect{WorkflowID: p.WorkflowID, Key: p.Key, ValueType: p.ValueType, Value: p.Value, Created: Now()}
-	if _, err := s.idb.NewInsert().Model(se).On("CONFLICT (workflow_id, key) DO NOTHING").Exec(ctx); err != nil {
+	var inserted []*SideEffect
+	if err := s.idb.NewInsert().Model(se).On("CONFLICT (workflow_id, key) DO NOTHING").Returning("*").Scan(ctx, &inserted); err != nil {
 		return nil, fmt.Errorf("error recording side effect %q of workflow %d: %w", p.Key, p.WorkflowID, err)
 	}
-	return s.SideEffectGet(ctx, p.WorkflowID, p.Key)
+	if len(inserted) == 1 {
+		return inserted[0], nil
+	}
+	return s.sideEffectGet(ctx, p.WorkflowID, p.Key)
 }
 
 // SideEffectGet returns the side effect a workflow recorded under a key.
 func (s *Store) SideEffectGet(ctx context.Context, workflowID int64, key string) (*SideEffect, error) {
+	release := s.stepQuery()
+	defer release()
+	return s.sideEffectGet(ctx, workflowID, key)
+}
+
+func (s *Store) sideEffectGet(ctx context.Context, workflowID int64, key string) (*SideEffect, error) {
 	se := new(SideEffect)
 	if err := s.idb.NewSelect().Model(se).Where("workflow_id = ? AND key = ?", workflowID, key).Scan(ctx); err != nil {
 		return nil, noRows(err, "side effect", key)

@@ -27,6 +27,10 @@ type OpenOptions struct {
 	// MaxConns caps PostgreSQL's pool (default 20). SQLite always uses one connection: it has one
 	// writer, and one connection makes Go's pool the queue instead of SQLite's busy loop.
 	MaxConns int
+	// IdleInTransactionTimeout makes PostgreSQL end a session that sits inside a transaction doing
+	// nothing for this long (default 5s): a node frozen mid-transaction (SIGSTOP, a VM pause) would
+	// otherwise keep its workflows locked, and out of other nodes' recovery, until it thaws.
+	IdleInTransactionTimeout time.Duration
 }
 
 // Open connects to the database a URL names: sqlite:///path/file.db, sqlite://relative.db,
@@ -61,7 +65,9 @@ func Open(ctx context.Context, rawURL string, opts OpenOptions) (*Store, error) 
 		_ = db.Close()
 		return nil, fmt.Errorf("error connecting to %s: %w", redact(rawURL), err)
 	}
-	return &Store{db: db, idb: db, kind: kind, url: redact(rawURL), raw: rawURL}, nil
+	// Steps may use at most half the pool (at least one connection stays for claims and completions).
+	stepConns := max(1, db.DB.Stats().MaxOpenConnections/2)
+	return &Store{db: db, idb: db, kind: kind, url: redact(rawURL), raw: rawURL, steps: make(chan struct{}, stepConns)}, nil
 }
 
 func openSQLite(path string) (*bun.DB, error) {
@@ -101,6 +107,13 @@ func openPostgres(rawURL string, opts OpenOptions) (*bun.DB, error) {
 		cfg.ConnectTimeout = 5 * time.Second
 	}
 	cfg.RuntimeParams["timezone"] = "UTC"
+	idle := opts.IdleInTransactionTimeout
+	if idle <= 0 {
+		idle = 5 * time.Second
+	}
+	if _, set := cfg.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
+		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(idle.Milliseconds())
+	}
 	sqldb := stdlib.OpenDB(*cfg)
 	max := opts.MaxConns
 	if max <= 0 {

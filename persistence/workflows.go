@@ -173,6 +173,10 @@ type WorkflowCompletion struct {
 	WaitSignal     *string
 	LastError      *string
 	Finished       *time.Time
+	// KeepClaim leaves the workflow EXECUTING under the same executor (status must be EXECUTING):
+	// its next step runs at once on the same node, without a release and a new claim.
+	KeepClaim    bool
+	StepDeadline *time.Time
 }
 
 // WorkflowCompleteMany writes completions in one statement, fenced by executor and version, and
@@ -192,22 +196,22 @@ func (s *Store) WorkflowCompleteMany(ctx context.Context, cs []WorkflowCompletio
 	}
 	var b strings.Builder
 	args := make([]any, 0, len(cs)*12+1)
-	b.WriteString("WITH v(id, executor_id, claimed_version, status, state, state_text, next_activation, retries, variables, wait_signal, last_error, finished) AS (VALUES ")
+	b.WriteString("WITH v(id, executor_id, claimed_version, status, state, state_text, next_activation, retries, variables, wait_signal, last_error, finished, keep, step_deadline) AS (VALUES ")
 	for i, c := range cs {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		if s.isPostgres() && i == 0 {
-			b.WriteString("(?::bigint, ?::bigint, ?::integer, ?, ?, ?::text, ?::timestamptz, ?::integer, ?::jsonb, ?::text, ?::text, ?::timestamptz)")
+			b.WriteString("(?::bigint, ?::bigint, ?::integer, ?, ?, ?::text, ?::timestamptz, ?::integer, ?::jsonb, ?::text, ?::text, ?::timestamptz, ?::boolean, ?::timestamptz)")
 		} else {
-			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 		}
 		args = append(args, c.ID, c.ExecutorID, c.ClaimedVersion, string(c.Status), c.State, c.StateText,
-			timeArg(c.NextActivation), c.Retries, string(c.Variables), c.WaitSignal, c.LastError, timeArg(c.Finished))
+			timeArg(c.NextActivation), c.Retries, string(c.Variables), c.WaitSignal, c.LastError, timeArg(c.Finished), c.KeepClaim, timeArg(c.StepDeadline))
 	}
 	b.WriteString(") UPDATE workflows AS w SET status = v.status, state = v.state, state_text = v.state_text, ")
-	b.WriteString("next_activation = v.next_activation, retries = v.retries, executor_id = NULL, variables = v.variables, ")
-	b.WriteString("wait_signal = v.wait_signal, last_error = v.last_error, step_deadline = NULL, finished = v.finished, ")
+	b.WriteString("next_activation = v.next_activation, retries = v.retries, executor_id = CASE WHEN v.keep THEN v.executor_id ELSE NULL END, variables = v.variables, ")
+	b.WriteString("wait_signal = v.wait_signal, last_error = v.last_error, step_deadline = v.step_deadline, finished = v.finished, ")
 	b.WriteString("modified = ?, version = w.version + 1 FROM v")
 	args = append(args, now)
 	b.WriteString(" WHERE w.id = v.id AND w.executor_id = v.executor_id AND w.version = v.claimed_version AND w.status = 'EXECUTING'")

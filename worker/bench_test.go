@@ -34,12 +34,22 @@ func benchEngine(b *testing.B, store *persistence.Store) *workflow.Engine {
 	return engine
 }
 
-func startNoops(b *testing.B, engine *workflow.Engine, n int) {
+// benchDefinition is the definition BenchmarkDrain runs: CAIRN_BENCH_DEFINITION or bench.noop.
+func benchDefinition() string {
+	if d := os.Getenv("CAIRN_BENCH_DEFINITION"); d != "" {
+		return d
+	}
+	return "bench.noop"
+}
+
+func startNoops(b *testing.B, engine *workflow.Engine, n int) { startMany(b, engine, "bench.noop", n) }
+
+func startMany(b *testing.B, engine *workflow.Engine, typ string, n int) {
 	ps := make([]workflow.StartParams, 0, 1000)
 	for i := 0; i < n; i += 1000 {
 		ps = ps[:0]
 		for j := i; j < min(n, i+1000); j++ {
-			ps = append(ps, workflow.StartParams{Type: "bench.noop"})
+			ps = append(ps, workflow.StartParams{Type: typ})
 		}
 		_, err := engine.StartMany(context.Background(), ps)
 		require.NoError(b, err)
@@ -96,21 +106,23 @@ func BenchmarkComplete(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "completions/s")
 }
 
-// BenchmarkDrain measures the whole pool draining bench.noop workflows started in bulk.
+// BenchmarkDrain measures the whole pool draining workflows started in bulk (bench.noop, or the
+// definition CAIRN_BENCH_DEFINITION names); steps/s counts the workflows' completed steps.
 func BenchmarkDrain(b *testing.B) {
 	store := benchStore(b)
 	engine := benchEngine(b, store)
-	startNoops(b, engine, b.N)
+	startMany(b, engine, benchDefinition(), b.N)
 	b.ResetTimer()
 	w := worker.New(engine, worker.Options{Concurrency: 1000, CompleteBatch: 1000, PollInterval: 20 * time.Millisecond, Logger: testLogger()})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	for w.Stats().Completed.Load() < int64(b.N) {
+	for w.Stats().Ended.Load() < int64(b.N) {
 		time.Sleep(time.Millisecond)
 	}
 	b.StopTimer()
 	cancel()
 	require.NoError(b, <-done)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "workflows/s")
+	b.ReportMetric(float64(w.Stats().Completed.Load())/b.Elapsed().Seconds(), "steps/s")
 }

@@ -103,18 +103,22 @@ type Worker struct {
 	results    chan *workflow.Outcome // buffered for every slot: a finished step never blocks
 	drained    chan struct{}          // closed when claiming stopped and the drain ended
 	wake       chan struct{}
-	running    sync.WaitGroup
 
 	heldMu sync.Mutex
 	held   map[int64]struct{} // claimed and not yet completed by this pool
+	chain  map[int64]int      // steps run in a row without a release, by workflow
+
+	stopping atomic.Bool // the drain began: no more steps are kept
 
 	stats Stats
 }
 
 // Stats counts what a Worker did since it started.
 type Stats struct {
-	Claimed   atomic.Int64
+	Claimed atomic.Int64
+	// Completed counts the steps written; Ended those of them that ended their workflow.
 	Completed atomic.Int64
+	Ended     atomic.Int64
 	Fenced    atomic.Int64
 	Recovered atomic.Int64
 }
@@ -129,6 +133,7 @@ func New(engine *workflow.Engine, opts Options) *Worker {
 		drained: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		held:    map[int64]struct{}{},
+		chain:   map[int64]int{},
 	}
 }
 
@@ -166,14 +171,16 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() { completers.Wait(); close(completerDone) }()
 
 	w.claimLoop(ctx, hard)
+	w.stopping.Store(true)
 
-	// Drain: wait for running steps, bounded.
-	drained := make(chan struct{})
-	go func() { w.running.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(w.opts.DrainTimeout):
-		w.log.Warn("drain timeout: releasing steps still running", "timeout", w.opts.DrainTimeout)
+	// Drain: wait, bounded, until every claimed workflow's step is completed (a slot is released
+	// only once its outcome is written).
+	for deadline := time.Now().Add(w.opts.DrainTimeout); len(w.slots) > 0; {
+		if time.Now().After(deadline) {
+			w.log.Warn("drain timeout: releasing steps still running", "timeout", w.opts.DrainTimeout, "running", len(w.slots))
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	// Steps still running past the drain timeout may finish later: they send into the buffer,
 	// which is never closed, and their workflows are released below like a dead executor's.
@@ -351,7 +358,6 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 			w.heldMu.Unlock()
 			for _, wf := range claimed {
 				w.slots <- struct{}{}
-				w.running.Add(1)
 				go w.execute(hard, wf)
 			}
 			if len(claimed) < limit {
@@ -369,7 +375,6 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 }
 
 func (w *Worker) execute(ctx context.Context, wf *persistence.Workflow) {
-	defer w.running.Done()
 	o := w.engine.Execute(ctx, workflow.ExecuteParams{Workflow: wf, ExecutorID: *wf.ExecutorID, Host: w.opts.Host})
 	w.results <- o
 }
@@ -423,38 +428,60 @@ func (w *Worker) completeLoop(ctx context.Context) {
 		if deadline != nil && !timer.Stop() {
 			<-timer.C
 		}
-		w.complete(ctx, batch)
+		continued := w.complete(ctx, batch)
+		kept := make(map[int64]bool, len(continued))
+		for _, wf := range continued {
+			kept[wf.ID] = true
+		}
+		released := 0
 		w.heldMu.Lock()
 		for _, o := range batch {
-			delete(w.held, o.WorkflowID())
+			if id := o.WorkflowID(); !kept[id] {
+				delete(w.held, id)
+				delete(w.chain, id)
+				released++
+			}
 		}
 		w.heldMu.Unlock()
-		for range batch {
+		// A kept workflow keeps its slot and runs its next step now.
+		for _, wf := range continued {
+			go w.execute(ctx, wf)
+		}
+		for range released {
 			<-w.slots
 		}
-		w.poke()
+		if released > 0 {
+			w.poke()
+		}
 	}
 }
 
-// complete writes a batch, retrying while the database is unreachable. A batch that keeps failing
-// is written one outcome at a time, so one bad outcome cannot hold back the others.
-func (w *Worker) complete(ctx context.Context, batch []*workflow.Outcome) {
+// complete writes a batch, retrying while the database is unreachable, and returns the workflows
+// kept for their next step. A batch that keeps failing is written one outcome at a time, so one bad
+// outcome cannot hold back the others.
+func (w *Worker) complete(ctx context.Context, batch []*workflow.Outcome) []*persistence.Workflow {
 	backoff := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		written, err := w.engine.Complete(ctx, batch)
+		written, continued, err := w.engine.CompleteAndContinue(ctx, batch, w.keep)
 		if err == nil {
 			w.stats.Completed.Add(int64(len(written)))
 			w.stats.Fenced.Add(int64(len(batch) - len(written)))
-			return
+			for _, o := range written {
+				if o.Status().Terminal() {
+					w.stats.Ended.Add(1)
+				}
+			}
+			return continued
 		}
 		if ctx.Err() != nil {
-			return // shutting down hard: the release or another node's recovery takes over
+			return nil // shutting down hard: the release or another node's recovery takes over
 		}
 		if attempt >= 3 && len(batch) > 1 {
+			var all []*persistence.Workflow
 			for _, o := range batch {
-				w.complete(ctx, []*workflow.Outcome{o})
+				all = append(all, w.complete(ctx, []*workflow.Outcome{o})...)
 			}
-			return
+			return all
 		}
 		if attempt >= 3 {
 			w.log.Error("completion keeps failing; recording the step as failed", "workflow", batch[0].WorkflowID(), "error", err)
@@ -464,9 +491,29 @@ func (w *Worker) complete(ctx context.Context, batch []*workflow.Outcome) {
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 5*time.Second)
 	}
+}
+
+// maxChain bounds how many steps in a row a workflow may run without being released, so that a
+// long chain cannot keep due work of higher priority waiting.
+const maxChain = 16
+
+// keep decides whether a workflow whose next step is due now stays claimed for it: not while the
+// pool drains, and not past maxChain steps in a row.
+func (w *Worker) keep(o *workflow.Outcome) bool {
+	if w.stopping.Load() {
+		return false
+	}
+	w.heldMu.Lock()
+	defer w.heldMu.Unlock()
+	id := o.WorkflowID()
+	if w.chain[id] >= maxChain {
+		return false
+	}
+	w.chain[id]++
+	return true
 }

@@ -352,22 +352,45 @@ func (e *Engine) task(o *Outcome, state *State, status persistence.TaskStatus, e
 // changes, activity logs, consumed signal, children and change events. It returns the outcomes
 // that were written; the others lost their claim and left no trace.
 func (e *Engine) Complete(ctx context.Context, outcomes []*Outcome) ([]*Outcome, error) {
+	written, _, err := e.CompleteAndContinue(ctx, outcomes, nil)
+	return written, err
+}
+
+// CompleteAndContinue is Complete, except that a workflow whose next step is due now, and that keep
+// accepts, stays claimed by its executor: it is returned (as it now is, EXECUTING at its new
+// version) for the executor to run the next step at once, without releasing and claiming it again.
+func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, keep func(*Outcome) bool) (written []*Outcome, continued []*persistence.Workflow, err error) {
 	if len(outcomes) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var written []*Outcome
+	// The rows to write: each outcome's completion, or, for a workflow kept for its next step, a
+	// copy that stays EXECUTING under the executor. The outcomes themselves are left as they are,
+	// so that a failed attempt can be retried (or decided differently) from scratch.
+	now := persistence.Now()
+	cs := make([]persistence.WorkflowCompletion, len(outcomes))
+	for i, o := range outcomes {
+		c := o.completion
+		if keep != nil && c.Status == persistence.StatusInProgress && c.NextActivation != nil && !c.NextActivation.After(now) && keep(o) {
+			c.KeepClaim = true
+			c.Status = persistence.StatusExecuting
+			c.StepDeadline = timePtr(now.Add(DefaultStepTimeout))
+		}
+		cs[i] = c
+	}
+	kept := make(map[int64]bool)
+	for _, c := range cs {
+		if c.KeepClaim {
+			kept[c.ID] = true
+		}
+	}
 	wake := map[string]bool{}
-	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+	err = e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
 		written = written[:0]
 		clear(wake)
 		// A completion lost in a database crash is found by its worker's reconciliation and the
 		// step runs again, so it need not wait for the disk.
 		if err := tx.AsyncCommit(ctx); err != nil {
 			return err
-		}
-		cs := make([]persistence.WorkflowCompletion, len(outcomes))
-		for i, o := range outcomes {
-			cs[i] = o.completion
 		}
 		ids, err := tx.WorkflowCompleteMany(ctx, cs)
 		if err != nil {
@@ -447,7 +470,7 @@ func (e *Engine) Complete(ctx context.Context, outcomes []*Outcome) ([]*Outcome,
 			if c.Status.Terminal() && o.workflow.ParentID != nil {
 				parents = append(parents, *o.workflow.ParentID)
 			}
-			if c.NextActivation != nil && !c.NextActivation.After(now) && claimable(c.Status) {
+			if c.NextActivation != nil && !c.NextActivation.After(now) && claimable(c.Status) && !kept[o.workflow.ID] {
 				wake[o.group] = true
 			}
 		}
@@ -489,10 +512,31 @@ func (e *Engine) Complete(ctx context.Context, outcomes []*Outcome) ([]*Outcome,
 		return tx.ChangeEventInsertMany(ctx, events)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("error completing %d steps: %w", len(outcomes), err)
+		return nil, nil, fmt.Errorf("error completing %d steps: %w", len(outcomes), err)
 	}
 	e.afterCommit(wake, len(written) > 0)
-	return written, nil
+	if len(kept) > 0 {
+		wrote := make(map[*Outcome]bool, len(written))
+		for _, o := range written {
+			wrote[o] = true
+		}
+		for i, o := range outcomes {
+			if kept[o.workflow.ID] && wrote[o] {
+				continued = append(continued, o.continuation(cs[i], now))
+			}
+		}
+	}
+	return written, continued, nil
+}
+
+// continuation is the workflow row as a kept completion c left it: EXECUTING, still held.
+func (o *Outcome) continuation(c persistence.WorkflowCompletion, now time.Time) *persistence.Workflow {
+	w := *o.workflow
+	w.Status, w.State, w.StateText, w.NextActivation, w.Retries = c.Status, c.State, c.StateText, c.NextActivation, c.Retries
+	w.Variables, w.WaitSignal, w.LastError, w.Finished, w.StepDeadline = c.Variables, c.WaitSignal, c.LastError, c.Finished, c.StepDeadline
+	w.Version = c.ClaimedVersion + 1
+	w.Modified = now
+	return &w
 }
 
 // childWorkflow builds the row of a child a step asked for.
