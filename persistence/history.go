@@ -253,36 +253,119 @@ type SideEffectRecordParams struct {
 	Value      json.RawMessage
 }
 
+// sideEffectKey names one side effect.
+type sideEffectKey struct {
+	WorkflowID int64
+	Key        string
+}
+
 // SideEffectRecord stores a side effect unless one with the same key is stored already, and returns
-// the stored one: the first value recorded for a key wins, whoever recorded it. It usually costs
-// one statement (a second only when another run recorded the key first).
+// the stored one: the first value recorded for a key wins, whoever recorded it. Concurrent calls
+// are written together, one statement and one commit for many steps.
 func (s *Store) SideEffectRecord(ctx context.Context, p SideEffectRecordParams) (*SideEffect, error) {
-	release := s.stepQuery()
-	defer release()
-	se := &SideEffect{WorkflowID: p.WorkflowID, Key: p.Key, ValueType: p.ValueType, Value: p.Value, Created: Now()}
-	var inserted []*SideEffect
-	if err := s.idb.NewInsert().Model(se).On("CONFLICT (workflow_id, key) DO NOTHING").Returning("*").Scan(ctx, &inserted); err != nil {
-		return nil, fmt.Errorf("error recording side effect %q of workflow %d: %w", p.Key, p.WorkflowID, err)
+	if s.InTx() || s.sideEffects == nil {
+		out, err := s.sideEffectRecordMany(ctx, []SideEffectRecordParams{p})
+		if err != nil {
+			return nil, err
+		}
+		return out[0], nil
 	}
-	if len(inserted) == 1 {
-		return inserted[0], nil
-	}
-	return s.sideEffectGet(ctx, p.WorkflowID, p.Key)
+	return s.sideEffects.record.do(ctx, p)
 }
 
-// SideEffectGet returns the side effect a workflow recorded under a key.
+// SideEffectGet returns the side effect a workflow recorded under a key (ErrNotFound: none yet).
+// Concurrent calls are read together in one statement.
 func (s *Store) SideEffectGet(ctx context.Context, workflowID int64, key string) (*SideEffect, error) {
-	release := s.stepQuery()
-	defer release()
-	return s.sideEffectGet(ctx, workflowID, key)
-}
-
-func (s *Store) sideEffectGet(ctx context.Context, workflowID int64, key string) (*SideEffect, error) {
-	se := new(SideEffect)
-	if err := s.idb.NewSelect().Model(se).Where("workflow_id = ? AND key = ?", workflowID, key).Scan(ctx); err != nil {
-		return nil, noRows(err, "side effect", key)
+	k := sideEffectKey{WorkflowID: workflowID, Key: key}
+	var se *SideEffect
+	if s.InTx() || s.sideEffects == nil {
+		found, err := s.sideEffectGetMany(ctx, []sideEffectKey{k})
+		if err != nil {
+			return nil, err
+		}
+		se = found[0]
+	} else {
+		var err error
+		if se, err = s.sideEffects.get.do(ctx, k); err != nil {
+			return nil, err
+		}
+	}
+	if se == nil {
+		return nil, notFound("side effect", key)
 	}
 	return se, nil
+}
+
+// sideEffectBatches groups the side-effect statements of concurrently running steps.
+type sideEffectBatches struct {
+	get    groupCommit[sideEffectKey, *SideEffect]
+	record groupCommit[SideEffectRecordParams, *SideEffect]
+}
+
+func newSideEffectBatches(s *Store, leaders int) *sideEffectBatches {
+	return &sideEffectBatches{
+		get:    groupCommit[sideEffectKey, *SideEffect]{max: leaders, maxBatch: 500, run: s.sideEffectGetMany},
+		record: groupCommit[SideEffectRecordParams, *SideEffect]{max: leaders, maxBatch: 500, run: s.sideEffectRecordMany},
+	}
+}
+
+// sideEffectGetMany reads side effects by key; a key with none gives nil at its index.
+func (s *Store) sideEffectGetMany(ctx context.Context, keys []sideEffectKey) ([]*SideEffect, error) {
+	ids := make([]int64, 0, len(keys))
+	for _, k := range keys {
+		ids = append(ids, k.WorkflowID)
+	}
+	var found []*SideEffect
+	if err := s.idb.NewSelect().Model(&found).Where("workflow_id IN (?)", bunIn(ids)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error reading %d side effects: %w", len(keys), err)
+	}
+	byKey := make(map[sideEffectKey]*SideEffect, len(found))
+	for _, se := range found {
+		byKey[sideEffectKey{se.WorkflowID, se.Key}] = se
+	}
+	out := make([]*SideEffect, len(keys))
+	for i, k := range keys {
+		out[i] = byKey[k]
+	}
+	return out, nil
+}
+
+// sideEffectRecordMany inserts side effects in one transaction (one statement, one commit), keeping
+// any already stored for a key, and returns the stored one for each input.
+func (s *Store) sideEffectRecordMany(ctx context.Context, ps []SideEffectRecordParams) ([]*SideEffect, error) {
+	now := Now()
+	rows := make([]*SideEffect, 0, len(ps))
+	seen := map[sideEffectKey]bool{}
+	for _, p := range ps {
+		k := sideEffectKey{p.WorkflowID, p.Key}
+		if seen[k] {
+			continue // two runs of one step in one batch: the first wins
+		}
+		seen[k] = true
+		rows = append(rows, &SideEffect{WorkflowID: p.WorkflowID, Key: p.Key, ValueType: p.ValueType, Value: p.Value, Created: now})
+	}
+	var out []*SideEffect
+	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		if _, err := tx.idb.NewInsert().Model(&rows).On("CONFLICT (workflow_id, key) DO NOTHING").Exec(ctx); err != nil {
+			return err
+		}
+		keys := make([]sideEffectKey, len(ps))
+		for i, p := range ps {
+			keys[i] = sideEffectKey{p.WorkflowID, p.Key}
+		}
+		var err error
+		out, err = tx.sideEffectGetMany(ctx, keys)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("error recording %d side effects: %w", len(ps), err)
+	}
+	for i, se := range out {
+		if se == nil {
+			return nil, fmt.Errorf("error recording side effect %q of workflow %d: not stored", ps[i].Key, ps[i].WorkflowID)
+		}
+	}
+	return out, nil
 }
 
 // SideEffectList returns the side effects of workflows in ID order.

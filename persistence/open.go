@@ -65,9 +65,11 @@ func Open(ctx context.Context, rawURL string, opts OpenOptions) (*Store, error) 
 		_ = db.Close()
 		return nil, fmt.Errorf("error connecting to %s: %w", redact(rawURL), err)
 	}
-	// Steps may use at most half the pool (at least one connection stays for claims and completions).
-	stepConns := max(1, db.DB.Stats().MaxOpenConnections/2)
-	return &Store{db: db, idb: db, kind: kind, url: redact(rawURL), raw: rawURL, steps: make(chan struct{}, stepConns)}, nil
+	store := &Store{db: db, idb: db, kind: kind, url: redact(rawURL), raw: rawURL}
+	// Side effects may use at most a quarter of the pool, so claims and completions always find a
+	// connection.
+	store.sideEffects = newSideEffectBatches(store, max(1, db.DB.Stats().MaxOpenConnections/4))
+	return store, nil
 }
 
 func openSQLite(path string) (*bun.DB, error) {

@@ -30,9 +30,10 @@ type Store struct {
 	kind Kind
 	url  string
 	raw  string
-	// steps bounds the statements running steps issue at once (side effects), so that they can
-	// never take every pooled connection from the claimer and the completer.
-	steps chan struct{}
+	// sideEffects groups the side-effect statements of concurrently running steps, and bounds how
+	// many run at once so that they never take every pooled connection from the claimer and the
+	// completer.
+	sideEffects *sideEffectBatches
 }
 
 // Kind names the database behind a Store.
@@ -69,21 +70,11 @@ func (s *Store) Tx(ctx context.Context, fn func(ctx context.Context, tx *Store) 
 		return fn(ctx, s)
 	}
 	return s.db.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
-		return fn(ctx, &Store{db: s.db, idb: tx, kind: s.kind, url: s.url, raw: s.raw, steps: s.steps})
+		return fn(ctx, &Store{db: s.db, idb: tx, kind: s.kind, url: s.url, raw: s.raw, sideEffects: s.sideEffects})
 	})
 }
 
 func (s *Store) isPostgres() bool { return s.db.Dialect().Name() == dialect.PG }
-
-// stepQuery waits for a place among the step-level statements and returns its release. Inside a
-// transaction the connection is already held, so it does not wait.
-func (s *Store) stepQuery() func() {
-	if s.steps == nil || s.InTx() {
-		return func() {}
-	}
-	s.steps <- struct{}{}
-	return func() { <-s.steps }
-}
 
 // Now is the Store's clock: UTC, truncated to the microseconds both databases keep, so a time
 // written and read back compares equal.
