@@ -140,14 +140,21 @@ func (s *Store) WorkflowList(ctx context.Context, p WorkflowListParams) ([]*Work
 	}
 	col := "w." + string(p.OrderBy)
 	nullable := p.OrderBy == WorkflowOrderNextActivation
+	after, before := p.After, p.Before
+	if p.OrderBy == WorkflowOrderCreated {
+		// Creation order is ID order: IDs are handed out as workflows are inserted, so the primary
+		// key serves it and no index on created has to be kept up on every step.
+		col = "w.id"
+		after, before = byID(after), byID(before)
+	}
 	var wfs []*Workflow
 	q := p.Filter.apply(s.idb.NewSelect().Model(&wfs))
-	if p.After != nil {
-		q = keysetAfter(q, col, nullable, p.Desc, false, *p.After)
+	if after != nil {
+		q = keysetAfter(q, col, nullable, p.Desc, false, *after)
 	}
-	if p.Before != nil {
+	if before != nil {
 		// Rows before a key are the rows after it in the reversed order (where nulls come first).
-		q = keysetAfter(q, col, nullable, !p.Desc, true, *p.Before)
+		q = keysetAfter(q, col, nullable, !p.Desc, true, *before)
 	}
 	desc, nullsFirst := p.Desc, false
 	if p.FromEnd {
@@ -165,6 +172,14 @@ func (s *Store) WorkflowList(ctx context.Context, p WorkflowListParams) ([]*Work
 		slices.Reverse(wfs)
 	}
 	return wfs, more, nil
+}
+
+// byID turns a position in creation order into one by ID.
+func byID(k *WorkflowKey) *WorkflowKey {
+	if k == nil {
+		return nil
+	}
+	return &WorkflowKey{Value: k.ID, ID: k.ID}
 }
 
 // orderBy orders by col then ID in one direction, with NULLs of a nullable col first or last.

@@ -113,7 +113,7 @@ func BenchmarkDrain(b *testing.B) {
 	engine := benchEngine(b, store)
 	startMany(b, engine, benchDefinition(), b.N)
 	b.ResetTimer()
-	w := worker.New(engine, worker.Options{Concurrency: 1000, CompleteBatch: 1000, PollInterval: 20 * time.Millisecond, Logger: testLogger()})
+	w := worker.New(engine, worker.Options{Concurrency: 8000, PollInterval: 20 * time.Millisecond, Logger: testLogger()})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()

@@ -24,9 +24,11 @@ type Options struct {
 	Group string
 	// Concurrency is how many steps run at once (100).
 	Concurrency int
-	// ClaimBatch caps how many workflows one claim takes (Concurrency).
+	// ClaimBatch caps how many workflows one claim takes (a quarter of Concurrency, so that claims
+	// overlap the completions of earlier batches).
 	ClaimBatch int
-	// CompleteBatch caps how many outcomes one completion transaction writes (500).
+	// CompleteBatch caps how many outcomes one completion transaction writes (a quarter of
+	// Concurrency, at least 100, at most 2000).
 	CompleteBatch int
 	// Completers is how many completion transactions may run at once (2 on PostgreSQL, whose
 	// backends work in parallel; always 1 on SQLite, which has one writer).
@@ -55,11 +57,12 @@ func (o Options) withDefaults(e *workflow.Engine) Options {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 100
 	}
-	if o.ClaimBatch <= 0 || o.ClaimBatch > o.Concurrency {
-		o.ClaimBatch = o.Concurrency
+	if o.ClaimBatch <= 0 {
+		o.ClaimBatch = max(1, o.Concurrency/4)
 	}
+	o.ClaimBatch = min(o.ClaimBatch, o.Concurrency)
 	if o.CompleteBatch <= 0 {
-		o.CompleteBatch = 500
+		o.CompleteBatch = min(2000, max(100, o.Concurrency/4))
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = time.Second

@@ -1948,7 +1948,7 @@ enum StateKind {
 
 "The columns workflows can be ordered by (ties are broken by ID, in the same direction)."
 enum WorkflowOrderField {
-  "When the workflow was started."
+  "When the workflow was started (creation order: the order in which cairn stored them)."
   CREATED
   "When the workflow last changed."
   MODIFIED

@@ -318,7 +318,7 @@ func (e OrderDirection) MarshalJSON() ([]byte, error) {
 type WorkflowOrderField string
 
 const (
-	// When the workflow was started.
+	// When the workflow was started (creation order: the order in which cairn stored them).
 	WorkflowOrderFieldCreated WorkflowOrderField = "CREATED"
 	// When the workflow last changed.
 	WorkflowOrderFieldModified WorkflowOrderField = "MODIFIED"

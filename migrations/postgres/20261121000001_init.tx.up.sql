@@ -64,7 +64,6 @@ CREATE UNIQUE INDEX workflows_type_external_id_idx ON workflows (type, external_
 CREATE INDEX workflows_attention_idx ON workflows (status, id)
     WHERE status IN ('MANUAL', 'FAILED', 'PAUSED', 'WAITING', 'CANCELLED');
 CREATE INDEX workflows_type_idx ON workflows (type, id);
-CREATE INDEX workflows_created_idx ON workflows (created, id);
 CREATE INDEX workflows_parent_idx ON workflows (parent_id, id) WHERE parent_id IS NOT NULL;
 CREATE INDEX workflows_executor_idx ON workflows (executor_id) WHERE executor_id IS NOT NULL;
 CREATE INDEX workflows_business_key_idx ON workflows (business_key) WHERE business_key IS NOT NULL;
