@@ -217,3 +217,38 @@ func (s *Store) workflowCompletePG(ctx context.Context, cs []WorkflowCompletion,
 	}
 	return out, rows.Err()
 }
+
+func (s *Store) actionVariableInsertPG(ctx context.Context, vars []*ActionVariable) error {
+	n := len(vars)
+	wf, action := make([]int64, n), make([]int64, n)
+	key, value := make([]string, n), make([]*string, n)
+	for i, v := range vars {
+		wf[i], action[i], key[i], value[i] = v.WorkflowID, v.ActionID, v.Key, jsonText(v.Value)
+	}
+	_, err := s.rawSQL().ExecContext(ctx, `INSERT INTO action_variables (workflow_id, action_id, key, value)
+		SELECT u.wf, u.action, u.key, u.value::jsonb FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) AS u(wf, action, key, value)`,
+		wf, action, key, value)
+	return err
+}
+
+func (s *Store) activityLogInsertPG(ctx context.Context, logs []*ActivityLog) error {
+	n := len(logs)
+	wf := make([]int64, n)
+	task := make([]*int64, n)
+	name, value := make([]string, n), make([]string, n)
+	at := make([]time.Time, n)
+	for i, l := range logs {
+		wf[i], task[i], name[i], value[i], at[i] = l.WorkflowID, l.TaskInstanceID, l.Name, l.Value, UTC(l.At)
+	}
+	ids, err := s.insertReturningIDs(ctx, `INSERT INTO activity_logs (workflow_id, task_instance_id, name, value, at)
+		SELECT u.wf, u.task, u.name, u.value, u.at
+		FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS u(wf, task, name, value, at, ord)
+		ORDER BY u.ord RETURNING id`, n, wf, task, name, value, at)
+	if err != nil {
+		return err
+	}
+	for i, l := range logs {
+		l.ID = ids[i]
+	}
+	return nil
+}

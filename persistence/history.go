@@ -33,6 +33,12 @@ func (s *Store) ActionVariableInsertMany(ctx context.Context, vars []*ActionVari
 	if len(vars) == 0 {
 		return nil
 	}
+	if s.isPostgres() {
+		if err := s.actionVariableInsertPG(ctx, vars); err != nil {
+			return fmt.Errorf("error inserting %d action variables: %w", len(vars), err)
+		}
+		return nil
+	}
 	if _, err := s.idb.NewInsert().Model(&vars).Exec(ctx); err != nil {
 		return fmt.Errorf("error inserting %d action variables: %w", len(vars), err)
 	}
@@ -215,6 +221,12 @@ func (s *Store) ActivityLogInsertMany(ctx context.Context, logs []*ActivityLog) 
 	if len(logs) == 0 {
 		return nil
 	}
+	if s.isPostgres() {
+		if err := s.activityLogInsertPG(ctx, logs); err != nil {
+			return fmt.Errorf("error inserting %d activity logs: %w", len(logs), err)
+		}
+		return nil
+	}
 	if _, err := s.idb.NewInsert().Model(&logs).Returning("id").Exec(ctx); err != nil {
 		return fmt.Errorf("error inserting %d activity logs: %w", len(logs), err)
 	}
@@ -344,18 +356,38 @@ func (s *Store) sideEffectRecordMany(ctx context.Context, ps []SideEffectRecordP
 		seen[k] = true
 		rows = append(rows, &SideEffect{WorkflowID: p.WorkflowID, Key: p.Key, ValueType: p.ValueType, Value: p.Value, Created: now})
 	}
-	var out []*SideEffect
+	out := make([]*SideEffect, len(ps))
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
-		if _, err := tx.idb.NewInsert().Model(&rows).On("CONFLICT (workflow_id, key) DO NOTHING").Exec(ctx); err != nil {
+		var inserted []*SideEffect
+		if err := tx.idb.NewInsert().Model(&rows).On("CONFLICT (workflow_id, key) DO NOTHING").Returning("*").Scan(ctx, &inserted); err != nil {
 			return err
 		}
-		keys := make([]sideEffectKey, len(ps))
-		for i, p := range ps {
-			keys[i] = sideEffectKey{p.WorkflowID, p.Key}
+		byKey := make(map[sideEffectKey]*SideEffect, len(inserted))
+		for _, se := range inserted {
+			byKey[sideEffectKey{se.WorkflowID, se.Key}] = se
 		}
-		var err error
-		out, err = tx.sideEffectGetMany(ctx, keys)
-		return err
+		// Keys another run recorded first are read back; usually there are none.
+		var missing []sideEffectKey
+		for _, p := range ps {
+			if k := (sideEffectKey{p.WorkflowID, p.Key}); byKey[k] == nil {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			found, err := tx.sideEffectGetMany(ctx, missing)
+			if err != nil {
+				return err
+			}
+			for _, se := range found {
+				if se != nil {
+					byKey[sideEffectKey{se.WorkflowID, se.Key}] = se
+				}
+			}
+		}
+		for i, p := range ps {
+			out[i] = byKey[sideEffectKey{p.WorkflowID, p.Key}]
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error recording %d side effects: %w", len(ps), err)
