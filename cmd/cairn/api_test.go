@@ -90,6 +90,14 @@ func TestServeDemoRunsAnOrderThroughGraphQL(t *testing.T) {
 			require.Equal(t, 1, failedCharges, "the first charge fails once and is retried: %+v", got.Workflow.Actions.Nodes)
 			require.Len(t, got.Workflow.SideEffects, 1, "the charge id is recorded once, across the retry")
 
+			// The node's metrics count the steps it ran: validate, charge twice, ship.
+			code, metrics := n.get(t, "/metrics")
+			require.Equal(t, http.StatusOK, code)
+			require.Contains(t, metrics, `cairn_steps_completed_total{group="default"} 4`)
+			require.Contains(t, metrics, `cairn_workflows_ended_total{group="default"} 1`)
+			require.Contains(t, metrics, `cairn_steps_in_flight{group="default"} 0`)
+			require.Contains(t, metrics, `go_sql_max_open_connections{db_name="cairn"}`)
+
 			require.Zero(t, n.stop(t), n.output())
 		})
 	}

@@ -56,10 +56,11 @@ func (h *healthChecks) notReady(ctx context.Context) string {
 // newHTTPHandler routes the probes and the API. Streaming requests (websocket and SSE
 // subscriptions) end when shutdown begins, so that they do not hold the server open for the whole
 // drain timeout.
-func newHTTPHandler(cfg *serveConfig, engine *workflow.Engine, health *healthChecks, log *slog.Logger, shutdown <-chan struct{}) http.Handler {
+func newHTTPHandler(cfg *serveConfig, engine *workflow.Engine, health *healthChecks, metrics http.Handler, log *slog.Logger, shutdown <-chan struct{}) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", health.healthz)
 	mux.HandleFunc("GET /readyz", health.readyz)
+	mux.Handle("GET /metrics", metrics)
 	mux.Handle("/", graph.NewServer(graph.Config{
 		Engine:         engine,
 		Logger:         log,

@@ -169,6 +169,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	defer stopRun(nil)
 
 	var pools sync.WaitGroup
+	var workers []*worker.Worker
 	if !cfg.noWorkers {
 		for _, group := range cfg.groupList() {
 			w := worker.New(engine, worker.Options{
@@ -180,6 +181,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 				DrainTimeout:      cfg.drainTimeout,
 				Logger:            log,
 			})
+			workers = append(workers, w)
 			pools.Go(func() {
 				if err := w.Run(runCtx); err != nil {
 					stopRun(fmt.Errorf("worker pool of group %s: %w", group, err))
@@ -192,7 +194,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	var srv *http.Server
 	if ln != nil {
 		srv = &http.Server{
-			Handler:           newHTTPHandler(cfg, engine, health, log, runCtx.Done()),
+			Handler:           newHTTPHandler(cfg, engine, health, metricsHandler(store, workers), log, runCtx.Done()),
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		}
