@@ -29,6 +29,8 @@ type Engine struct {
 
 	mu   sync.RWMutex
 	defs map[string]*registered
+	// specs caches stored definition versions by persistence.DefinitionKey: a version never changes.
+	specs sync.Map
 
 	runMu   sync.Mutex
 	running map[int64]context.CancelFunc

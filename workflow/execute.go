@@ -430,6 +430,7 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 		if err := tx.ActionInsertMany(ctx, actions); err != nil {
 			return err
 		}
+		defs := map[string]*persistence.Definition{} // newest definition of each child type, read once per batch
 		var (
 			vars     []*persistence.ActionVariable
 			logs     []*persistence.ActivityLog
@@ -458,7 +459,7 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 				consumed[o.signal.ID] = o.action.ID
 			}
 			for _, req := range o.children {
-				child, err := e.childWorkflow(ctx, tx, o, req, now)
+				child, err := e.childWorkflow(ctx, tx, defs, o, req, now)
 				if err != nil {
 					return err
 				}
@@ -540,12 +541,16 @@ func (o *Outcome) continuation(c persistence.WorkflowCompletion, now time.Time) 
 }
 
 // childWorkflow builds the row of a child a step asked for.
-func (e *Engine) childWorkflow(ctx context.Context, tx *persistence.Store, parent *Outcome, req ChildRequest, now time.Time) (*persistence.Workflow, error) {
-	def, err := tx.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: req.Type})
-	if err != nil {
-		return nil, NonRetryable(fmt.Errorf("error starting child of type %q: %w", req.Type, err))
+func (e *Engine) childWorkflow(ctx context.Context, tx *persistence.Store, defs map[string]*persistence.Definition, parent *Outcome, req ChildRequest, now time.Time) (*persistence.Workflow, error) {
+	def, ok := defs[req.Type]
+	if !ok {
+		var err error
+		if def, err = tx.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: req.Type}); err != nil {
+			return nil, NonRetryable(fmt.Errorf("error starting child of type %q: %w", req.Type, err))
+		}
+		defs[req.Type] = def
 	}
-	spec, err := ParseSpec(def.Spec)
+	spec, err := e.specOf(ctx, tx, &persistence.Workflow{Type: def.Type, DefinitionVersion: def.Version})
 	if err != nil {
 		return nil, err
 	}

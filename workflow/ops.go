@@ -327,11 +327,20 @@ func (e *Engine) specOf(ctx context.Context, store *persistence.Store, w *persis
 	if ok && r.row.Version == w.DefinitionVersion {
 		return &r.def, nil
 	}
+	key := persistence.DefinitionKey{Type: w.Type, Version: w.DefinitionVersion}
+	if d, ok := e.specs.Load(key); ok {
+		return d.(*Definition), nil // a stored version never changes
+	}
 	row, err := store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: w.Type, Version: w.DefinitionVersion})
 	if err != nil {
 		return nil, err
 	}
-	return ParseSpec(row.Spec)
+	d, err := ParseSpec(row.Spec)
+	if err != nil {
+		return nil, err
+	}
+	e.specs.Store(key, d)
+	return d, nil
 }
 
 // Retry runs a MANUAL or FAILED workflow again from a state (the one that failed by default), with
