@@ -437,7 +437,7 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 			consumed = map[int64]int64{}
 			children []*persistence.Workflow
 			events   []*persistence.ChangeEvent
-			waiting  []*Outcome
+			waiting  []waiter
 			parents  []int64
 		)
 		for _, o := range written {
@@ -466,7 +466,7 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 				children = append(children, child)
 			}
 			if o.wait != nil {
-				waiting = append(waiting, o)
+				waiting = append(waiting, waiter{id: o.workflow.ID, wait: o.wait})
 			}
 			if c.Status.Terminal() && o.workflow.ParentID != nil {
 				parents = append(parents, *o.workflow.ParentID)
@@ -569,20 +569,26 @@ func (e *Engine) childWorkflow(ctx context.Context, tx *persistence.Store, defs 
 		ParentActionID: &parent.action.ID, Input: input, Variables: json.RawMessage(`{}`), Created: now, Modified: now}, nil
 }
 
+// waiter is a workflow that is (now) WAITING, and what for.
+type waiter struct {
+	id   int64
+	wait *WaitFor
+}
+
 // wakeSatisfiedWaits wakes workflows that just entered a WAIT state whose condition already holds
 // (a signal that arrived early, children that all ended). It runs after their rows were written, so
 // a concurrent signal or child either sees them WAITING or is seen here.
-func (e *Engine) wakeSatisfiedWaits(ctx context.Context, tx *persistence.Store, waiting []*Outcome, now time.Time) ([]int64, error) {
+func (e *Engine) wakeSatisfiedWaits(ctx context.Context, tx *persistence.Store, waiting []waiter, now time.Time) ([]int64, error) {
 	if len(waiting) == 0 {
 		return nil, nil
 	}
 	signals := map[int64]string{}
 	var parents []int64
-	for _, o := range waiting {
-		if o.wait.Signal != "" {
-			signals[o.workflow.ID] = o.wait.Signal
-		} else if o.wait.Children {
-			parents = append(parents, o.workflow.ID)
+	for _, w := range waiting {
+		if w.wait.Signal != "" {
+			signals[w.id] = w.wait.Signal
+		} else if w.wait.Children {
+			parents = append(parents, w.id)
 		}
 	}
 	var ready []int64

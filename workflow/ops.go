@@ -266,6 +266,21 @@ func (e *Engine) change(ctx context.Context, op string, p ChangeParams, fn func(
 		if err := tx.WorkflowSave(ctx, w); err != nil {
 			return err
 		}
+		if w.Status == persistence.StatusWaiting && fromStatus != persistence.StatusWaiting {
+			// Moved into a WAIT state: what it waits for may have come already.
+			if s, ok := def.State(w.State); ok && s.WaitFor != nil {
+				woken, err := e.wakeSatisfiedWaits(ctx, tx, []waiter{{id: w.ID, wait: s.WaitFor}}, w.Modified)
+				if err != nil {
+					return err
+				}
+				if len(woken) > 0 {
+					wake[w.ExecutorGroup] = true
+					if w, err = tx.WorkflowGet(ctx, w.ID); err != nil {
+						return err
+					}
+				}
+			}
+		}
 		actor := p.Actor
 		if actor == "" {
 			actor = "api"

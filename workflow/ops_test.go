@@ -286,3 +286,28 @@ func TestInitialVariablesAreInTheHistory(t *testing.T) {
 		require.JSONEq(t, `1`, string(atStart["a"]))
 	})
 }
+
+// An operator who moves a workflow into a WAIT state whose signal already arrived finds it due at
+// once, not waiting for a signal that will not come again.
+func TestMovingIntoAWaitStateChecksWhatItWaitsFor(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		engine := newEngine(t, store)
+		res, err := engine.Start(ctx, workflow.StartParams{Type: "demo.approval"})
+		require.NoError(t, err)
+		id := res.Workflow.ID
+		_, err = engine.Signal(ctx, workflow.SignalParams{ID: id, Name: "approve"})
+		require.NoError(t, err)
+		w, err := engine.Update(ctx, workflow.UpdateParams{ChangeParams: workflow.ChangeParams{ID: id}, State: ptr("await")})
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusInProgress, w.Status, "the early signal releases it at once")
+		require.Equal(t, "await", w.State)
+
+		other, err := engine.Start(ctx, workflow.StartParams{Type: "demo.approval"})
+		require.NoError(t, err)
+		w, err = engine.Update(ctx, workflow.UpdateParams{ChangeParams: workflow.ChangeParams{ID: other.Workflow.ID}, State: ptr("await")})
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusWaiting, w.Status, "without a signal it waits")
+	})
+}
