@@ -33,6 +33,10 @@ type Config struct {
 	// AllowedOrigins are the browser origins, besides the server's own, allowed to open a websocket:
 	// host patterns ("app.example.com", "*.example.com") or scheme://host patterns.
 	AllowedOrigins []string
+	// Authenticate, when set, requires an API token on every request (Authorization: Bearer, or in
+	// a websocket's connection_init payload): none or a bad one is UNAUTHENTICATED, and a caller
+	// whose role is not admin may not run mutations (FORBIDDEN). Nil serves everyone.
+	Authenticate Authenticator
 
 	// MaxDepth bounds how deeply a query nests fields (default 15; introspection fields not counted).
 	MaxDepth int
@@ -99,7 +103,12 @@ func NewServer(cfg Config) http.Handler {
 	setComplexity(&gql.Complexity)
 	srv := handler.New(generated.NewExecutableSchema(gql))
 
+	var initFunc transport.WebsocketInitFunc
+	if cfg.Authenticate != nil {
+		initFunc = wsInit(cfg.Authenticate)
+	}
 	srv.AddTransport(transport.Websocket{
+		InitFunc:       initFunc,
 		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins}},
 		InitTimeout:    cfg.InitTimeout,
 		// PingPongInterval drives graphql-transport-ws; KeepAlivePingInterval the legacy graphql-ws.
@@ -122,6 +131,9 @@ func NewServer(cfg Config) http.Handler {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(introspectionGuard{})
+	if cfg.Authenticate != nil {
+		srv.Use(readersCannotMutate{})
+	}
 	srv.Use(depthLimit{max: cfg.MaxDepth})
 	srv.Use(extension.FixedComplexityLimit(cfg.ComplexityLimit))
 	// Fresh dataloaders for every response: a query, a mutation, or one event of a subscription
@@ -131,7 +143,11 @@ func NewServer(cfg Config) http.Handler {
 	})
 
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", limitBody(srv, cfg.MaxBodyBytes))
+	var endpoint http.Handler = limitBody(srv, cfg.MaxBodyBytes)
+	if cfg.Authenticate != nil {
+		endpoint = requireToken(cfg.Authenticate, endpoint)
+	}
+	mux.Handle("/graphql", endpoint)
 	mux.Handle("/{$}", playground.Handler("cairn", "/graphql"))
 	return mux
 }

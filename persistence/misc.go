@@ -2,6 +2,8 @@ package persistence
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 )
@@ -103,4 +105,11 @@ func (s *Store) APITokenRevoke(ctx context.Context, name string) error {
 		return notFound("API token", name)
 	}
 	return nil
+}
+
+// HashToken returns the stored form of an API token: its sha256, in hex. The token itself is
+// shown once, when it is made, and never stored.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
 }

@@ -61,11 +61,16 @@ func newHTTPHandler(cfg *serveConfig, engine *workflow.Engine, health *healthChe
 	mux.HandleFunc("GET /healthz", health.healthz)
 	mux.HandleFunc("GET /readyz", health.readyz)
 	mux.Handle("GET /metrics", metrics)
+	var auth graph.Authenticator
+	if cfg.auth {
+		auth = graph.StoreAuthenticator(engine.Store())
+	}
 	mux.Handle("/", graph.NewServer(graph.Config{
 		Engine:         engine,
 		Logger:         log,
 		Introspection:  cfg.introspection,
 		AllowedOrigins: cfg.originList(),
+		Authenticate:   auth,
 	}))
 	return endStreamsOn(shutdown, mux)
 }

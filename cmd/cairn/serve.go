@@ -38,6 +38,7 @@ type serveConfig struct {
 	logLevel      string
 	logFormat     string
 	introspection bool
+	auth          bool
 	origins       string
 }
 
@@ -60,6 +61,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.BoolVar(&c.introspection, "introspection", true, "allow GraphQL introspection (GraphiQL needs it)")
+	fs.BoolVar(&c.auth, "auth", false, "require an API token (cairn token create) on every GraphQL request; reader tokens may not mutate")
 	fs.StringVar(&c.origins, "allowed-origins", "", "browser `origins` besides the server's own allowed to open websocket subscriptions, comma-separated host patterns (app.example.com, *.example.com)")
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+
+	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/persistence"
+)
+
+// runToken manages API tokens: `token create` prints a new token once (only its hash is stored),
+// `token revoke` refuses it from then on. Nodes started with --auth require one.
+func runToken(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet("token", "cairn token create|revoke --name NAME [--role admin|reader] [--database URL]\n\n"+
+		"  create  make a token and print it (shown once; only its hash is stored)\n"+
+		"  revoke  refuse the token of that name from now on")
+	var database, name, role string
+	databaseFlag(fs, &database)
+	fs.StringVar(&name, "name", "", "the token's `name` (unique)")
+	fs.StringVar(&role, "role", graph.RoleAdmin, "what the token may do: admin (everything) or reader (queries and subscriptions)")
+	positional, err := fs.parse(args, env.getenv, env.stdout)
+	if err != nil {
+		return err
+	}
+	if len(positional) != 1 || (positional[0] != "create" && positional[0] != "revoke") {
+		return usagef("want create or revoke (see cairn token -h)")
+	}
+	if name == "" {
+		return usagef("--name is required")
+	}
+	if role != graph.RoleAdmin && role != graph.RoleReader {
+		return usagef("--role must be admin or reader, not %q", role)
+	}
+	store, err := persistence.Open(ctx, database, persistence.OpenOptions{MaxConns: 2})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := store.CheckSchema(ctx); err != nil {
+		return err
+	}
+	if positional[0] == "revoke" {
+		if err := store.APITokenRevoke(ctx, name); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "revoked %s\n", name)
+		return nil
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return fmt.Errorf("error making a token: %w", err)
+	}
+	token := "cairn_" + base64.RawURLEncoding.EncodeToString(b)
+	if err := store.APITokenInsert(ctx, &persistence.APIToken{Name: name, Hash: persistence.HashToken(token), Role: role}); err != nil {
+		return err
+	}
+	fmt.Fprintln(env.stdout, token)
+	return nil
+}
