@@ -17,6 +17,7 @@ const (
 	kindDefinition   = "WorkflowDefinition"
 	kindSideEffect   = "SideEffect"
 	kindSignal       = "Signal"
+	kindForm         = "FormSubmission"
 	kindActivityLog  = "ActivityLog"
 )
 

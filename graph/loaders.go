@@ -43,6 +43,7 @@ type loaders struct {
 	taskCounts      *dataloader.Loader[int64, int]
 	sideEffects     *dataloader.Loader[int64, []*persistence.SideEffect]
 	signals         *dataloader.Loader[int64, []*persistence.Signal]
+	forms           *dataloader.Loader[int64, []*persistence.FormSubmission]
 	workflowLogs    *dataloader.Loader[int64, []*persistence.ActivityLog]
 	taskLogs        *dataloader.Loader[int64, []*persistence.ActivityLog]
 	variableChanges *dataloader.Loader[int64, []*persistence.ActionVariable]
@@ -174,6 +175,10 @@ func newLoaders(store *persistence.Store) *loaders {
 	l.signals = newPrefetch(l.siblingIDs, func(ctx context.Context, ids []int64) (map[int64][]*persistence.Signal, error) {
 		rows, err := store.SignalList(ctx, ids)
 		return groupBy(rows, err, func(s *persistence.Signal) int64 { return s.WorkflowID })
+	}).loader()
+	l.forms = newPrefetch(l.siblingIDs, func(ctx context.Context, ids []int64) (map[int64][]*persistence.FormSubmission, error) {
+		rows, err := store.FormSubmissionList(ctx, ids...)
+		return groupBy(rows, err, func(f *persistence.FormSubmission) int64 { return f.WorkflowID })
 	}).loader()
 	l.workflowLogs = newPrefetch(l.siblingIDs, func(ctx context.Context, ids []int64) (map[int64][]*persistence.ActivityLog, error) {
 		rows, err := store.ActivityLogList(ctx, persistence.ActivityLogListParams{WorkflowIDs: ids})

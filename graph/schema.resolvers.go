@@ -90,6 +90,10 @@ func (r *executorResolver) Workflows(ctx context.Context, obj *persistence.Execu
 	return wfs, err
 }
 
+func (r *formSubmissionResolver) ID(ctx context.Context, obj *persistence.FormSubmission) (string, error) {
+	return encodeID(kindForm, obj.ID), nil
+}
+
 // StartWorkflow is the resolver for the startWorkflow field.
 func (r *mutationResolver) StartWorkflow(ctx context.Context, input model.StartWorkflowInput) (*model.StartWorkflowPayload, error) {
 	res, err := r.engine.Start(ctx, startParams(&input))
@@ -172,6 +176,15 @@ func (r *mutationResolver) SignalWorkflow(ctx context.Context, input model.Signa
 		return nil, err
 	}
 	return payload(r.engine.Signal(ctx, workflow.SignalParams{ID: id, Name: input.Name, Payload: input.Payload, IdempotencyKey: str(input.IdempotencyKey)}))
+}
+
+func (r *mutationResolver) SubmitForm(ctx context.Context, input model.SubmitFormInput) (*model.WorkflowPayload, error) {
+	id, err := decodeID("id", kindWorkflow, input.ID)
+	if err != nil {
+		return nil, err
+	}
+	return payload(r.engine.SubmitForm(ctx, workflow.SubmitFormParams{ID: id, Data: input.Data, SubmittedBy: input.SubmittedBy,
+		Signature: str(input.Signature), IdempotencyKey: str(input.IdempotencyKey)}))
 }
 
 // UpdateWorkflow is the resolver for the updateWorkflow field.
@@ -428,6 +441,14 @@ func (r *workflowResolver) Signals(ctx context.Context, obj *persistence.Workflo
 	return rows, err
 }
 
+func (r *workflowResolver) FormSubmissions(ctx context.Context, obj *persistence.Workflow) ([]*persistence.FormSubmission, error) {
+	rows, err := loadersFor(ctx, r.store).forms.Load(ctx, obj.ID)()
+	if rows == nil {
+		rows = []*persistence.FormSubmission{}
+	}
+	return rows, err
+}
+
 // ActivityLogs is the resolver for the activityLogs field.
 func (r *workflowResolver) ActivityLogs(ctx context.Context, obj *persistence.Workflow) ([]*persistence.ActivityLog, error) {
 	rows, err := loadersFor(ctx, r.store).workflowLogs.Load(ctx, obj.ID)()
@@ -488,6 +509,10 @@ func (r *Resolver) ActivityLog() generated.ActivityLogResolver { return &activit
 
 func (r *Resolver) Executor() generated.ExecutorResolver { return &executorResolver{r} }
 
+func (r *Resolver) FormSubmission() generated.FormSubmissionResolver {
+	return &formSubmissionResolver{r}
+}
+
 func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResolver{r} }
 
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
@@ -512,6 +537,7 @@ type (
 	actionResolver             struct{ *Resolver }
 	activityLogResolver        struct{ *Resolver }
 	executorResolver           struct{ *Resolver }
+	formSubmissionResolver     struct{ *Resolver }
 	mutationResolver           struct{ *Resolver }
 	queryResolver              struct{ *Resolver }
 	sideEffectResolver         struct{ *Resolver }

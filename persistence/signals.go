@@ -99,10 +99,13 @@ func (s *Store) FormSubmissionInsert(ctx context.Context, f *FormSubmission) err
 	return nil
 }
 
-// FormSubmissionList returns the form submissions of a workflow in ID order.
-func (s *Store) FormSubmissionList(ctx context.Context, workflowID int64) ([]*FormSubmission, error) {
+// FormSubmissionList returns the form submissions of workflows in ID order.
+func (s *Store) FormSubmissionList(ctx context.Context, workflowIDs ...int64) ([]*FormSubmission, error) {
+	if len(workflowIDs) == 0 {
+		return nil, nil
+	}
 	var out []*FormSubmission
-	if err := s.idb.NewSelect().Model(&out).Where("workflow_id = ?", workflowID).OrderExpr("id").Scan(ctx); err != nil {
+	if err := s.idb.NewSelect().Model(&out).Where("workflow_id IN (?)", bunIn(workflowIDs)).OrderExpr("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("error listing form submissions: %w", err)
 	}
 	return out, nil

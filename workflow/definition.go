@@ -208,6 +208,14 @@ func (d *Definition) Validate() error {
 		default:
 			return invalid("states", "definition %s: state %q has unknown kind %q", d.Type, s.Name, s.Kind)
 		}
+		if len(s.FormSchema) > 0 {
+			if s.Kind != Wait && s.Kind != Manual {
+				return invalid("states", "definition %s: state %q: only WAIT and MANUAL states take a form", d.Type, s.Name)
+			}
+			if _, err := compileFormSchema(d.Type, s.Name, s.FormSchema); err != nil {
+				return err
+			}
+		}
 		if s.Retry != nil && s.Retry.MaxAttempts < 1 {
 			return invalid("states", "definition %s: state %q: retry needs at least one attempt", d.Type, s.Name)
 		}

@@ -31,6 +31,7 @@ type Engine struct {
 	defs map[string]*registered
 	// specs caches stored definition versions by persistence.DefinitionKey: a version never changes.
 	specs sync.Map
+	forms formSchemas
 
 	runMu   sync.Mutex
 	running map[int64]context.CancelFunc

@@ -35,6 +35,7 @@ type ResolverRoot interface {
 	Action() ActionResolver
 	ActivityLog() ActivityLogResolver
 	Executor() ExecutorResolver
+	FormSubmission() FormSubmissionResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	SideEffect() SideEffectResolver
@@ -99,6 +100,15 @@ type ComplexityRoot struct {
 		Workflows     func(childComplexity int) int
 	}
 
+	FormSubmission struct {
+		Created     func(childComplexity int) int
+		Data        func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Signature   func(childComplexity int) int
+		State       func(childComplexity int) int
+		SubmittedBy func(childComplexity int) int
+	}
+
 	Mutation struct {
 		CancelWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
 		PauseWorkflow             func(childComplexity int, input model.WorkflowActionInput) int
@@ -108,6 +118,7 @@ type ComplexityRoot struct {
 		SignalWorkflow            func(childComplexity int, input model.SignalWorkflowInput) int
 		StartWorkflow             func(childComplexity int, input model.StartWorkflowInput) int
 		StartWorkflows            func(childComplexity int, input model.StartWorkflowsInput) int
+		SubmitForm                func(childComplexity int, input model.SubmitFormInput) int
 		UpdateWorkflow            func(childComplexity int, input model.UpdateWorkflowInput) int
 		WakeUpWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
 	}
@@ -238,6 +249,7 @@ type ComplexityRoot struct {
 		ExecutorGroup     func(childComplexity int) int
 		ExternalID        func(childComplexity int) int
 		Finished          func(childComplexity int) int
+		FormSubmissions   func(childComplexity int) int
 		ID                func(childComplexity int) int
 		Input             func(childComplexity int) int
 		LastError         func(childComplexity int) int
@@ -341,6 +353,9 @@ type ExecutorResolver interface {
 	Alive(ctx context.Context, obj *persistence.Executor) (bool, error)
 	Workflows(ctx context.Context, obj *persistence.Executor) ([]*persistence.Workflow, error)
 }
+type FormSubmissionResolver interface {
+	ID(ctx context.Context, obj *persistence.FormSubmission) (string, error)
+}
 type MutationResolver interface {
 	StartWorkflow(ctx context.Context, input model.StartWorkflowInput) (*model.StartWorkflowPayload, error)
 	StartWorkflows(ctx context.Context, input model.StartWorkflowsInput) (*model.StartWorkflowsPayload, error)
@@ -350,6 +365,7 @@ type MutationResolver interface {
 	CancelWorkflow(ctx context.Context, input model.WorkflowActionInput) (*model.WorkflowPayload, error)
 	WakeUpWorkflow(ctx context.Context, input model.WorkflowActionInput) (*model.WorkflowPayload, error)
 	SignalWorkflow(ctx context.Context, input model.SignalWorkflowInput) (*model.WorkflowPayload, error)
+	SubmitForm(ctx context.Context, input model.SubmitFormInput) (*model.WorkflowPayload, error)
 	UpdateWorkflow(ctx context.Context, input model.UpdateWorkflowInput) (*model.WorkflowPayload, error)
 	SetDefinitionReleaseState(ctx context.Context, input model.SetDefinitionReleaseStateInput) (*model.WorkflowDefinitionPayload, error)
 }
@@ -401,6 +417,7 @@ type WorkflowResolver interface {
 	TaskInstances(ctx context.Context, obj *persistence.Workflow, first *int, after *string, last *int, before *string) (*model.TaskInstanceConnection, error)
 	SideEffects(ctx context.Context, obj *persistence.Workflow) ([]*persistence.SideEffect, error)
 	Signals(ctx context.Context, obj *persistence.Workflow) ([]*persistence.Signal, error)
+	FormSubmissions(ctx context.Context, obj *persistence.Workflow) ([]*persistence.FormSubmission, error)
 	ActivityLogs(ctx context.Context, obj *persistence.Workflow) ([]*persistence.ActivityLog, error)
 }
 type WorkflowDefinitionResolver interface {
@@ -642,6 +659,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Executor.Workflows(childComplexity), true
 
+	case "FormSubmission.created":
+		if e.ComplexityRoot.FormSubmission.Created == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FormSubmission.Created(childComplexity), true
+	case "FormSubmission.data":
+		if e.ComplexityRoot.FormSubmission.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FormSubmission.Data(childComplexity), true
+	case "FormSubmission.id":
+		if e.ComplexityRoot.FormSubmission.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FormSubmission.ID(childComplexity), true
+	case "FormSubmission.signature":
+		if e.ComplexityRoot.FormSubmission.Signature == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FormSubmission.Signature(childComplexity), true
+	case "FormSubmission.state":
+		if e.ComplexityRoot.FormSubmission.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FormSubmission.State(childComplexity), true
+	case "FormSubmission.submittedBy":
+		if e.ComplexityRoot.FormSubmission.SubmittedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FormSubmission.SubmittedBy(childComplexity), true
+
 	case "Mutation.cancelWorkflow":
 		if e.ComplexityRoot.Mutation.CancelWorkflow == nil {
 			break
@@ -730,6 +784,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.StartWorkflows(childComplexity, args["input"].(model.StartWorkflowsInput)), true
+	case "Mutation.submitForm":
+		if e.ComplexityRoot.Mutation.SubmitForm == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_submitForm_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SubmitForm(childComplexity, args["input"].(model.SubmitFormInput)), true
 	case "Mutation.updateWorkflow":
 		if e.ComplexityRoot.Mutation.UpdateWorkflow == nil {
 			break
@@ -1309,6 +1374,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Workflow.Finished(childComplexity), true
+	case "Workflow.formSubmissions":
+		if e.ComplexityRoot.Workflow.FormSubmissions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workflow.FormSubmissions(childComplexity), true
 	case "Workflow.id":
 		if e.ComplexityRoot.Workflow.ID == nil {
 			break
@@ -1664,6 +1735,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputSignalWorkflowInput,
 		ec.unmarshalInputStartWorkflowInput,
 		ec.unmarshalInputStartWorkflowsInput,
+		ec.unmarshalInputSubmitFormInput,
 		ec.unmarshalInputUpdateWorkflowInput,
 		ec.unmarshalInputWorkflowActionInput,
 		ec.unmarshalInputWorkflowFilter,
@@ -1850,6 +1922,14 @@ type Mutation {
   wakeUpWorkflow(input: WorkflowActionInput!): WorkflowPayload!
   "Deliver a signal; a workflow waiting for it wakes, one not waiting yet keeps it for later."
   signalWorkflow(input: SignalWorkflowInput!): WorkflowPayload!
+  """
+  Submits the data a person filled in for the user task a workflow waits in: a WAIT state (the form
+  arrives as the signal it waits for) or a MANUAL state (the workflow moves on to the state's only next
+  state). The data must satisfy the state's form schema (JSON Schema) and is also set as the variable
+  named after the state. INVALID_INPUT (field data) when it does not; CONFLICT when the workflow does
+  not wait for a form.
+  """
+  submitForm(input: SubmitFormInput!): WorkflowPayload!
   "An operator's change of a workflow's state, state text, schedule or variables."
   updateWorkflow(input: UpdateWorkflowInput!): WorkflowPayload!
   "Put a definition type ONLINE or OFFLINE (an OFFLINE type starts no new workflow)."
@@ -2140,6 +2220,8 @@ type Workflow implements Node {
   sideEffects: [SideEffect!]!
   "The signals sent to it, oldest first."
   signals: [Signal!]!
+  "The forms people submitted for its user tasks, oldest first."
+  formSubmissions: [FormSubmission!]!
   "What its steps logged, oldest first."
   activityLogs: [ActivityLog!]!
 }
@@ -2256,6 +2338,22 @@ type Signal {
   consumed: Time
   "The action that consumed it."
   consumedBy: Action
+}
+
+"The data a person submitted for a user task (a WAIT or MANUAL state with a form schema)."
+type FormSubmission {
+  "The submission's opaque ID."
+  id: ID!
+  "The state whose form it filled in."
+  state: String!
+  "What was filled in (a JSON object)."
+  data: JSON!
+  "Who submitted it."
+  submittedBy: String!
+  "The signature sent with it."
+  signature: String
+  "When it was submitted."
+  created: Time!
 }
 
 "A running (or stopped, or dead) node's worker pool."
@@ -2456,6 +2554,20 @@ input RetryWorkflowInput {
   idempotencyKey: String
 }
 
+"The data a person submits for a user task."
+input SubmitFormInput {
+  "The workflow."
+  id: ID!
+  "What the person filled in: a JSON object valid against the state's form schema."
+  data: JSON!
+  "Who submits it."
+  submittedBy: String!
+  "A signature of the data, kept with it."
+  signature: String
+  "The same key submits once."
+  idempotencyKey: String
+}
+
 "Sends a signal to a workflow."
 input SignalWorkflowInput {
   "The workflow."
@@ -2611,6 +2723,24 @@ func (ec *executionContext) childFields_Executor(ctx context.Context, field grap
 		return ec.fieldContext_Executor_workflows(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Executor", field.Name)
+}
+
+func (ec *executionContext) childFields_FormSubmission(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_FormSubmission_id(ctx, field)
+	case "state":
+		return ec.fieldContext_FormSubmission_state(ctx, field)
+	case "data":
+		return ec.fieldContext_FormSubmission_data(ctx, field)
+	case "submittedBy":
+		return ec.fieldContext_FormSubmission_submittedBy(ctx, field)
+	case "signature":
+		return ec.fieldContext_FormSubmission_signature(ctx, field)
+	case "created":
+		return ec.fieldContext_FormSubmission_created(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FormSubmission", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2875,6 +3005,8 @@ func (ec *executionContext) childFields_Workflow(ctx context.Context, field grap
 		return ec.fieldContext_Workflow_sideEffects(ctx, field)
 	case "signals":
 		return ec.fieldContext_Workflow_signals(ctx, field)
+	case "formSubmissions":
+		return ec.fieldContext_Workflow_formSubmissions(ctx, field)
 	case "activityLogs":
 		return ec.fieldContext_Workflow_activityLogs(ctx, field)
 	}
@@ -3205,6 +3337,20 @@ func (ec *executionContext) field_Mutation_startWorkflows_args(ctx context.Conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.StartWorkflowsInput, error) {
 			return ec.unmarshalNStartWorkflowsInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐStartWorkflowsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_submitForm_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SubmitFormInput, error) {
+			return ec.unmarshalNSubmitFormInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSubmitFormInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4527,6 +4673,144 @@ func (ec *executionContext) fieldContext_Executor_workflows(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _FormSubmission_id(ctx context.Context, field graphql.CollectedField, obj *persistence.FormSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FormSubmission_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.FormSubmission().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FormSubmission_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FormSubmission", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _FormSubmission_state(ctx context.Context, field graphql.CollectedField, obj *persistence.FormSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FormSubmission_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FormSubmission_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FormSubmission", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FormSubmission_data(ctx context.Context, field graphql.CollectedField, obj *persistence.FormSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FormSubmission_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
+			return ec.marshalNJSON2encodingᚋjsonᚐRawMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FormSubmission_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FormSubmission", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _FormSubmission_submittedBy(ctx context.Context, field graphql.CollectedField, obj *persistence.FormSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FormSubmission_submittedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SubmittedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FormSubmission_submittedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FormSubmission", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FormSubmission_signature(ctx context.Context, field graphql.CollectedField, obj *persistence.FormSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FormSubmission_signature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Signature, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FormSubmission_signature(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FormSubmission", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FormSubmission_created(ctx context.Context, field graphql.CollectedField, obj *persistence.FormSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FormSubmission_created(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Created, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FormSubmission_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FormSubmission", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _Mutation_startWorkflow(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4873,6 +5157,50 @@ func (ec *executionContext) fieldContext_Mutation_signalWorkflow(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_signalWorkflow_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_submitForm(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_submitForm(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SubmitForm(ctx, fc.Args["input"].(model.SubmitFormInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WorkflowPayload) graphql.Marshaler {
+			return ec.marshalNWorkflowPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐWorkflowPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_submitForm(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WorkflowPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_submitForm_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7863,6 +8191,38 @@ func (ec *executionContext) fieldContext_Workflow_signals(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Workflow_formSubmissions(ctx context.Context, field graphql.CollectedField, obj *persistence.Workflow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workflow_formSubmissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Workflow().FormSubmissions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.FormSubmission) graphql.Marshaler {
+			return ec.marshalNFormSubmission2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐFormSubmissionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Workflow_formSubmissions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Workflow",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FormSubmission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Workflow_activityLogs(ctx context.Context, field graphql.CollectedField, obj *persistence.Workflow) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10030,6 +10390,64 @@ func (ec *executionContext) unmarshalInputStartWorkflowsInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputSubmitFormInput(ctx context.Context, obj any) (model.SubmitFormInput, error) {
+	var it model.SubmitFormInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "data", "submittedBy", "signature", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "data":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("data"))
+			data, err := ec.unmarshalNJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Data = data
+		case "submittedBy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("submittedBy"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubmittedBy = data
+		case "signature":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("signature"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Signature = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateWorkflowInput(ctx context.Context, obj any) (model.UpdateWorkflowInput, error) {
 	var it model.UpdateWorkflowInput
 	if obj == nil {
@@ -11088,6 +11506,102 @@ func (ec *executionContext) _Executor(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var formSubmissionImplementors = []string{"FormSubmission"}
+
+func (ec *executionContext) _FormSubmission(ctx context.Context, sel ast.SelectionSet, obj *persistence.FormSubmission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, formSubmissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FormSubmission")
+		case "id":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._FormSubmission_id(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "state":
+			out.Values[i] = ec._FormSubmission_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "data":
+			out.Values[i] = ec._FormSubmission_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "submittedBy":
+			out.Values[i] = ec._FormSubmission_submittedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "signature":
+			out.Values[i] = ec._FormSubmission_signature(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "created":
+			out.Values[i] = ec._FormSubmission_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -11160,6 +11674,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "signalWorkflow":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_signalWorkflow(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "submitForm":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_submitForm(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -13030,6 +13551,44 @@ func (ec *executionContext) _Workflow(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "formSubmissions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Workflow_formSubmissions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "activityLogs":
 			field := field
 
@@ -14276,6 +14835,32 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 	return graphql.WrapContextMarshaler(ctx, res)
 }
 
+func (ec *executionContext) marshalNFormSubmission2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐFormSubmissionᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.FormSubmission) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFormSubmission2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐFormSubmission(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFormSubmission2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐFormSubmission(ctx context.Context, sel ast.SelectionSet, v *persistence.FormSubmission) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FormSubmission(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -14680,6 +15265,11 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNSubmitFormInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSubmitFormInput(ctx context.Context, v any) (model.SubmitFormInput, error) {
+	res, err := ec.unmarshalInputSubmitFormInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNTaskInstance2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐTaskInstanceᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.TaskInstance) graphql.Marshaler {

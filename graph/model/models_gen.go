@@ -153,6 +153,20 @@ type StatusCount struct {
 	Count int `json:"count"`
 }
 
+// The data a person submits for a user task.
+type SubmitFormInput struct {
+	// The workflow.
+	ID string `json:"id"`
+	// What the person filled in: a JSON object valid against the state's form schema.
+	Data json.RawMessage `json:"data"`
+	// Who submits it.
+	SubmittedBy string `json:"submittedBy"`
+	// A signature of the data, kept with it.
+	Signature *string `json:"signature,omitempty"`
+	// The same key submits once.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
 // Live streams, over graphql-transport-ws (or the legacy graphql-ws) and over Server-Sent Events. A
 // subscriber that cannot keep up is ended with an error whose extensions.code is SLOW_SUBSCRIBER and
 // whose extensions.cursor is the last event it was sent: subscribing again with after set to it
