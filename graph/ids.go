@@ -66,15 +66,6 @@ func decodeIDs(field, kind string, ss []string) ([]int64, error) {
 	return out, nil
 }
 
-// optionalID encodes an optional row ID.
-func optionalID(kind string, id *int64) *string {
-	if id == nil {
-		return nil
-	}
-	s := encodeID(kind, *id)
-	return &s
-}
-
 // invalidInput is an INVALID_INPUT error about an input field.
 func invalidInput(field, message string) error {
 	return &workflow.Error{Code: workflow.CodeInvalidInput, Field: field, Message: message}

@@ -39,7 +39,7 @@ type OpenOptions struct {
 func Open(ctx context.Context, rawURL string, opts OpenOptions) (*Store, error) {
 	scheme, _, ok := strings.Cut(rawURL, "://")
 	if !ok {
-		return nil, fmt.Errorf("%w %q: want sqlite:///path/file.db, sqlite://:memory: or postgres://...", ErrUnsupportedURL, redact(rawURL))
+		return nil, fmt.Errorf("%w %q: want sqlite:///path/file.db, sqlite://:memory: or postgres://host/db", ErrUnsupportedURL, redact(rawURL))
 	}
 	var (
 		db   *bun.DB

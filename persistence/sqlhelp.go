@@ -7,17 +7,8 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// bunIn expands a slice into a parenthesized IN list.
-func bunIn(v any) any { return bun.In(v) }
-
-// cast returns expr cast to a PostgreSQL type, or expr as is on SQLite (whose CAST to an unknown
-// type would turn text into numbers).
-func (s *Store) cast(expr, pgType string) string {
-	if s.isPostgres() {
-		return expr + "::" + pgType
-	}
-	return expr
-}
+// bunIn expands a slice into the comma-separated list inside "IN (?)".
+func bunIn(v any) any { return bun.List(v) }
 
 // conflictOr turns a unique-constraint violation into ErrConflict and leaves other errors as they are.
 func conflictOr(err error) error {

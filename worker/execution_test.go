@@ -93,8 +93,8 @@ func TestTimeoutsAndPanicsAreFailedAttempts(t *testing.T) {
 			return workflow.Finish(), nil
 		})
 		panics := def("t.panics", func(ctx *workflow.StepContext) (workflow.Next, error) {
-			var m map[string]int
-			m["x"] = 1
+			var steps []string
+			_ = steps[len(ctx.State())] // index out of range: a bug in a step
 			return workflow.Finish(), nil
 		})
 		invalidMove := def("t.badmove", func(ctx *workflow.StepContext) (workflow.Next, error) {

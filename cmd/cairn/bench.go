@@ -375,7 +375,7 @@ func (b *bench) waitEnded(ctx context.Context) (time.Time, error) {
 	for {
 		var open int
 		err := b.store.DB().NewRaw("SELECT count(*) FROM workflows WHERE status IN (?) AND id BETWEEN ? AND ?",
-			bun.In(statuses), lo, hi).Scan(ctx, &open)
+			bun.List(statuses), lo, hi).Scan(ctx, &open)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("error counting open workflows: %w", err)
 		}
@@ -482,7 +482,7 @@ func (b *bench) cleanUp(ctx context.Context) error {
 	b.mu.Unlock()
 	db := b.store.DB()
 	for i := 0; i < len(ids); i += benchReadBatch * 10 {
-		chunk := bun.In(ids[i:min(len(ids), i+benchReadBatch*10)])
+		chunk := bun.List(ids[i:min(len(ids), i+benchReadBatch*10)])
 		for _, table := range benchChildTables {
 			if _, err := db.ExecContext(ctx, "DELETE FROM "+table+" WHERE workflow_id IN (?)", chunk); err != nil {
 				return fmt.Errorf("error cleaning up %s: %w", table, err)
@@ -511,7 +511,7 @@ func (b *bench) cleanUp(ctx context.Context) error {
 		}
 	}
 	if len(fresh) > 0 {
-		if _, err := db.ExecContext(ctx, "DELETE FROM workflow_definitions WHERE id IN (?)", bun.In(fresh)); err != nil {
+		if _, err := db.ExecContext(ctx, "DELETE FROM workflow_definitions WHERE id IN (?)", bun.List(fresh)); err != nil {
 			return fmt.Errorf("error cleaning up definitions: %w", err)
 		}
 	}

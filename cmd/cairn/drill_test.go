@@ -169,7 +169,7 @@ func (d *drill) lockedElsewhere(t *testing.T, ids []int64) []int64 {
 	tx, err := d.store.DB().BeginTx(ctx, nil)
 	require.NoError(t, err)
 	defer func() { _ = tx.Rollback() }()
-	require.NoError(t, tx.NewRaw("SELECT id FROM workflows WHERE id IN (?) FOR UPDATE SKIP LOCKED", bun.In(ids)).Scan(ctx, &free))
+	require.NoError(t, tx.NewRaw("SELECT id FROM workflows WHERE id IN (?) FOR UPDATE SKIP LOCKED", bun.List(ids)).Scan(ctx, &free))
 	return slices.DeleteFunc(slices.Clone(ids), func(id int64) bool { return slices.Contains(free, id) })
 }
 
@@ -183,7 +183,7 @@ func (d *drill) unrecovered(t *testing.T, ids []int64) []string {
 		Version    int
 	}
 	_ = d.store.DB().NewRaw(`SELECT id, status, state, executor_id, version FROM workflows WHERE id IN (?)
-		AND id NOT IN (SELECT workflow_id FROM actions WHERE type = 'RECOVERY') ORDER BY id LIMIT 10`, bun.In(ids)).
+		AND id NOT IN (SELECT workflow_id FROM actions WHERE type = 'RECOVERY') ORDER BY id LIMIT 10`, bun.List(ids)).
 		Scan(context.Background(), &rows)
 	var out []string
 	for _, r := range rows {
@@ -293,7 +293,7 @@ func TestDrillNodeKilled(t *testing.T) {
 		requireRunning(t, n)
 	}
 	d.report(t)
-	recovered := d.count(t, "SELECT count(DISTINCT workflow_id) FROM actions WHERE type = 'RECOVERY' AND workflow_id IN (?)", bun.In(held))
+	recovered := d.count(t, "SELECT count(DISTINCT workflow_id) FROM actions WHERE type = 'RECOVERY' AND workflow_id IN (?)", bun.List(held))
 	t.Logf("drill node-killed: the killed node held %d workflows, %d recovered", len(held), recovered)
 	require.Equal(t, len(held), recovered, "each workflow the killed node held has a RECOVERY action")
 	for _, n := range nodes[1:] {
@@ -327,7 +327,7 @@ func TestDrillNodePausedPastExpiry(t *testing.T) {
 	recoverable := held
 
 	deadline := time.Now().Add(time.Minute)
-	for d.count(t, "SELECT count(DISTINCT workflow_id) FROM actions WHERE type = 'RECOVERY' AND workflow_id IN (?)", bun.In(recoverable)) < len(recoverable) {
+	for d.count(t, "SELECT count(DISTINCT workflow_id) FROM actions WHERE type = 'RECOVERY' AND workflow_id IN (?)", bun.List(recoverable)) < len(recoverable) {
 		if time.Now().After(deadline) {
 			t.Fatalf("waited a minute for the other node to recover the paused node's %d workflows; not recovered: %v; sessions: %v",
 				len(recoverable), d.unrecovered(t, recoverable), d.sessions(t))
@@ -349,10 +349,10 @@ func TestDrillNodePausedPastExpiry(t *testing.T) {
 	// The paused node's ship attempts on the recovered workflows stay LOST: its late completions
 	// were fenced off.
 	overwritten := d.count(t, `SELECT count(*) FROM task_instances WHERE executor_id = ? AND state = 'ship'
-		AND workflow_id IN (?) AND status <> 'LOST'`, pausedExec, bun.In(recoverable))
+		AND workflow_id IN (?) AND status <> 'LOST'`, pausedExec, bun.List(recoverable))
 	require.Zero(t, overwritten, "task instances of recovered work written by the paused node")
 	recordedByPaused := d.count(t, "SELECT count(*) FROM actions WHERE executor_id = ? AND type = 'STATE_EXECUTION' AND from_state = 'ship' AND workflow_id IN (?)",
-		pausedExec, bun.In(recoverable))
+		pausedExec, bun.List(recoverable))
 	require.Zero(t, recordedByPaused, "ship steps of recovered workflows recorded by the paused node")
 	require.Zero(t, paused.stop(t), paused.output())
 	require.Zero(t, other.stop(t), other.output())
