@@ -136,10 +136,8 @@ func (e *Engine) StartMany(ctx context.Context, ps []StartParams) ([]StartResult
 				}
 				if it.p.ExternalID != "" {
 					key := it.p.Type + "\x00" + it.p.ExternalID
-					if j, dup := seenExt[key]; dup {
-						results[i] = StartResult{Workflow: items[j].w}
-						results[i].Workflow = nil // filled after insert
-						continue
+					if _, dup := seenExt[key]; dup {
+						continue // the same external ID earlier in this call: filled in after the insert
 					}
 					w, err := tx.WorkflowGetByExternalID(ctx, it.p.Type, it.p.ExternalID)
 					if err == nil {
