@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -38,5 +39,28 @@ func TestHeldButNotRunningWorkflowsAreReleased(t *testing.T) {
 		actions := b.actions(t, wf.ID)
 		require.Equal(t, persistence.ActionRecovery, actions[0].Type)
 		require.GreaterOrEqual(t, w.Stats().Recovered.Load(), int64(1))
+	})
+}
+
+func TestRetentionPurgesEndedWorkflows(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		b := setup(t, store)
+		opts := fastOptions()
+		opts.Retention = time.Second
+		b.startWorker(t, opts)
+		w := b.start(t, "demo.order", `{}`)
+		b.waitStatus(t, w.ID, persistence.StatusFinished)
+		require.Eventually(t, func() bool {
+			_, err := store.WorkflowGet(ctx, w.ID)
+			return errors.Is(err, persistence.ErrNotFound)
+		}, 20*time.Second, 50*time.Millisecond, "an ended workflow older than the retention is purged")
+		require.Empty(t, b.actions(t, w.ID))
+		running := b.start(t, "demo.approval", `{}`)
+		b.waitStatus(t, running.ID, persistence.StatusWaiting)
+		time.Sleep(1500 * time.Millisecond)
+		_, err := store.WorkflowGet(ctx, running.ID)
+		require.NoError(t, err, "a workflow that has not ended stays")
 	})
 }

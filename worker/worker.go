@@ -44,6 +44,9 @@ type Options struct {
 	Expiry time.Duration
 	// DrainTimeout is how long shutdown waits for running steps before releasing them (30s).
 	DrainTimeout time.Duration
+	// Retention, when positive, deletes workflow trees that ended longer ago than this, with their
+	// history, checked about every 30s (more often for a retention under 5 minutes; 0 keeps everything).
+	Retention time.Duration
 	// Host names this node on its executor row (os.Hostname()).
 	Host string
 	// Logger receives the pool's logs (the engine's logger).
@@ -230,11 +233,17 @@ func (w *Worker) release() {
 func (w *Worker) heartbeatLoop(ctx context.Context) {
 	t := time.NewTicker(w.opts.HeartbeatInterval)
 	defer t.Stop()
+	lastPurge := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		// Purge about every 30s; more often for a short retention.
+		if w.opts.Retention > 0 && time.Since(lastPurge) >= min(30*time.Second, w.opts.Retention/10) {
+			lastPurge = time.Now()
+			w.purge(ctx)
 		}
 		err := w.store.ExecutorHeartbeat(ctx, w.ExecutorID(), w.opts.Expiry)
 		if errors.Is(err, persistence.ErrNotFound) {
@@ -262,6 +271,26 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 		if n > 0 {
 			w.stats.Recovered.Add(int64(n))
 			w.poke()
+		}
+	}
+}
+
+// purge deletes workflow trees that ended before the retention period, a bounded amount per call.
+func (w *Worker) purge(ctx context.Context) {
+	before := persistence.Now().Add(-w.opts.Retention)
+	for range 10 {
+		n, err := w.store.WorkflowPurge(ctx, persistence.WorkflowPurgeParams{FinishedBefore: before, Limit: 500})
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.Warn("purging ended workflows failed", "error", err)
+			}
+			return
+		}
+		if n > 0 {
+			w.log.Info("purged ended workflows", "count", n, "ended_before", before)
+		}
+		if n < 500 {
+			return
 		}
 	}
 }

@@ -34,6 +34,7 @@ type serveConfig struct {
 	heartbeat     time.Duration
 	expiry        time.Duration
 	drainTimeout  time.Duration
+	retention     time.Duration
 	maxConns      int
 	logLevel      string
 	logFormat     string
@@ -56,6 +57,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.pollInterval, "poll-interval", time.Second, "how often an idle pool looks for due work when no wake-up arrives")
 	fs.DurationVar(&c.heartbeat, "heartbeat-interval", 2*time.Second, "how often the node heartbeats and looks for dead nodes' work")
 	fs.DurationVar(&c.expiry, "executor-expiry", 10*time.Second, "how long after its last heartbeat a node counts as dead and its work is taken over")
+	fs.DurationVar(&c.retention, "retention", 0, "delete workflows (with their history) that ended longer ago than this, e.g. 720h; 0 keeps everything")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 30*time.Second, "on shutdown, how long to wait for running steps and HTTP requests")
 	fs.IntVar(&c.maxConns, "max-conns", 20, "PostgreSQL connection pool size (SQLite always uses one connection)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
@@ -72,6 +74,9 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	}
 	if c.noAPI && c.noWorkers {
 		return nil, usagef("--no-api and --no-workers together leave nothing to run")
+	}
+	if c.retention < 0 {
+		return nil, usagef("--retention must not be negative, not %s", c.retention)
 	}
 	if c.concurrency < 1 {
 		return nil, usagef("--concurrency must be at least 1, not %d", c.concurrency)
@@ -181,6 +186,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 				HeartbeatInterval: cfg.heartbeat,
 				Expiry:            cfg.expiry,
 				DrainTimeout:      cfg.drainTimeout,
+				Retention:         cfg.retention,
 				Logger:            log,
 			})
 			workers = append(workers, w)
