@@ -113,3 +113,43 @@ func HashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
 }
+
+// ScheduleGet returns one schedule.
+func (s *Store) ScheduleGet(ctx context.Context, id int64) (*Schedule, error) {
+	sc := new(Schedule)
+	q := s.idb.NewSelect().Model(sc).Where("id = ?", id)
+	if s.isPostgres() && s.InTx() {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, noRows(err, "schedule", id)
+	}
+	return sc, nil
+}
+
+// WorkflowRunningWithLaunchToken reports whether a workflow with a launch token has not ended.
+func (s *Store) WorkflowRunningWithLaunchToken(ctx context.Context, token string) (bool, error) {
+	n, err := s.idb.NewSelect().Model((*Workflow)(nil)).
+		Where("launch_token = ? AND status NOT IN (?)", token, bunIn([]Status{StatusFinished, StatusFailed, StatusCancelled})).
+		Limit(1).Count(ctx)
+	if err != nil {
+		return false, fmt.Errorf("error looking for running workflows of %s: %w", token, err)
+	}
+	return n > 0, nil
+}
+
+// ScheduleAdvance records that a schedule fired at lastFire and next fires at next (nil: never),
+// unless another node advanced it first (it reports false then).
+func (s *Store) ScheduleAdvance(ctx context.Context, id int64, wasNext time.Time, lastFire *time.Time, next *time.Time) (bool, error) {
+	q := s.idb.NewUpdate().Model((*Schedule)(nil)).Set("next_fire = ?", UTCPtr(next)).Set("modified = ?", Now()).
+		Where("id = ? AND next_fire = ?", id, UTC(wasNext))
+	if lastFire != nil {
+		q = q.Set("last_fire = ?", UTC(*lastFire))
+	}
+	res, err := q.Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("error advancing schedule %d: %w", id, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -62,5 +63,33 @@ func TestRetentionPurgesEndedWorkflows(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond)
 		_, err := store.WorkflowGet(ctx, running.ID)
 		require.NoError(t, err, "a workflow that has not ended stays")
+	})
+}
+
+func TestWorkersFireSchedules(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		b := setup(t, store)
+		b.startWorker(t, fastOptions())
+		b.startWorker(t, fastOptions()) // two nodes: each fire still starts one run
+		sc, err := b.engine.CreateSchedule(ctx, workflow.ScheduleParams{Type: "bench.noop", Cron: "@every 1s"})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			n, err := store.WorkflowCount(ctx, persistence.WorkflowFilter{Types: []string{"bench.noop"}, Statuses: []persistence.Status{persistence.StatusFinished}})
+			require.NoError(t, err)
+			return n >= 2
+		}, 20*time.Second, 50*time.Millisecond, "the schedule's runs start and finish")
+		_, err = b.engine.SetSchedulePaused(ctx, sc.ID, true)
+		require.NoError(t, err)
+		runs, _, err := store.WorkflowList(ctx, persistence.WorkflowListParams{Filter: persistence.WorkflowFilter{Types: []string{"bench.noop"}}, Limit: 100})
+		require.NoError(t, err)
+		for _, r := range runs {
+			require.Equal(t, fmt.Sprintf("schedule:%d", sc.ID), *r.LaunchToken)
+		}
+		got, err := store.ScheduleGet(ctx, sc.ID)
+		require.NoError(t, err)
+		require.NotNil(t, got.LastFire)
+		require.LessOrEqual(t, len(runs), int(time.Since(sc.Created)/time.Second)+2, "no fire started two runs")
 	})
 }

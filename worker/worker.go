@@ -228,8 +228,8 @@ func (w *Worker) release() {
 	w.log.Info("worker stopped", "executor", id)
 }
 
-// heartbeatLoop keeps the executor alive and recovers dead executors' work, on its own ticker so a
-// busy pool never looks dead.
+// heartbeatLoop keeps the executor alive, recovers dead executors' work and fires due schedules,
+// on its own ticker so a busy pool never looks dead.
 func (w *Worker) heartbeatLoop(ctx context.Context) {
 	t := time.NewTicker(w.opts.HeartbeatInterval)
 	defer t.Stop()
@@ -267,6 +267,9 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 		}
 		if m := w.reconcile(ctx); m > 0 {
 			n += m
+		}
+		if _, err := w.engine.FireSchedules(ctx, persistence.Now()); err != nil && ctx.Err() == nil {
+			w.log.Warn("firing schedules failed", "error", err)
 		}
 		if n > 0 {
 			w.stats.Recovered.Add(int64(n))

@@ -67,6 +67,8 @@ CREATE INDEX workflows_type_idx ON workflows (type, id);
 CREATE INDEX workflows_parent_idx ON workflows (parent_id, id) WHERE parent_id IS NOT NULL;
 CREATE INDEX workflows_executor_idx ON workflows (executor_id) WHERE executor_id IS NOT NULL;
 CREATE INDEX workflows_business_key_idx ON workflows (business_key) WHERE business_key IS NOT NULL;
+-- Runs started by a schedule carry its launch token; overlap checks look them up.
+CREATE INDEX workflows_launch_token_idx ON workflows (launch_token) WHERE launch_token IS NOT NULL;
 
 -- History tables (task_instances, actions, action_variables, activity_logs, change_events) are
 -- written several rows per step on the hot path, so they carry no foreign keys: each would cost an

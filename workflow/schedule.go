@@ -1,0 +1,154 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/cairnflow/cairn/persistence"
+)
+
+// Overlap policies of a schedule: what a fire does while the previous run is still going.
+const (
+	// OverlapSkip skips the fire.
+	OverlapSkip = "SKIP"
+	// OverlapAllow starts another run.
+	OverlapAllow = "ALLOW"
+)
+
+// cronParser reads standard five-field cron expressions and descriptors (@daily, @every 10m).
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// ScheduleParams is the input of CreateSchedule.
+type ScheduleParams struct {
+	Type     string
+	Cron     string
+	Timezone string // IANA name; UTC when empty
+	StartAt  *time.Time
+	EndAt    *time.Time
+	Input    []byte // a JSON object handed to every run
+	Priority int
+	// OverlapPolicy is OverlapSkip (default) or OverlapAllow.
+	OverlapPolicy string
+}
+
+// CreateSchedule stores a schedule that starts a workflow of a type on a cron expression, in a
+// time zone, between optional start and end times.
+func (e *Engine) CreateSchedule(ctx context.Context, p ScheduleParams) (*persistence.Schedule, error) {
+	if _, err := e.store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: p.Type}); errors.Is(err, persistence.ErrNotFound) {
+		return nil, invalid("type", "no workflow definition of type %q", p.Type)
+	} else if err != nil {
+		return nil, err
+	}
+	if _, err := cronParser.Parse(p.Cron); err != nil {
+		return nil, invalid("cron", "not a cron expression: %v", err)
+	}
+	if p.Timezone == "" {
+		p.Timezone = "UTC"
+	}
+	if _, err := time.LoadLocation(p.Timezone); err != nil {
+		return nil, invalid("timezone", "unknown time zone %q", p.Timezone)
+	}
+	_, input, err := decodeObject("input", p.Input)
+	if err != nil {
+		return nil, err
+	}
+	policy := strings.ToUpper(p.OverlapPolicy)
+	if policy == "" {
+		policy = OverlapSkip
+	}
+	if policy != OverlapSkip && policy != OverlapAllow {
+		return nil, invalid("overlapPolicy", "must be SKIP or ALLOW, not %q", p.OverlapPolicy)
+	}
+	if p.StartAt != nil && p.EndAt != nil && !p.EndAt.After(*p.StartAt) {
+		return nil, invalid("endAt", "must be after startAt")
+	}
+	sc := &persistence.Schedule{DefinitionType: p.Type, Cron: p.Cron, Timezone: p.Timezone, StartAt: persistence.UTCPtr(p.StartAt),
+		EndAt: persistence.UTCPtr(p.EndAt), Input: input, Priority: p.Priority, OverlapPolicy: policy}
+	sc.NextFire = nextFire(sc, persistence.Now())
+	if err := e.store.ScheduleInsert(ctx, sc); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// SetSchedulePaused pauses a schedule (it fires no more) or resumes it (from now on: fires missed
+// while paused are not made up).
+func (e *Engine) SetSchedulePaused(ctx context.Context, id int64, paused bool) (*persistence.Schedule, error) {
+	sc, err := e.store.ScheduleGet(ctx, id)
+	if errors.Is(err, persistence.ErrNotFound) {
+		return nil, notFound("id", "no schedule with id %d", id)
+	} else if err != nil {
+		return nil, err
+	}
+	sc.Paused = paused
+	if !paused {
+		sc.NextFire = nextFire(sc, persistence.Now())
+	}
+	if err := e.store.ScheduleSave(ctx, sc); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// FireSchedules starts the runs of every schedule due at now, and returns how many it started.
+// Several nodes may call it at once: a fire's run is started with an idempotency key made of the
+// schedule and the fire time, and the schedule is advanced only by the node that still sees the
+// fire pending, so each fire starts one run. Fires missed while no node ran are made up by one run.
+func (e *Engine) FireSchedules(ctx context.Context, now time.Time) (int, error) {
+	due, err := e.store.ScheduleDue(ctx, now, 100)
+	if err != nil {
+		return 0, err
+	}
+	started := 0
+	for _, sc := range due {
+		fire := *sc.NextFire
+		skip := false
+		token := fmt.Sprintf("schedule:%d", sc.ID)
+		if sc.OverlapPolicy == OverlapSkip {
+			running, err := e.store.WorkflowRunningWithLaunchToken(ctx, token)
+			if err != nil {
+				return started, err
+			}
+			skip = running
+		}
+		if !skip {
+			res, err := e.Start(ctx, StartParams{Type: sc.DefinitionType, Input: sc.Input, Priority: sc.Priority, LaunchToken: token,
+				IdempotencyKey: fmt.Sprintf("%s:%d", token, fire.Unix())})
+			if err != nil {
+				e.log.Warn("a schedule could not start its workflow", "schedule", sc.ID, "type", sc.DefinitionType, "error", err)
+			} else if res.Created {
+				started++
+			}
+		}
+		if _, err := e.store.ScheduleAdvance(ctx, sc.ID, fire, &fire, nextFire(sc, now)); err != nil {
+			return started, err
+		}
+	}
+	return started, nil
+}
+
+// nextFire is the schedule's first fire time after a time, within its start and end (nil: none).
+func nextFire(sc *persistence.Schedule, after time.Time) *time.Time {
+	sched, err := cronParser.Parse(sc.Cron)
+	if err != nil {
+		return nil
+	}
+	loc, err := time.LoadLocation(sc.Timezone)
+	if err != nil {
+		loc = time.UTC
+	}
+	from := after
+	if sc.StartAt != nil && sc.StartAt.After(from) {
+		from = sc.StartAt.Add(-time.Nanosecond)
+	}
+	next := persistence.UTC(sched.Next(from.In(loc)))
+	if next.IsZero() || (sc.EndAt != nil && next.After(*sc.EndAt)) {
+		return nil
+	}
+	return &next
+}

@@ -1,0 +1,94 @@
+package workflow_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/persistence/dbtest"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+func TestSchedules(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		engine := newEngine(t, store)
+		for field, p := range map[string]workflow.ScheduleParams{
+			"type":          {Type: "nope", Cron: "* * * * *"},
+			"cron":          {Type: "demo.order", Cron: "every tuesday"},
+			"timezone":      {Type: "demo.order", Cron: "* * * * *", Timezone: "Mars/Olympus"},
+			"input":         {Type: "demo.order", Cron: "* * * * *", Input: []byte(`[1]`)},
+			"overlapPolicy": {Type: "demo.order", Cron: "* * * * *", OverlapPolicy: "QUEUE"},
+		} {
+			_, err := engine.CreateSchedule(ctx, p)
+			requireCode(t, err, workflow.CodeInvalidInput, field)
+		}
+		list, err := store.ScheduleList(ctx)
+		require.NoError(t, err)
+		require.Empty(t, list, "refused schedules are not stored")
+
+		sc, err := engine.CreateSchedule(ctx, workflow.ScheduleParams{Type: "demo.approval", Cron: "*/5 * * * *", Timezone: "Europe/Kyiv",
+			Input: json.RawMessage(`{"from": "schedule"}`)})
+		require.NoError(t, err)
+		require.NotNil(t, sc.NextFire)
+		require.Zero(t, sc.NextFire.Minute()%5)
+		require.Zero(t, sc.NextFire.Second())
+
+		// Nothing is due yet.
+		n, err := engine.FireSchedules(ctx, persistence.Now())
+		require.NoError(t, err)
+		require.Zero(t, n)
+
+		// At the fire time one run starts, however many nodes fire at once.
+		at := *sc.NextFire
+		for range 3 {
+			_, err := engine.FireSchedules(ctx, at)
+			require.NoError(t, err)
+		}
+		got, err := store.ScheduleGet(ctx, sc.ID)
+		require.NoError(t, err)
+		require.True(t, at.Equal(*got.LastFire), "last fire %v", got.LastFire)
+		require.True(t, at.Add(5*time.Minute).Equal(*got.NextFire), "next fire %v", got.NextFire)
+		runs, _, err := store.WorkflowList(ctx, persistence.WorkflowListParams{Filter: persistence.WorkflowFilter{Types: []string{"demo.approval"}}, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, runs, 1)
+		require.JSONEq(t, `{"from": "schedule"}`, string(runs[0].Input))
+
+		// The run has not ended: with SKIP, the next fire starts nothing but still moves on.
+		n, err = engine.FireSchedules(ctx, at.Add(5*time.Minute))
+		require.NoError(t, err)
+		require.Zero(t, n)
+		got, err = store.ScheduleGet(ctx, sc.ID)
+		require.NoError(t, err)
+		require.True(t, at.Add(10*time.Minute).Equal(*got.NextFire), "next fire %v", got.NextFire)
+
+		paused, err := engine.SetSchedulePaused(ctx, sc.ID, true)
+		require.NoError(t, err)
+		require.True(t, paused.Paused)
+		n, err = engine.FireSchedules(ctx, at.Add(time.Hour))
+		require.NoError(t, err)
+		require.Zero(t, n, "a paused schedule does not fire")
+		_, err = engine.SetSchedulePaused(ctx, 424242, true)
+		requireCode(t, err, workflow.CodeNotFound, "id")
+
+		// ALLOW starts overlapping runs; an end time stops the schedule.
+		end := persistence.Now().Add(90 * time.Second)
+		allow, err := engine.CreateSchedule(ctx, workflow.ScheduleParams{Type: "demo.approval", Cron: "@every 30s", OverlapPolicy: "allow", EndAt: &end})
+		require.NoError(t, err)
+		fires := 0
+		for next := allow.NextFire; next != nil; {
+			n, err := engine.FireSchedules(ctx, *next)
+			require.NoError(t, err)
+			fires += n
+			s, err := store.ScheduleGet(ctx, allow.ID)
+			require.NoError(t, err)
+			next = s.NextFire
+		}
+		require.Equal(t, 3, fires)
+	})
+}
