@@ -18,6 +18,7 @@ const (
 	kindSideEffect   = "SideEffect"
 	kindSignal       = "Signal"
 	kindForm         = "FormSubmission"
+	kindSchedule     = "Schedule"
 	kindActivityLog  = "ActivityLog"
 )
 

@@ -207,6 +207,36 @@ func (r *mutationResolver) SetDefinitionReleaseState(ctx context.Context, input 
 	return &model.WorkflowDefinitionPayload{Definition: def}, nil
 }
 
+// CreateSchedule is the resolver for the createSchedule field.
+func (r *mutationResolver) CreateSchedule(ctx context.Context, input model.CreateScheduleInput) (*model.SchedulePayload, error) {
+	p := workflow.ScheduleParams{Type: input.Type, Cron: input.Cron, Timezone: str(input.Timezone), StartAt: input.StartAt,
+		EndAt: input.EndAt, Input: input.Input}
+	if input.Priority != nil {
+		p.Priority = *input.Priority
+	}
+	if input.OverlapPolicy != nil {
+		p.OverlapPolicy = string(*input.OverlapPolicy)
+	}
+	sc, err := r.engine.CreateSchedule(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &model.SchedulePayload{Schedule: sc}, nil
+}
+
+// SetSchedulePaused is the resolver for the setSchedulePaused field.
+func (r *mutationResolver) SetSchedulePaused(ctx context.Context, input model.SetSchedulePausedInput) (*model.SchedulePayload, error) {
+	id, err := decodeID("id", kindSchedule, input.ID)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := r.engine.SetSchedulePaused(ctx, id, input.Paused)
+	if err != nil {
+		return nil, err
+	}
+	return &model.SchedulePayload{Schedule: sc}, nil
+}
+
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
 	return r.node(ctx, id)
@@ -298,6 +328,21 @@ func (r *queryResolver) Executors(ctx context.Context) ([]*persistence.Executor,
 		execs = []*persistence.Executor{}
 	}
 	return execs, err
+}
+
+// Schedules is the resolver for the schedules field.
+func (r *queryResolver) Schedules(ctx context.Context) ([]*persistence.Schedule, error) {
+	return r.store.ScheduleList(ctx)
+}
+
+// ID is the resolver for the id field.
+func (r *scheduleResolver) ID(ctx context.Context, obj *persistence.Schedule) (string, error) {
+	return encodeID(kindSchedule, obj.ID), nil
+}
+
+// OverlapPolicy is the resolver for the overlapPolicy field.
+func (r *scheduleResolver) OverlapPolicy(ctx context.Context, obj *persistence.Schedule) (model.ScheduleOverlapPolicy, error) {
+	return model.ScheduleOverlapPolicy(obj.OverlapPolicy), nil
 }
 
 // ID is the resolver for the id field.
@@ -517,6 +562,8 @@ func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResol
 
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
+func (r *Resolver) Schedule() generated.ScheduleResolver { return &scheduleResolver{r} }
+
 func (r *Resolver) SideEffect() generated.SideEffectResolver { return &sideEffectResolver{r} }
 
 func (r *Resolver) Signal() generated.SignalResolver { return &signalResolver{r} }
@@ -540,6 +587,7 @@ type (
 	formSubmissionResolver     struct{ *Resolver }
 	mutationResolver           struct{ *Resolver }
 	queryResolver              struct{ *Resolver }
+	scheduleResolver           struct{ *Resolver }
 	sideEffectResolver         struct{ *Resolver }
 	signalResolver             struct{ *Resolver }
 	subscriptionResolver       struct{ *Resolver }

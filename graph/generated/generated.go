@@ -38,6 +38,7 @@ type ResolverRoot interface {
 	FormSubmission() FormSubmissionResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	Schedule() ScheduleResolver
 	SideEffect() SideEffectResolver
 	Signal() SignalResolver
 	Subscription() SubscriptionResolver
@@ -111,10 +112,12 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		CancelWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
+		CreateSchedule            func(childComplexity int, input model.CreateScheduleInput) int
 		PauseWorkflow             func(childComplexity int, input model.WorkflowActionInput) int
 		ResumeWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
 		RetryWorkflow             func(childComplexity int, input model.RetryWorkflowInput) int
 		SetDefinitionReleaseState func(childComplexity int, input model.SetDefinitionReleaseStateInput) int
+		SetSchedulePaused         func(childComplexity int, input model.SetSchedulePausedInput) int
 		SignalWorkflow            func(childComplexity int, input model.SignalWorkflowInput) int
 		StartWorkflow             func(childComplexity int, input model.StartWorkflowInput) int
 		StartWorkflows            func(childComplexity int, input model.StartWorkflowsInput) int
@@ -134,6 +137,7 @@ type ComplexityRoot struct {
 		Executors            func(childComplexity int) int
 		Node                 func(childComplexity int, id string) int
 		Nodes                func(childComplexity int, ids []string) int
+		Schedules            func(childComplexity int) int
 		Workflow             func(childComplexity int, id string) int
 		WorkflowByExternalID func(childComplexity int, typeArg string, externalID string) int
 		WorkflowDefinition   func(childComplexity int, typeArg string, version *int) int
@@ -147,6 +151,27 @@ type ComplexityRoot struct {
 		MaxAttempts  func(childComplexity int) int
 		MaxBackoffMs func(childComplexity int) int
 		MinBackoffMs func(childComplexity int) int
+	}
+
+	Schedule struct {
+		Created        func(childComplexity int) int
+		Cron           func(childComplexity int) int
+		DefinitionType func(childComplexity int) int
+		EndAt          func(childComplexity int) int
+		ID             func(childComplexity int) int
+		Input          func(childComplexity int) int
+		LastFire       func(childComplexity int) int
+		Modified       func(childComplexity int) int
+		NextFire       func(childComplexity int) int
+		OverlapPolicy  func(childComplexity int) int
+		Paused         func(childComplexity int) int
+		Priority       func(childComplexity int) int
+		StartAt        func(childComplexity int) int
+		Timezone       func(childComplexity int) int
+	}
+
+	SchedulePayload struct {
+		Schedule func(childComplexity int) int
 	}
 
 	SideEffect struct {
@@ -368,6 +393,8 @@ type MutationResolver interface {
 	SubmitForm(ctx context.Context, input model.SubmitFormInput) (*model.WorkflowPayload, error)
 	UpdateWorkflow(ctx context.Context, input model.UpdateWorkflowInput) (*model.WorkflowPayload, error)
 	SetDefinitionReleaseState(ctx context.Context, input model.SetDefinitionReleaseStateInput) (*model.WorkflowDefinitionPayload, error)
+	CreateSchedule(ctx context.Context, input model.CreateScheduleInput) (*model.SchedulePayload, error)
+	SetSchedulePaused(ctx context.Context, input model.SetSchedulePausedInput) (*model.SchedulePayload, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
@@ -379,6 +406,12 @@ type QueryResolver interface {
 	WorkflowDefinitions(ctx context.Context, typeArg *string, allVersions *bool) ([]*persistence.Definition, error)
 	WorkflowDefinition(ctx context.Context, typeArg string, version *int) (*persistence.Definition, error)
 	Executors(ctx context.Context) ([]*persistence.Executor, error)
+	Schedules(ctx context.Context) ([]*persistence.Schedule, error)
+}
+type ScheduleResolver interface {
+	ID(ctx context.Context, obj *persistence.Schedule) (string, error)
+
+	OverlapPolicy(ctx context.Context, obj *persistence.Schedule) (model.ScheduleOverlapPolicy, error)
 }
 type SideEffectResolver interface {
 	ID(ctx context.Context, obj *persistence.SideEffect) (string, error)
@@ -707,6 +740,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CancelWorkflow(childComplexity, args["input"].(model.WorkflowActionInput)), true
+	case "Mutation.createSchedule":
+		if e.ComplexityRoot.Mutation.CreateSchedule == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createSchedule_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateSchedule(childComplexity, args["input"].(model.CreateScheduleInput)), true
 	case "Mutation.pauseWorkflow":
 		if e.ComplexityRoot.Mutation.PauseWorkflow == nil {
 			break
@@ -751,6 +795,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetDefinitionReleaseState(childComplexity, args["input"].(model.SetDefinitionReleaseStateInput)), true
+	case "Mutation.setSchedulePaused":
+		if e.ComplexityRoot.Mutation.SetSchedulePaused == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setSchedulePaused_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetSchedulePaused(childComplexity, args["input"].(model.SetSchedulePausedInput)), true
 	case "Mutation.signalWorkflow":
 		if e.ComplexityRoot.Mutation.SignalWorkflow == nil {
 			break
@@ -872,6 +927,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
+	case "Query.schedules":
+		if e.ComplexityRoot.Query.Schedules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Schedules(childComplexity), true
 	case "Query.workflow":
 		if e.ComplexityRoot.Query.Workflow == nil {
 			break
@@ -963,6 +1024,98 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RetryPolicy.MinBackoffMs(childComplexity), true
+
+	case "Schedule.created":
+		if e.ComplexityRoot.Schedule.Created == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.Created(childComplexity), true
+	case "Schedule.cron":
+		if e.ComplexityRoot.Schedule.Cron == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.Cron(childComplexity), true
+	case "Schedule.type":
+		if e.ComplexityRoot.Schedule.DefinitionType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.DefinitionType(childComplexity), true
+	case "Schedule.endAt":
+		if e.ComplexityRoot.Schedule.EndAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.EndAt(childComplexity), true
+	case "Schedule.id":
+		if e.ComplexityRoot.Schedule.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.ID(childComplexity), true
+	case "Schedule.input":
+		if e.ComplexityRoot.Schedule.Input == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.Input(childComplexity), true
+	case "Schedule.lastFire":
+		if e.ComplexityRoot.Schedule.LastFire == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.LastFire(childComplexity), true
+	case "Schedule.modified":
+		if e.ComplexityRoot.Schedule.Modified == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.Modified(childComplexity), true
+	case "Schedule.nextFire":
+		if e.ComplexityRoot.Schedule.NextFire == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.NextFire(childComplexity), true
+	case "Schedule.overlapPolicy":
+		if e.ComplexityRoot.Schedule.OverlapPolicy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.OverlapPolicy(childComplexity), true
+	case "Schedule.paused":
+		if e.ComplexityRoot.Schedule.Paused == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.Paused(childComplexity), true
+	case "Schedule.priority":
+		if e.ComplexityRoot.Schedule.Priority == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.Priority(childComplexity), true
+	case "Schedule.startAt":
+		if e.ComplexityRoot.Schedule.StartAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.StartAt(childComplexity), true
+	case "Schedule.timezone":
+		if e.ComplexityRoot.Schedule.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.Timezone(childComplexity), true
+
+	case "SchedulePayload.schedule":
+		if e.ComplexityRoot.SchedulePayload.Schedule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SchedulePayload.Schedule(childComplexity), true
 
 	case "SideEffect.created":
 		if e.ComplexityRoot.SideEffect.Created == nil {
@@ -1730,8 +1883,10 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputCreateScheduleInput,
 		ec.unmarshalInputRetryWorkflowInput,
 		ec.unmarshalInputSetDefinitionReleaseStateInput,
+		ec.unmarshalInputSetSchedulePausedInput,
 		ec.unmarshalInputSignalWorkflowInput,
 		ec.unmarshalInputStartWorkflowInput,
 		ec.unmarshalInputStartWorkflowsInput,
@@ -1895,6 +2050,8 @@ type Query {
   workflowDefinition(type: String!, version: Int): WorkflowDefinition
   "Every executor (a node's worker pool) that ever registered, newest first."
   executors: [Executor!]!
+  "Every schedule, oldest first."
+  schedules: [Schedule!]!
 }
 
 """
@@ -1934,6 +2091,13 @@ type Mutation {
   updateWorkflow(input: UpdateWorkflowInput!): WorkflowPayload!
   "Put a definition type ONLINE or OFFLINE (an OFFLINE type starts no new workflow)."
   setDefinitionReleaseState(input: SetDefinitionReleaseStateInput!): WorkflowDefinitionPayload!
+  """
+  Starts workflows of a type on a cron expression (five fields, or @daily, @every 10m ...) in a time
+  zone, between optional start and end times. INVALID_INPUT names the field at fault.
+  """
+  createSchedule(input: CreateScheduleInput!): SchedulePayload!
+  "Pauses a schedule (it fires no more) or resumes it (from now on; missed fires are not made up)."
+  setSchedulePaused(input: SetSchedulePausedInput!): SchedulePayload!
 }
 
 """
@@ -2614,6 +2778,80 @@ type WorkflowPayload {
   workflow: Workflow!
 }
 
+"What a schedule does when it fires while its previous run has not ended."
+enum ScheduleOverlapPolicy {
+  "Skip the fire."
+  SKIP
+  "Start another run."
+  ALLOW
+}
+
+"Starts workflows of a type on a cron expression."
+type Schedule {
+  "The schedule's opaque ID."
+  id: ID!
+  "The workflow type it starts."
+  type: String!
+  "The cron expression."
+  cron: String!
+  "The IANA time zone the expression is read in."
+  timezone: String!
+  "No fire before this time."
+  startAt: Time
+  "No fire after this time."
+  endAt: Time
+  "The input of every run (a JSON object)."
+  input: JSON!
+  "The priority of every run."
+  priority: Int!
+  "Whether it is paused."
+  paused: Boolean!
+  "What a fire does while the previous run has not ended."
+  overlapPolicy: ScheduleOverlapPolicy!
+  "When it fires next; null when it will not fire again."
+  nextFire: Time
+  "When it last fired."
+  lastFire: Time
+  "When it was made."
+  created: Time!
+  "When it last changed."
+  modified: Time!
+}
+
+"A schedule made to start workflows on a cron expression."
+input CreateScheduleInput {
+  "The workflow type to start."
+  type: String!
+  "A cron expression: five fields (minute hour day month weekday) or a descriptor (@hourly, @every 15m)."
+  cron: String!
+  "The IANA time zone to read it in (UTC when null)."
+  timezone: String
+  "No fire before this time."
+  startAt: Time
+  "No fire after this time."
+  endAt: Time
+  "The input of every run (a JSON object)."
+  input: JSON
+  "The priority of every run."
+  priority: Int
+  "SKIP (default) or ALLOW."
+  overlapPolicy: ScheduleOverlapPolicy
+}
+
+"Pauses or resumes a schedule."
+input SetSchedulePausedInput {
+  "The schedule."
+  id: ID!
+  "True to pause, false to resume."
+  paused: Boolean!
+}
+
+"The result of a schedule operation."
+type SchedulePayload {
+  "The schedule after the operation."
+  schedule: Schedule!
+}
+
 "The outcome of an operation on a definition."
 type WorkflowDefinitionPayload {
   "The newest version of the definition after the operation."
@@ -2769,6 +3007,48 @@ func (ec *executionContext) childFields_RetryPolicy(ctx context.Context, field g
 		return ec.fieldContext_RetryPolicy_jitter(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RetryPolicy", field.Name)
+}
+
+func (ec *executionContext) childFields_Schedule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Schedule_id(ctx, field)
+	case "type":
+		return ec.fieldContext_Schedule_type(ctx, field)
+	case "cron":
+		return ec.fieldContext_Schedule_cron(ctx, field)
+	case "timezone":
+		return ec.fieldContext_Schedule_timezone(ctx, field)
+	case "startAt":
+		return ec.fieldContext_Schedule_startAt(ctx, field)
+	case "endAt":
+		return ec.fieldContext_Schedule_endAt(ctx, field)
+	case "input":
+		return ec.fieldContext_Schedule_input(ctx, field)
+	case "priority":
+		return ec.fieldContext_Schedule_priority(ctx, field)
+	case "paused":
+		return ec.fieldContext_Schedule_paused(ctx, field)
+	case "overlapPolicy":
+		return ec.fieldContext_Schedule_overlapPolicy(ctx, field)
+	case "nextFire":
+		return ec.fieldContext_Schedule_nextFire(ctx, field)
+	case "lastFire":
+		return ec.fieldContext_Schedule_lastFire(ctx, field)
+	case "created":
+		return ec.fieldContext_Schedule_created(ctx, field)
+	case "modified":
+		return ec.fieldContext_Schedule_modified(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Schedule", field.Name)
+}
+
+func (ec *executionContext) childFields_SchedulePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "schedule":
+		return ec.fieldContext_SchedulePayload_schedule(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SchedulePayload", field.Name)
 }
 
 func (ec *executionContext) childFields_SideEffect(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3247,6 +3527,20 @@ func (ec *executionContext) field_Mutation_cancelWorkflow_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createSchedule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateScheduleInput, error) {
+			return ec.unmarshalNCreateScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateScheduleInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_pauseWorkflow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3295,6 +3589,20 @@ func (ec *executionContext) field_Mutation_setDefinitionReleaseState_args(ctx co
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.SetDefinitionReleaseStateInput, error) {
 			return ec.unmarshalNSetDefinitionReleaseStateInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSetDefinitionReleaseStateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setSchedulePaused_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SetSchedulePausedInput, error) {
+			return ec.unmarshalNSetSchedulePausedInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSetSchedulePausedInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5295,6 +5603,94 @@ func (ec *executionContext) fieldContext_Mutation_setDefinitionReleaseState(ctx 
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createSchedule(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createSchedule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateSchedule(ctx, fc.Args["input"].(model.CreateScheduleInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SchedulePayload) graphql.Marshaler {
+			return ec.marshalNSchedulePayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSchedulePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createSchedule(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SchedulePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createSchedule_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setSchedulePaused(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setSchedulePaused(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetSchedulePaused(ctx, fc.Args["input"].(model.SetSchedulePausedInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SchedulePayload) graphql.Marshaler {
+			return ec.marshalNSchedulePayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSchedulePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setSchedulePaused(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SchedulePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setSchedulePaused_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5771,6 +6167,38 @@ func (ec *executionContext) fieldContext_Query_executors(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_schedules(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_schedules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Schedules(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.Schedule) graphql.Marshaler {
+			return ec.marshalNSchedule2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐScheduleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_schedules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Schedule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5937,6 +6365,360 @@ func (ec *executionContext) _RetryPolicy_jitter(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_RetryPolicy_jitter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RetryPolicy", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_id(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Schedule().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_type(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DefinitionType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_cron(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_cron(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cron, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_cron(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_timezone(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_startAt(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_startAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_startAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_endAt(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_endAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_endAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_input(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_input(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Input, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
+			return ec.marshalNJSON2encodingᚋjsonᚐRawMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_input(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_priority(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_priority(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Priority, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_priority(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_paused(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_paused(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Paused, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_paused(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_overlapPolicy(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_overlapPolicy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Schedule().OverlapPolicy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ScheduleOverlapPolicy) graphql.Marshaler {
+			return ec.marshalNScheduleOverlapPolicy2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐScheduleOverlapPolicy(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_overlapPolicy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, true, true, errors.New("field of type ScheduleOverlapPolicy does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_nextFire(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_nextFire(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextFire, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_nextFire(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_lastFire(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_lastFire(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastFire, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_lastFire(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_created(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_created(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Created, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_modified(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_modified(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Modified, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_modified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SchedulePayload_schedule(ctx context.Context, field graphql.CollectedField, obj *model.SchedulePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SchedulePayload_schedule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Schedule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.Schedule) graphql.Marshaler {
+			return ec.marshalNSchedule2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐSchedule(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SchedulePayload_schedule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SchedulePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Schedule(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _SideEffect_id(ctx context.Context, field graphql.CollectedField, obj *persistence.SideEffect) (ret graphql.Marshaler) {
@@ -10135,6 +10917,85 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Context, obj any) (model.CreateScheduleInput, error) {
+	var it model.CreateScheduleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"type", "cron", "timezone", "startAt", "endAt", "input", "priority", "overlapPolicy"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "cron":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cron"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Cron = data
+		case "timezone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timezone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Timezone = data
+		case "startAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartAt = data
+		case "endAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EndAt = data
+		case "input":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("input"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Input = data
+		case "priority":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priority"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Priority = data
+		case "overlapPolicy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("overlapPolicy"))
+			data, err := ec.unmarshalOScheduleOverlapPolicy2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐScheduleOverlapPolicy(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OverlapPolicy = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRetryWorkflowInput(ctx context.Context, obj any) (model.RetryWorkflowInput, error) {
 	var it model.RetryWorkflowInput
 	if obj == nil {
@@ -10218,6 +11079,43 @@ func (ec *executionContext) unmarshalInputSetDefinitionReleaseStateInput(ctx con
 				return it, err
 			}
 			it.ReleaseState = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSetSchedulePausedInput(ctx context.Context, obj any) (model.SetSchedulePausedInput, error) {
+	var it model.SetSchedulePausedInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "paused"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "paused":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paused"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Paused = data
 		}
 	}
 	return it, nil
@@ -11699,6 +12597,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createSchedule":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createSchedule(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setSchedulePaused":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setSchedulePaused(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11991,6 +12903,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "schedules":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_schedules(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -12055,6 +12989,213 @@ func (ec *executionContext) _RetryPolicy(ctx context.Context, sel ast.SelectionS
 			}
 		case "jitter":
 			out.Values[i] = ec._RetryPolicy_jitter(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var scheduleImplementors = []string{"Schedule"}
+
+func (ec *executionContext) _Schedule(ctx context.Context, sel ast.SelectionSet, obj *persistence.Schedule) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scheduleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Schedule")
+		case "id":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Schedule_id(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "type":
+			out.Values[i] = ec._Schedule_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cron":
+			out.Values[i] = ec._Schedule_cron(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "timezone":
+			out.Values[i] = ec._Schedule_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "startAt":
+			out.Values[i] = ec._Schedule_startAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "endAt":
+			out.Values[i] = ec._Schedule_endAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "input":
+			out.Values[i] = ec._Schedule_input(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "priority":
+			out.Values[i] = ec._Schedule_priority(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "paused":
+			out.Values[i] = ec._Schedule_paused(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "overlapPolicy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Schedule_overlapPolicy(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "nextFire":
+			out.Values[i] = ec._Schedule_nextFire(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastFire":
+			out.Values[i] = ec._Schedule_lastFire(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "created":
+			out.Values[i] = ec._Schedule_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "modified":
+			out.Values[i] = ec._Schedule_modified(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var schedulePayloadImplementors = []string{"SchedulePayload"}
+
+func (ec *executionContext) _SchedulePayload(ctx context.Context, sel ast.SelectionSet, obj *model.SchedulePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, schedulePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SchedulePayload")
+		case "schedule":
+			out.Values[i] = ec._SchedulePayload_schedule(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -14793,6 +15934,11 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) unmarshalNCreateScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateScheduleInput(ctx context.Context, v any) (model.CreateScheduleInput, error) {
+	res, err := ec.unmarshalInputCreateScheduleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNExecutor2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐExecutorᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.Executor) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -15007,8 +16153,59 @@ func (ec *executionContext) unmarshalNRetryWorkflowInput2githubᚗcomᚋcairnflo
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNSchedule2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐScheduleᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.Schedule) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSchedule2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐSchedule(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSchedule2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐSchedule(ctx context.Context, sel ast.SelectionSet, v *persistence.Schedule) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Schedule(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNScheduleOverlapPolicy2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐScheduleOverlapPolicy(ctx context.Context, v any) (model.ScheduleOverlapPolicy, error) {
+	var res model.ScheduleOverlapPolicy
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNScheduleOverlapPolicy2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐScheduleOverlapPolicy(ctx context.Context, sel ast.SelectionSet, v model.ScheduleOverlapPolicy) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNSchedulePayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSchedulePayload(ctx context.Context, sel ast.SelectionSet, v *model.SchedulePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SchedulePayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNSetDefinitionReleaseStateInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSetDefinitionReleaseStateInput(ctx context.Context, v any) (model.SetDefinitionReleaseStateInput, error) {
 	res, err := ec.unmarshalInputSetDefinitionReleaseStateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNSetSchedulePausedInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSetSchedulePausedInput(ctx context.Context, v any) (model.SetSchedulePausedInput, error) {
+	res, err := ec.unmarshalInputSetSchedulePausedInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -15929,6 +17126,22 @@ func (ec *executionContext) marshalORetryPolicy2ᚖgithubᚗcomᚋcairnflowᚋca
 		return graphql.Null
 	}
 	return ec._RetryPolicy(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOScheduleOverlapPolicy2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐScheduleOverlapPolicy(ctx context.Context, v any) (*model.ScheduleOverlapPolicy, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.ScheduleOverlapPolicy)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOScheduleOverlapPolicy2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐScheduleOverlapPolicy(ctx context.Context, sel ast.SelectionSet, v *model.ScheduleOverlapPolicy) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

@@ -14,6 +14,26 @@ import (
 	"github.com/cairnflow/cairn/workflow"
 )
 
+// A schedule made to start workflows on a cron expression.
+type CreateScheduleInput struct {
+	// The workflow type to start.
+	Type string `json:"type"`
+	// A cron expression: five fields (minute hour day month weekday) or a descriptor (@hourly, @every 15m).
+	Cron string `json:"cron"`
+	// The IANA time zone to read it in (UTC when null).
+	Timezone *string `json:"timezone,omitempty"`
+	// No fire before this time.
+	StartAt *time.Time `json:"startAt,omitempty"`
+	// No fire after this time.
+	EndAt *time.Time `json:"endAt,omitempty"`
+	// The input of every run (a JSON object).
+	Input json.RawMessage `json:"input,omitempty"`
+	// The priority of every run.
+	Priority *int `json:"priority,omitempty"`
+	// SKIP (default) or ALLOW.
+	OverlapPolicy *ScheduleOverlapPolicy `json:"overlapPolicy,omitempty"`
+}
+
 // Operations on workflows. Each takes one input object and returns a payload. An operation that fails
 // changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
 // and, when an input field is at fault, extensions.field.
@@ -61,12 +81,26 @@ type RetryWorkflowInput struct {
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
+// The result of a schedule operation.
+type SchedulePayload struct {
+	// The schedule after the operation.
+	Schedule *persistence.Schedule `json:"schedule"`
+}
+
 // Puts a definition type online or offline.
 type SetDefinitionReleaseStateInput struct {
 	// The definition type (every version).
 	Type string `json:"type"`
 	// The new release state.
 	ReleaseState persistence.ReleaseState `json:"releaseState"`
+}
+
+// Pauses or resumes a schedule.
+type SetSchedulePausedInput struct {
+	// The schedule.
+	ID string `json:"id"`
+	// True to pause, false to resume.
+	Paused bool `json:"paused"`
 }
 
 // Sends a signal to a workflow.
@@ -323,6 +357,64 @@ func (e *OrderDirection) UnmarshalJSON(b []byte) error {
 }
 
 func (e OrderDirection) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What a schedule does when it fires while its previous run has not ended.
+type ScheduleOverlapPolicy string
+
+const (
+	// Skip the fire.
+	ScheduleOverlapPolicySkip ScheduleOverlapPolicy = "SKIP"
+	// Start another run.
+	ScheduleOverlapPolicyAllow ScheduleOverlapPolicy = "ALLOW"
+)
+
+var AllScheduleOverlapPolicy = []ScheduleOverlapPolicy{
+	ScheduleOverlapPolicySkip,
+	ScheduleOverlapPolicyAllow,
+}
+
+func (e ScheduleOverlapPolicy) IsValid() bool {
+	switch e {
+	case ScheduleOverlapPolicySkip, ScheduleOverlapPolicyAllow:
+		return true
+	}
+	return false
+}
+
+func (e ScheduleOverlapPolicy) String() string {
+	return string(e)
+}
+
+func (e *ScheduleOverlapPolicy) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ScheduleOverlapPolicy(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ScheduleOverlapPolicy", str)
+	}
+	return nil
+}
+
+func (e ScheduleOverlapPolicy) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ScheduleOverlapPolicy) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ScheduleOverlapPolicy) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -1,0 +1,57 @@
+package graph_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/persistence/dbtest"
+)
+
+func TestSchedulesOverGraphQL(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		b := setup(t, store)
+		const create = `mutation($in: CreateScheduleInput!) { createSchedule(input: $in) { schedule { id type cron timezone paused overlapPolicy nextFire input } } }`
+		e := b.fails(t, "INVALID_INPUT", create, map[string]any{"in": map[string]any{"type": "test.flow", "cron": "61 * * * *"}})
+		require.Equal(t, "cron", e.Extensions["field"])
+		e = b.fails(t, "INVALID_INPUT", create, map[string]any{"in": map[string]any{"type": "nope", "cron": "@daily"}})
+		require.Equal(t, "type", e.Extensions["field"])
+
+		var out struct {
+			CreateSchedule struct {
+				Schedule struct {
+					ID, Type, Cron, Timezone, OverlapPolicy string
+					Paused                                  bool
+					NextFire                                *string
+					Input                                   map[string]any
+				}
+			}
+		}
+		b.must(t, create, &out, map[string]any{"in": map[string]any{"type": "test.flow", "cron": "0 9 * * 1-5", "timezone": "America/New_York",
+			"input": map[string]any{"batch": 1}, "overlapPolicy": "ALLOW"}})
+		sc := out.CreateSchedule.Schedule
+		require.Equal(t, "test.flow", sc.Type)
+		require.Equal(t, "America/New_York", sc.Timezone)
+		require.Equal(t, "ALLOW", sc.OverlapPolicy)
+		require.NotNil(t, sc.NextFire)
+		require.Equal(t, map[string]any{"batch": float64(1)}, sc.Input)
+
+		var paused struct {
+			SetSchedulePaused struct{ Schedule struct{ Paused bool } }
+		}
+		b.must(t, `mutation($id: ID!) { setSchedulePaused(input: {id: $id, paused: true}) { schedule { paused } } }`, &paused, map[string]any{"id": sc.ID})
+		require.True(t, paused.SetSchedulePaused.Schedule.Paused)
+		var list struct {
+			Schedules []struct {
+				ID     string
+				Paused bool
+			}
+		}
+		b.must(t, `{ schedules { id paused } }`, &list, nil)
+		require.Len(t, list.Schedules, 1)
+		require.True(t, list.Schedules[0].Paused)
+		b.fails(t, "INVALID_INPUT", `mutation { setSchedulePaused(input: {id: "nonsense", paused: true}) { schedule { id } } }`, nil)
+	})
+}
