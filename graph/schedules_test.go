@@ -55,3 +55,31 @@ func TestSchedulesOverGraphQL(t *testing.T) {
 		b.fails(t, "INVALID_INPUT", `mutation { setSchedulePaused(input: {id: "nonsense", paused: true}) { schedule { id } } }`, nil)
 	})
 }
+
+func TestBackfillOverGraphQL(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		b := setup(t, store)
+		var out struct {
+			CreateSchedule struct{ Schedule struct{ ID string } }
+		}
+		b.must(t, `mutation { createSchedule(input: {type: "test.flow", cron: "@daily"}) { schedule { id } } }`, &out, nil)
+		id := out.CreateSchedule.Schedule.ID
+		const backfill = `mutation($id: ID!, $from: Time!, $to: Time!) { backfillSchedule(input: {id: $id, from: $from, to: $to}) { created workflows { id type status } } }`
+		var got struct {
+			BackfillSchedule struct {
+				Created   int
+				Workflows []struct{ ID, Type, Status string }
+			}
+		}
+		vars := map[string]any{"id": id, "from": "2026-01-01T00:00:00Z", "to": "2026-01-03T00:00:00Z"}
+		b.must(t, backfill, &got, vars)
+		require.Equal(t, 3, got.BackfillSchedule.Created)
+		require.Len(t, got.BackfillSchedule.Workflows, 3)
+		require.Equal(t, "test.flow", got.BackfillSchedule.Workflows[0].Type)
+		b.must(t, backfill, &got, vars)
+		require.Zero(t, got.BackfillSchedule.Created, "a second backfill of the same range starts nothing")
+		e := b.fails(t, "INVALID_INPUT", backfill, map[string]any{"id": id, "from": "2026-01-03T00:00:00Z", "to": "2026-01-01T00:00:00Z"})
+		require.Equal(t, "to", e.Extensions["field"])
+	})
+}

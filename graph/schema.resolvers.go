@@ -237,6 +237,26 @@ func (r *mutationResolver) SetSchedulePaused(ctx context.Context, input model.Se
 	return &model.SchedulePayload{Schedule: sc}, nil
 }
 
+// BackfillSchedule is the resolver for the backfillSchedule field.
+func (r *mutationResolver) BackfillSchedule(ctx context.Context, input model.BackfillScheduleInput) (*model.BackfillSchedulePayload, error) {
+	id, err := decodeID("id", kindSchedule, input.ID)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := r.engine.BackfillSchedule(ctx, id, input.From, input.To)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.BackfillSchedulePayload{Workflows: make([]*persistence.Workflow, 0, len(runs))}
+	for _, run := range runs {
+		out.Workflows = append(out.Workflows, run.Workflow)
+		if run.Created {
+			out.Created++
+		}
+	}
+	return out, nil
+}
+
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
 	return r.node(ctx, id)

@@ -92,3 +92,40 @@ func TestSchedules(t *testing.T) {
 		require.Equal(t, 3, fires)
 	})
 }
+
+func TestScheduleBackfill(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		engine := newEngine(t, store)
+		sc, err := engine.CreateSchedule(ctx, workflow.ScheduleParams{Type: "bench.noop", Cron: "0 * * * *"})
+		require.NoError(t, err)
+		from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		runs, err := engine.BackfillSchedule(ctx, sc.ID, from, from.Add(5*time.Hour))
+		require.NoError(t, err)
+		require.Len(t, runs, 6, "00:00 to 05:00 inclusive")
+		for _, r := range runs {
+			require.True(t, r.Created)
+		}
+		again, err := engine.BackfillSchedule(ctx, sc.ID, from.Add(3*time.Hour), from.Add(7*time.Hour))
+		require.NoError(t, err)
+		created := 0
+		for _, r := range again {
+			if r.Created {
+				created++
+			}
+		}
+		require.Len(t, again, 5)
+		require.Equal(t, 2, created, "hours already backfilled start nothing again")
+
+		_, err = engine.BackfillSchedule(ctx, sc.ID, from, from.Add(2000*time.Hour))
+		requireCode(t, err, workflow.CodeInvalidInput, "to")
+		_, err = engine.BackfillSchedule(ctx, sc.ID, from, from)
+		requireCode(t, err, workflow.CodeInvalidInput, "to")
+		_, err = engine.BackfillSchedule(ctx, 987654, from, from.Add(time.Hour))
+		requireCode(t, err, workflow.CodeNotFound, "id")
+		n, err := store.WorkflowCount(ctx, persistence.WorkflowFilter{Types: []string{"bench.noop"}})
+		require.NoError(t, err)
+		require.Equal(t, 8, n)
+	})
+}

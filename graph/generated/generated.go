@@ -88,6 +88,11 @@ type ComplexityRoot struct {
 		Value        func(childComplexity int) int
 	}
 
+	BackfillSchedulePayload struct {
+		Created   func(childComplexity int) int
+		Workflows func(childComplexity int) int
+	}
+
 	Executor struct {
 		Active        func(childComplexity int) int
 		Alive         func(childComplexity int) int
@@ -111,6 +116,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		BackfillSchedule          func(childComplexity int, input model.BackfillScheduleInput) int
 		CancelWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
 		CreateSchedule            func(childComplexity int, input model.CreateScheduleInput) int
 		PauseWorkflow             func(childComplexity int, input model.WorkflowActionInput) int
@@ -395,6 +401,7 @@ type MutationResolver interface {
 	SetDefinitionReleaseState(ctx context.Context, input model.SetDefinitionReleaseStateInput) (*model.WorkflowDefinitionPayload, error)
 	CreateSchedule(ctx context.Context, input model.CreateScheduleInput) (*model.SchedulePayload, error)
 	SetSchedulePaused(ctx context.Context, input model.SetSchedulePausedInput) (*model.SchedulePayload, error)
+	BackfillSchedule(ctx context.Context, input model.BackfillScheduleInput) (*model.BackfillSchedulePayload, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
@@ -631,6 +638,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ActivityLog.Value(childComplexity), true
 
+	case "BackfillSchedulePayload.created":
+		if e.ComplexityRoot.BackfillSchedulePayload.Created == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BackfillSchedulePayload.Created(childComplexity), true
+	case "BackfillSchedulePayload.workflows":
+		if e.ComplexityRoot.BackfillSchedulePayload.Workflows == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BackfillSchedulePayload.Workflows(childComplexity), true
+
 	case "Executor.active":
 		if e.ComplexityRoot.Executor.Active == nil {
 			break
@@ -729,6 +749,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FormSubmission.SubmittedBy(childComplexity), true
 
+	case "Mutation.backfillSchedule":
+		if e.ComplexityRoot.Mutation.BackfillSchedule == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_backfillSchedule_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.BackfillSchedule(childComplexity, args["input"].(model.BackfillScheduleInput)), true
 	case "Mutation.cancelWorkflow":
 		if e.ComplexityRoot.Mutation.CancelWorkflow == nil {
 			break
@@ -1883,6 +1914,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputBackfillScheduleInput,
 		ec.unmarshalInputCreateScheduleInput,
 		ec.unmarshalInputRetryWorkflowInput,
 		ec.unmarshalInputSetDefinitionReleaseStateInput,
@@ -2098,6 +2130,12 @@ type Mutation {
   createSchedule(input: CreateScheduleInput!): SchedulePayload!
   "Pauses a schedule (it fires no more) or resumes it (from now on; missed fires are not made up)."
   setSchedulePaused(input: SetSchedulePausedInput!): SchedulePayload!
+  """
+  Starts the runs a schedule would have started for its fire times from..to (at most 1000), each
+  with the idempotency key of a live fire at that time: a time that already has its run starts
+  nothing again.
+  """
+  backfillSchedule(input: BackfillScheduleInput!): BackfillSchedulePayload!
 }
 
 """
@@ -2846,6 +2884,24 @@ input SetSchedulePausedInput {
   paused: Boolean!
 }
 
+"A past range of a schedule's fire times to start the runs of."
+input BackfillScheduleInput {
+  "The schedule."
+  id: ID!
+  "The first fire time considered (inclusive)."
+  from: Time!
+  "The last fire time considered (inclusive)."
+  to: Time!
+}
+
+"The runs of a backfill."
+type BackfillSchedulePayload {
+  "One run per fire time in the range, oldest first (existing ones included)."
+  workflows: [Workflow!]!
+  "How many of them this call started."
+  created: Int!
+}
+
 "The result of a schedule operation."
 type SchedulePayload {
   "The schedule after the operation."
@@ -2935,6 +2991,16 @@ func (ec *executionContext) childFields_ActivityLog(ctx context.Context, field g
 		return ec.fieldContext_ActivityLog_taskInstance(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ActivityLog", field.Name)
+}
+
+func (ec *executionContext) childFields_BackfillSchedulePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "workflows":
+		return ec.fieldContext_BackfillSchedulePayload_workflows(ctx, field)
+	case "created":
+		return ec.fieldContext_BackfillSchedulePayload_created(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BackfillSchedulePayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Executor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3512,6 +3578,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Mutation_backfillSchedule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.BackfillScheduleInput, error) {
+			return ec.unmarshalNBackfillScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBackfillScheduleInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
 
 func (ec *executionContext) field_Mutation_cancelWorkflow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -4742,6 +4822,61 @@ func (ec *executionContext) fieldContext_ActivityLog_taskInstance(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _BackfillSchedulePayload_workflows(ctx context.Context, field graphql.CollectedField, obj *model.BackfillSchedulePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BackfillSchedulePayload_workflows(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Workflows, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.Workflow) graphql.Marshaler {
+			return ec.marshalNWorkflow2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐWorkflowᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BackfillSchedulePayload_workflows(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BackfillSchedulePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Workflow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BackfillSchedulePayload_created(ctx context.Context, field graphql.CollectedField, obj *model.BackfillSchedulePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BackfillSchedulePayload_created(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Created, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BackfillSchedulePayload_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BackfillSchedulePayload", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Executor_id(ctx context.Context, field graphql.CollectedField, obj *persistence.Executor) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5685,6 +5820,50 @@ func (ec *executionContext) fieldContext_Mutation_setSchedulePaused(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_setSchedulePaused_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_backfillSchedule(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_backfillSchedule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().BackfillSchedule(ctx, fc.Args["input"].(model.BackfillScheduleInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BackfillSchedulePayload) graphql.Marshaler {
+			return ec.marshalNBackfillSchedulePayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBackfillSchedulePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_backfillSchedule(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BackfillSchedulePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_backfillSchedule_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10917,6 +11096,50 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputBackfillScheduleInput(ctx context.Context, obj any) (model.BackfillScheduleInput, error) {
+	var it model.BackfillScheduleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "from", "to"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "from":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("from"))
+			data, err := ec.unmarshalNTime2timeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.From = data
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalNTime2timeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Context, obj any) (model.CreateScheduleInput, error) {
 	var it model.CreateScheduleInput
 	if obj == nil {
@@ -12222,6 +12445,49 @@ func (ec *executionContext) _ActivityLog(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var backfillSchedulePayloadImplementors = []string{"BackfillSchedulePayload"}
+
+func (ec *executionContext) _BackfillSchedulePayload(ctx context.Context, sel ast.SelectionSet, obj *model.BackfillSchedulePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, backfillSchedulePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BackfillSchedulePayload")
+		case "workflows":
+			out.Values[i] = ec._BackfillSchedulePayload_workflows(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "created":
+			out.Values[i] = ec._BackfillSchedulePayload_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var executorImplementors = []string{"Executor", "Node"}
 
 func (ec *executionContext) _Executor(ctx context.Context, sel ast.SelectionSet, obj *persistence.Executor) graphql.Marshaler {
@@ -12607,6 +12873,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "setSchedulePaused":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_setSchedulePaused(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "backfillSchedule":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_backfillSchedule(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -15916,6 +16189,21 @@ func (ec *executionContext) marshalNActivityLog2ᚖgithubᚗcomᚋcairnflowᚋca
 		return graphql.Null
 	}
 	return ec._ActivityLog(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNBackfillScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBackfillScheduleInput(ctx context.Context, v any) (model.BackfillScheduleInput, error) {
+	res, err := ec.unmarshalInputBackfillScheduleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBackfillSchedulePayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBackfillSchedulePayload(ctx context.Context, sel ast.SelectionSet, v *model.BackfillSchedulePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BackfillSchedulePayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {

@@ -14,6 +14,24 @@ import (
 	"github.com/cairnflow/cairn/workflow"
 )
 
+// A past range of a schedule's fire times to start the runs of.
+type BackfillScheduleInput struct {
+	// The schedule.
+	ID string `json:"id"`
+	// The first fire time considered (inclusive).
+	From time.Time `json:"from"`
+	// The last fire time considered (inclusive).
+	To time.Time `json:"to"`
+}
+
+// The runs of a backfill.
+type BackfillSchedulePayload struct {
+	// One run per fire time in the range, oldest first (existing ones included).
+	Workflows []*persistence.Workflow `json:"workflows"`
+	// How many of them this call started.
+	Created int `json:"created"`
+}
+
 // A schedule made to start workflows on a cron expression.
 type CreateScheduleInput struct {
 	// The workflow type to start.
