@@ -100,20 +100,6 @@ func (s *Store) WorkflowOrphaned(ctx context.Context, limit int64) ([]*Workflow,
 	return wfs, nil
 }
 
-// WorkflowStepTimedOut returns EXECUTING workflows whose step deadline passed long ago (its
-// executor is alive but never completed the step), up to limit.
-func (s *Store) WorkflowStepTimedOut(ctx context.Context, before time.Time, limit int64) ([]*Workflow, error) {
-	var wfs []*Workflow
-	q := s.idb.NewSelect().Model(&wfs).Where("status = ? AND step_deadline < ?", StatusExecuting, UTC(before)).OrderExpr("id").Limit(limit)
-	if s.isPostgres() {
-		q = q.For("UPDATE SKIP LOCKED")
-	}
-	if err := q.Scan(ctx); err != nil {
-		return nil, fmt.Errorf("error loading timed-out workflows: %w", err)
-	}
-	return wfs, nil
-}
-
 // WorkflowClaimedBefore returns the IDs of EXECUTING workflows an executor claimed before a time.
 func (s *Store) WorkflowClaimedBefore(ctx context.Context, executorID int64, claimedBefore time.Time) ([]int64, error) {
 	var ids []int64

@@ -33,16 +33,23 @@ type MigrationStatus struct {
 	Applied bool
 }
 
-func (s *Store) migrator() (*migrate.Migrator, error) {
-	var src fs.FS
+// migrations discovers the embedded migrations of the Store's dialect.
+func (s *Store) migrations() (*migrate.Migrations, error) {
+	var src fs.FS = migrations.SQLite()
 	if s.isPostgres() {
 		src = migrations.PostgreSQL()
-	} else {
-		src = migrations.SQLite()
 	}
 	ms := migrate.NewMigrations()
 	if err := ms.Discover(src); err != nil {
 		return nil, fmt.Errorf("error reading migrations: %w", err)
+	}
+	return ms, nil
+}
+
+func (s *Store) migrator() (*migrate.Migrator, error) {
+	ms, err := s.migrations()
+	if err != nil {
+		return nil, err
 	}
 	return migrate.NewMigrator(s.db, ms,
 		migrate.WithTableName("cairn_migrations"),
@@ -73,54 +80,40 @@ func (s *Store) withMigrationLock(ctx context.Context, fn func() error) error {
 // Migrate applies every pending migration (up) and returns the names it applied. Several nodes may
 // call it at once against one PostgreSQL: they take turns, and all but the first find nothing to do.
 func (s *Store) Migrate(ctx context.Context) ([]string, error) {
-	m, err := s.migrator()
-	if err != nil {
-		return nil, err
-	}
-	var applied []string
-	err = s.withMigrationLock(ctx, func() error {
-		if err := m.Init(ctx); err != nil {
-			return fmt.Errorf("error creating the migrations table: %w", err)
-		}
-		if err := s.checkNotNewer(ctx, m); err != nil {
-			return err
-		}
-		group, err := m.Migrate(ctx)
-		if err != nil {
-			return fmt.Errorf("error migrating: %w", err)
-		}
-		for _, mig := range group.Migrations {
-			applied = append(applied, mig.Name)
-		}
-		return nil
-	})
-	return applied, err
+	return s.runMigrations(ctx, "migrating", (*migrate.Migrator).Migrate)
 }
 
 // Rollback undoes the last group of migrations applied together and returns their names.
 func (s *Store) Rollback(ctx context.Context) ([]string, error) {
+	return s.runMigrations(ctx, "rolling back", (*migrate.Migrator).Rollback)
+}
+
+// runMigrations runs one direction of the migrator under the migration lock, refusing a database
+// a newer cairn migrated, and returns the names of the migrations it ran.
+func (s *Store) runMigrations(ctx context.Context, doing string,
+	run func(*migrate.Migrator, context.Context, ...migrate.MigrationOption) (*migrate.MigrationGroup, error)) ([]string, error) {
 	m, err := s.migrator()
 	if err != nil {
 		return nil, err
 	}
-	var undone []string
+	var names []string
 	err = s.withMigrationLock(ctx, func() error {
 		if err := m.Init(ctx); err != nil {
 			return fmt.Errorf("error creating the migrations table: %w", err)
 		}
-		if err := s.checkNotNewer(ctx, m); err != nil {
+		if err := s.checkNotNewer(ctx); err != nil {
 			return err
 		}
-		group, err := m.Rollback(ctx)
+		group, err := run(m, ctx)
 		if err != nil {
-			return fmt.Errorf("error rolling back: %w", err)
+			return fmt.Errorf("error %s: %w", doing, err)
 		}
 		for _, mig := range group.Migrations {
-			undone = append(undone, mig.Name)
+			names = append(names, mig.Name)
 		}
 		return nil
 	})
-	return undone, err
+	return names, err
 }
 
 // MigrationStatuses lists every migration this cairn knows and whether it is applied.
@@ -129,7 +122,7 @@ func (s *Store) MigrationStatuses(ctx context.Context) ([]MigrationStatus, error
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkNotNewer(ctx, m); err != nil {
+	if err := s.checkNotNewer(ctx); err != nil {
 		return nil, err
 	}
 	ms, err := s.knownMigrations(ctx, m)
@@ -175,7 +168,7 @@ func (s *Store) knownMigrations(ctx context.Context, m *migrate.Migrator) (migra
 }
 
 // checkNotNewer fails when the migrations table names a migration this binary does not embed.
-func (s *Store) checkNotNewer(ctx context.Context, m *migrate.Migrator) error {
+func (s *Store) checkNotNewer(ctx context.Context) error {
 	exists, err := s.tableExists(ctx, "cairn_migrations")
 	if err != nil || !exists {
 		return err
@@ -201,13 +194,9 @@ func (s *Store) checkNotNewer(ctx context.Context, m *migrate.Migrator) error {
 }
 
 func (s *Store) migrationsFromFS() (migrate.MigrationSlice, error) {
-	var src fs.FS = migrations.SQLite()
-	if s.isPostgres() {
-		src = migrations.PostgreSQL()
-	}
-	ms := migrate.NewMigrations()
-	if err := ms.Discover(src); err != nil {
-		return nil, fmt.Errorf("error reading migrations: %w", err)
+	ms, err := s.migrations()
+	if err != nil {
+		return nil, err
 	}
 	return ms.Sorted(), nil
 }
