@@ -230,14 +230,9 @@ func (e *Engine) change(ctx context.Context, op string, p ChangeParams, fn func(
 	wake := map[string]bool{}
 	var cancelled bool
 	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
-		if p.IdempotencyKey != "" {
-			id, err := tx.IdempotencyKeyGet(ctx, op, fmt.Sprintf("%d/%s", p.ID, p.IdempotencyKey))
-			if err == nil {
-				out, err = tx.WorkflowGet(ctx, id)
-				return err
-			} else if !errors.Is(err, persistence.ErrNotFound) {
-				return err
-			}
+		if done, err := replay(ctx, tx, op, p.ID, p.IdempotencyKey); done != nil || err != nil {
+			out = done
+			return err
 		}
 		w, err := tx.WorkflowGetForUpdate(ctx, p.ID)
 		if errors.Is(err, persistence.ErrNotFound) {
@@ -309,10 +304,8 @@ func (e *Engine) change(ctx context.Context, op string, p ChangeParams, fn func(
 			wake[w.ExecutorGroup] = true
 		}
 		cancelled = w.Status == persistence.StatusCancelled && fromStatus == persistence.StatusExecuting
-		if p.IdempotencyKey != "" {
-			if err := tx.IdempotencyKeyInsert(ctx, op, fmt.Sprintf("%d/%s", p.ID, p.IdempotencyKey), w.ID); err != nil {
-				return err
-			}
+		if err := remember(ctx, tx, op, p.ID, p.IdempotencyKey); err != nil {
+			return err
 		}
 		out = w
 		return nil
@@ -325,6 +318,28 @@ func (e *Engine) change(ctx context.Context, op string, p ChangeParams, fn func(
 	}
 	e.afterCommit(wake, true)
 	return out, nil
+}
+
+// replay returns the workflow as it is now when an operation on it already ran with this
+// idempotency key (nil when it did not, or no key was given): the caller then changes nothing.
+func replay(ctx context.Context, tx *persistence.Store, op string, id int64, key string) (*persistence.Workflow, error) {
+	if key == "" {
+		return nil, nil
+	}
+	if _, err := tx.IdempotencyKeyGet(ctx, op, fmt.Sprintf("%d/%s", id, key)); errors.Is(err, persistence.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return tx.WorkflowGet(ctx, id)
+}
+
+// remember records that an operation on a workflow ran with an idempotency key (if one was given).
+func remember(ctx context.Context, tx *persistence.Store, op string, id int64, key string) error {
+	if key == "" {
+		return nil
+	}
+	return tx.IdempotencyKeyInsert(ctx, op, fmt.Sprintf("%d/%s", id, key), id)
 }
 
 func claimable(s persistence.Status) bool {
@@ -643,14 +658,9 @@ func (e *Engine) Signal(ctx context.Context, p SignalParams) (*persistence.Workf
 	var out *persistence.Workflow
 	var woke bool
 	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
-		if p.IdempotencyKey != "" {
-			if _, err := tx.IdempotencyKeyGet(ctx, "signal", fmt.Sprintf("%d/%s", p.ID, p.IdempotencyKey)); err == nil {
-				w, err := tx.WorkflowGet(ctx, p.ID)
-				out = w
-				return err
-			} else if !errors.Is(err, persistence.ErrNotFound) {
-				return err
-			}
+		if done, err := replay(ctx, tx, "signal", p.ID, p.IdempotencyKey); done != nil || err != nil {
+			out = done
+			return err
 		}
 		w, err := tx.WorkflowGet(ctx, p.ID)
 		if errors.Is(err, persistence.ErrNotFound) {
@@ -680,10 +690,7 @@ func (e *Engine) Signal(ctx context.Context, p SignalParams) (*persistence.Workf
 		if err := tx.ChangeEventInsertMany(ctx, []*persistence.ChangeEvent{{WorkflowID: w.ID, Type: evType, Status: out.Status, State: out.State}}); err != nil {
 			return err
 		}
-		if p.IdempotencyKey != "" {
-			return tx.IdempotencyKeyInsert(ctx, "signal", fmt.Sprintf("%d/%s", p.ID, p.IdempotencyKey), w.ID)
-		}
-		return nil
+		return remember(ctx, tx, "signal", p.ID, p.IdempotencyKey)
 	})
 	if err != nil {
 		return nil, err
