@@ -550,7 +550,7 @@ func (e *Engine) childWorkflow(ctx context.Context, tx *persistence.Store, defs 
 		}
 		defs[req.Type] = def
 	}
-	spec, err := e.specOf(ctx, tx, &persistence.Workflow{Type: def.Type, DefinitionVersion: def.Version})
+	spec, err := e.specOfRow(def)
 	if err != nil {
 		return nil, err
 	}

@@ -88,7 +88,7 @@ func (e *Engine) StartMany(ctx context.Context, ps []StartParams) ([]StartResult
 		if def.ReleaseState != persistence.ReleaseOnline {
 			return nil, conflict("workflow definition %q is %s and starts no new workflow", p.Type, def.ReleaseState)
 		}
-		spec, err := ParseSpec(def.Spec)
+		spec, err := e.specOfRow(def)
 		if err != nil {
 			return nil, err
 		}
@@ -349,26 +349,42 @@ func claimable(s persistence.Status) bool {
 // specOf returns the definition a workflow runs: this node's registered one when its version
 // matches, else the stored spec of the workflow's version (states without handlers).
 func (e *Engine) specOf(ctx context.Context, store *persistence.Store, w *persistence.Workflow) (*Definition, error) {
-	e.mu.RLock()
-	r, ok := e.defs[w.Type]
-	e.mu.RUnlock()
-	if ok && r.row.Version == w.DefinitionVersion {
-		return &r.def, nil
-	}
-	key := persistence.DefinitionKey{Type: w.Type, Version: w.DefinitionVersion}
-	if d, ok := e.specs.Load(key); ok {
-		return d.(*Definition), nil // a stored version never changes
+	if d := e.cachedSpec(w.Type, w.DefinitionVersion); d != nil {
+		return d, nil
 	}
 	row, err := store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: w.Type, Version: w.DefinitionVersion})
 	if err != nil {
 		return nil, err
 	}
+	return e.specOfRow(row)
+}
+
+// specOfRow is specOf for a definition row already read.
+func (e *Engine) specOfRow(row *persistence.Definition) (*Definition, error) {
+	if d := e.cachedSpec(row.Type, row.Version); d != nil {
+		return d, nil
+	}
 	d, err := ParseSpec(row.Spec)
 	if err != nil {
 		return nil, err
 	}
-	e.specs.Store(key, d)
+	e.specs.Store(persistence.DefinitionKey{Type: row.Type, Version: row.Version}, d)
 	return d, nil
+}
+
+// cachedSpec returns a definition version without reading the database: the one registered on
+// this node, or one read before (a stored version never changes); nil when neither.
+func (e *Engine) cachedSpec(typ string, version int) *Definition {
+	e.mu.RLock()
+	r, ok := e.defs[typ]
+	e.mu.RUnlock()
+	if ok && r.row.Version == version {
+		return &r.def
+	}
+	if d, ok := e.specs.Load(persistence.DefinitionKey{Type: typ, Version: version}); ok {
+		return d.(*Definition)
+	}
+	return nil
 }
 
 // Retry runs a MANUAL or FAILED workflow again from a state (the one that failed by default), with
