@@ -418,9 +418,16 @@ func TestSignalsAndForms(t *testing.T) {
 		pending, err = store.SignalPending(ctx, []int64{w.ID}, "approve")
 		require.NoError(t, err)
 		require.Equal(t, s2.ID, pending[w.ID].ID)
+		s3 := &persistence.Signal{WorkflowID: w.ID, Name: "other"}
+		require.NoError(t, store.SignalInsert(ctx, s3))
+		require.NoError(t, store.SignalConsumeMany(ctx, map[int64]int64{s2.ID: 2, s3.ID: 3}, persistence.Now()))
 		all, err := store.SignalList(ctx, []int64{w.ID})
 		require.NoError(t, err)
-		require.Len(t, all, 2)
+		require.Len(t, all, 3)
+		for i, want := range []int64{1, 2, 3} {
+			require.NotNil(t, all[i].Consumed)
+			require.Equal(t, want, *all[i].ConsumedActionID, "each signal keeps the action that consumed it")
+		}
 
 		require.NoError(t, store.FormSubmissionInsert(ctx, &persistence.FormSubmission{WorkflowID: w.ID, State: "review", Data: json.RawMessage(`{"ok":true}`), SubmittedBy: "ann"}))
 		forms, err := store.FormSubmissionList(ctx, w.ID)

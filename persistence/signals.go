@@ -3,6 +3,7 @@ package persistence
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -65,13 +66,25 @@ func (s *Store) SignalHasPending(ctx context.Context, wait map[int64]string) (ma
 	return out, nil
 }
 
-// SignalConsumeMany marks signals consumed by actions (signal ID to action ID).
+// SignalConsumeMany marks signals consumed by actions (signal ID to action ID), in one statement.
 func (s *Store) SignalConsumeMany(ctx context.Context, consumed map[int64]int64, at time.Time) error {
+	if len(consumed) == 0 {
+		return nil
+	}
+	ids := make([]int64, 0, len(consumed))
+	var cases strings.Builder
+	args := []any{UTC(at)}
+	cases.WriteString("CASE id")
 	for sigID, actionID := range consumed {
-		if _, err := s.idb.NewUpdate().Model((*Signal)(nil)).Set("consumed = ?", UTC(at)).Set("consumed_action_id = ?", actionID).
-			Where("id = ? AND consumed IS NULL", sigID).Exec(ctx); err != nil {
-			return fmt.Errorf("error consuming signal %d: %w", sigID, err)
-		}
+		ids = append(ids, sigID)
+		cases.WriteString(" WHEN ? THEN ?")
+		args = append(args, sigID, actionID)
+	}
+	cases.WriteString(" END")
+	args = append(args, bunIn(ids))
+	if _, err := s.idb.NewRaw("UPDATE signals SET consumed = ?, consumed_action_id = "+cases.String()+
+		" WHERE id IN (?) AND consumed IS NULL", args...).Exec(ctx); err != nil {
+		return fmt.Errorf("error consuming %d signals: %w", len(consumed), err)
 	}
 	return nil
 }
