@@ -10,6 +10,15 @@ import (
 // asks for totalCount.
 type Counter func(ctx context.Context) (int, error)
 
+// nodesOf returns the nodes of a page's edges, in order.
+func nodesOf[E, N any](edges []E, node func(E) N) []N {
+	out := make([]N, len(edges))
+	for i, e := range edges {
+		out[i] = node(e)
+	}
+	return out
+}
+
 // WorkflowConnection is a page of workflows.
 type WorkflowConnection struct {
 	Edges    []*WorkflowEdge
@@ -19,11 +28,7 @@ type WorkflowConnection struct {
 
 // Nodes returns the workflows of the page.
 func (c *WorkflowConnection) Nodes() []*persistence.Workflow {
-	out := make([]*persistence.Workflow, len(c.Edges))
-	for i, e := range c.Edges {
-		out[i] = e.Node
-	}
-	return out
+	return nodesOf(c.Edges, func(e *WorkflowEdge) *persistence.Workflow { return e.Node })
 }
 
 // TotalCount counts the workflows the connection pages through.
@@ -44,11 +49,7 @@ type ActionConnection struct {
 
 // Nodes returns the actions of the page.
 func (c *ActionConnection) Nodes() []*persistence.Action {
-	out := make([]*persistence.Action, len(c.Edges))
-	for i, e := range c.Edges {
-		out[i] = e.Node
-	}
-	return out
+	return nodesOf(c.Edges, func(e *ActionEdge) *persistence.Action { return e.Node })
 }
 
 // TotalCount counts the workflow's actions.
@@ -69,11 +70,7 @@ type TaskInstanceConnection struct {
 
 // Nodes returns the task instances of the page.
 func (c *TaskInstanceConnection) Nodes() []*persistence.TaskInstance {
-	out := make([]*persistence.TaskInstance, len(c.Edges))
-	for i, e := range c.Edges {
-		out[i] = e.Node
-	}
-	return out
+	return nodesOf(c.Edges, func(e *TaskInstanceEdge) *persistence.TaskInstance { return e.Node })
 }
 
 // TotalCount counts the workflow's task instances.
