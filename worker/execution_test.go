@@ -332,12 +332,19 @@ func TestCancelReachesEveryDescendant(t *testing.T) {
 			actions := b.actions(t, c.ID)
 			require.Contains(t, *actions[len(actions)-1].StateText, "was cancelled")
 		}
-		// The children's running ship steps were cancelled and record nothing.
-		time.Sleep(200 * time.Millisecond)
+		// The children's running ship steps were cancelled and record nothing: no ship success, no
+		// ship task instance, and the status stays CANCELLED.
+		time.Sleep(300 * time.Millisecond)
 		for _, c := range children {
 			got, err := store.WorkflowGet(ctx, c.ID)
 			require.NoError(t, err)
 			require.Equal(t, persistence.StatusCancelled, got.Status)
+			for _, a := range b.actions(t, c.ID) {
+				require.False(t, a.Type == persistence.ActionStateExecution && *a.FromState == "ship", "a cancelled ship step recorded a success")
+			}
+			for _, ti := range b.tasks(t, c.ID) {
+				require.NotEqual(t, "ship", ti.State, "a cancelled ship step recorded a task instance")
+			}
 		}
 	})
 }
