@@ -121,7 +121,8 @@ func (n *Notifier) sendLoop(ctx context.Context) {
 		n.pending = map[string]struct{}{}
 		n.mu.Unlock()
 		if len(batch) > 0 {
-			if _, err := n.store.db.ExecContext(ctx, "SELECT pg_notify(?, x) FROM unnest(?::text[]) AS x", notifyChannel, pgTextArray(batch)); err != nil && ctx.Err() == nil {
+			// Bind parameters straight to pgx (the array travels as text[], no quoting by hand).
+			if _, err := n.store.db.DB.ExecContext(ctx, "SELECT pg_notify($1, x) FROM unnest($2::text[]) AS x", notifyChannel, batch); err != nil && ctx.Err() == nil {
 				n.log.Warn("error sending notifications", "error", err)
 			}
 		}
@@ -181,20 +182,4 @@ func (n *Notifier) deliverAll() {
 	for _, t := range topics {
 		n.deliver(t, "")
 	}
-}
-
-// pgTextArray formats strings as a PostgreSQL text[] literal.
-func pgTextArray(items []string) string {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, s := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('"')
-		b.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s))
-		b.WriteByte('"')
-	}
-	b.WriteByte('}')
-	return b.String()
 }
