@@ -2,10 +2,10 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -44,8 +44,16 @@ func StoreAuthenticator(store *persistence.Store) Authenticator {
 
 type roleKey struct{}
 
+type tokenKey struct{}
+
 func withRole(ctx context.Context, role string) context.Context {
 	return context.WithValue(ctx, roleKey{}, role)
+}
+
+// tokenOf returns the token a request or connection authenticated with ("" without auth).
+func tokenOf(ctx context.Context) string {
+	token, _ := ctx.Value(tokenKey{}).(string)
+	return token
 }
 
 // roleOf returns the caller's role ("" when the server does not authenticate).
@@ -75,13 +83,43 @@ func (a Authenticator) authenticate(ctx context.Context, header string) (context
 	if err != nil {
 		return ctx, errUnauthenticated
 	}
-	return withRole(ctx, role), nil
+	return context.WithValue(withRole(ctx, role), tokenKey{}, token), nil
+}
+
+// stillValid reports whether the token a context authenticated with is still known; a context
+// without a token (auth off) is always valid. A cancelled context is not an answer: it is valid.
+func (a Authenticator) stillValid(ctx context.Context) bool {
+	token := tokenOf(ctx)
+	if token == "" {
+		return true
+	}
+	_, err := a(ctx, token)
+	return err == nil || ctx.Err() != nil
+}
+
+// watchToken checks a long-lived connection's token every interval until ctx ends, and calls
+// revoked once when the token stops being valid (revoked or deleted).
+func (a Authenticator) watchToken(ctx context.Context, interval time.Duration, revoked func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if !a.stillValid(ctx) {
+				revoked()
+				return
+			}
+		}
+	}
 }
 
 // requireToken refuses HTTP requests without a valid token with 401 and an UNAUTHENTICATED error.
 // A websocket upgrade without the header passes: browsers cannot set it, so the token comes in the
-// connection_init payload instead (see wsInit).
-func requireToken(auth Authenticator, next http.Handler) http.Handler {
+// connection_init payload instead (see wsInit). An SSE stream ends when its token is revoked,
+// within recheck.
+func requireToken(auth Authenticator, recheck time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		header := r.Header.Get("Authorization")
 		if header == "" && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
@@ -90,27 +128,78 @@ func requireToken(auth Authenticator, next http.Handler) http.Handler {
 		}
 		ctx, err := auth.authenticate(r.Context(), header)
 		if err != nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
-			w.WriteHeader(http.StatusUnauthorized)
-			_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
-				"message": err.Error(), "extensions": map[string]any{"code": codeUnauthenticated}}}})
+			writeUnauthenticated(w, err)
 			return
+		}
+		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			go auth.watchToken(ctx, recheck, cancel)
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
-// wsInit authenticates a websocket from its connection_init payload ({"Authorization": "Bearer
-// ..."}) unless the upgrade request already carried the header.
-func wsInit(auth Authenticator) transport.WebsocketInitFunc {
-	return func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-		if roleOf(ctx) != "" {
-			return ctx, nil, nil
+// RequireToken guards a plain HTTP endpoint (such as /metrics) with the API's tokens: a request
+// without a valid bearer token of any role gets 401 and an UNAUTHENTICATED error.
+func RequireToken(auth Authenticator, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := auth.authenticate(r.Context(), r.Header.Get("Authorization")); err != nil {
+			writeUnauthenticated(w, err)
+			return
 		}
-		ctx, err := auth.authenticate(ctx, payload.Authorization())
-		return ctx, nil, err
+		next.ServeHTTP(w, r)
+	})
+}
+
+// writeUnauthenticated answers 401 with an UNAUTHENTICATED error.
+func writeUnauthenticated(w http.ResponseWriter, err error) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
+	writeError(w, http.StatusUnauthorized, codeUnauthenticated, err.Error())
+}
+
+// wsInit authenticates a websocket from its connection_init payload ({"Authorization": "Bearer
+// ..."}) unless the upgrade request already carried the header; a bad token closes it with 4403.
+// It then checks the token every recheck, and closes the connection with 4403 once it is revoked.
+func wsInit(auth Authenticator, recheck time.Duration) transport.WebsocketInitFunc {
+	return func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		if roleOf(ctx) == "" {
+			var err error
+			if ctx, err = auth.authenticate(ctx, payload.Authorization()); err != nil {
+				return transport.WithWebsocketCloseCode(transport.AppendCloseReason(ctx, "Forbidden"), closeForbidden), nil, err
+			}
+		}
+		if st := wsStateOf(ctx); st != nil {
+			go auth.watchToken(ctx, recheck, func() { st.closeWith(closeForbidden, "Forbidden: the API token was revoked") })
+		}
+		return ctx, nil, nil
 	}
+}
+
+// tokenStillValid checks the token of a websocket connection again on each of its operations: a
+// revoked token closes the connection with 4403 at once, without waiting for the periodic check.
+type tokenStillValid struct{ auth Authenticator }
+
+var (
+	_ graphql.HandlerExtension        = tokenStillValid{}
+	_ graphql.OperationContextMutator = tokenStillValid{}
+)
+
+// ExtensionName names the extension for gqlgen.
+func (tokenStillValid) ExtensionName() string { return "TokenStillValid" }
+
+// Validate checks the extension's configuration.
+func (tokenStillValid) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationContext refuses an operation on a websocket whose token was revoked.
+func (v tokenStillValid) MutateOperationContext(ctx context.Context, _ *graphql.OperationContext) *gqlerror.Error {
+	st := wsStateOf(ctx)
+	if st == nil || v.auth.stillValid(ctx) {
+		return nil
+	}
+	st.closeWith(closeForbidden, "Forbidden: the API token was revoked")
+	return &gqlerror.Error{Message: errUnauthenticated.Error(), Extensions: map[string]any{"code": codeUnauthenticated}}
 }
 
 // readersCannotMutate refuses mutations to callers whose role is not admin, with FORBIDDEN.

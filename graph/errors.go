@@ -35,10 +35,12 @@ func errorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		var we *workflow.Error
 		switch {
 		case errors.As(err, &we) && we.Code != workflow.CodeInternal:
-			out.Message = we.Message
+			out.Message = we.MessageNaming(refID)
 			out.Extensions = map[string]any{"code": string(we.Code)}
 			if we.Field != "" {
 				out.Extensions["field"] = we.Field
+			} else if f := inputFieldOf(ctx, out.Path); f != "" {
+				out.Extensions["field"] = f // a scalar refused an argument's value
 			}
 		case errors.Is(err, persistence.ErrNotFound):
 			out.Message = "not found"
@@ -60,6 +62,9 @@ func errorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		return out
 	}
 }
+
+// refID names an object in an engine's error message by its opaque ID, never its row number.
+func refID(r workflow.Ref) string { return encodeID(r.Kind, r.ID) }
 
 // recoverFunc turns a resolver's panic into a masked INTERNAL error, logged with its stack.
 func recoverFunc(log *slog.Logger) graphql.RecoverFunc {

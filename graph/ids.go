@@ -28,8 +28,16 @@ func encodeID(kind string, id int64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strconv.FormatInt(id, 10)))
 }
 
-// parseID splits an opaque ID into its kind and row ID.
+// maxIDLength bounds the opaque IDs worth decoding: the longest kind and row ID encode to less.
+const maxIDLength = 64
+
+// parseID splits an opaque ID into its kind and row ID. Each row has exactly one ID: a string
+// that decodes to a row but is not the one encodeID makes of it ("Workflow:01", "Workflow:+1",
+// other base64 bits) is not an ID, so IDs can be compared as strings.
 func parseID(s string) (kind string, id int64, ok bool) {
+	if len(s) > maxIDLength {
+		return "", 0, false
+	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return "", 0, false
@@ -39,7 +47,7 @@ func parseID(s string) (kind string, id int64, ok bool) {
 		return "", 0, false
 	}
 	id, err = strconv.ParseInt(num, 10, 64)
-	if err != nil || id <= 0 {
+	if err != nil || id <= 0 || encodeID(kind, id) != s {
 		return "", 0, false
 	}
 	return kind, id, true
@@ -49,16 +57,17 @@ func parseID(s string) (kind string, id int64, ok bool) {
 func decodeID(field, kind, s string) (int64, error) {
 	k, id, ok := parseID(s)
 	if !ok || k != kind {
-		return 0, &workflow.Error{Code: workflow.CodeInvalidInput, Field: field, Message: "not a " + kind + " ID: " + strconv.Quote(s)}
+		return 0, &workflow.Error{Code: workflow.CodeInvalidInput, Field: field, Message: "not a " + kind + " ID: " + quoteInput(s)}
 	}
 	return id, nil
 }
 
-// decodeIDs decodes a list of opaque IDs of one kind.
+// decodeIDs decodes a list of opaque IDs of one kind; an error names the field with the index at
+// fault ("filter.ids[2]").
 func decodeIDs(field, kind string, ss []string) ([]int64, error) {
 	out := make([]int64, 0, len(ss))
-	for _, s := range ss {
-		id, err := decodeID(field, kind, s)
+	for i, s := range ss {
+		id, err := decodeID(indexedField(field, i), kind, s)
 		if err != nil {
 			return nil, err
 		}
@@ -71,3 +80,15 @@ func decodeIDs(field, kind string, ss []string) ([]int64, error) {
 func invalidInput(field, message string) error {
 	return &workflow.Error{Code: workflow.CodeInvalidInput, Field: field, Message: message}
 }
+
+// quoteInput quotes a client's value for an error message, cut short when long.
+func quoteInput(s string) string {
+	const max = 64
+	if len(s) > max {
+		return strconv.Quote(s[:max]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// indexedField names an item of a list argument or input field, as "ids[2]".
+func indexedField(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }

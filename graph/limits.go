@@ -2,8 +2,6 @@ package graph
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -13,82 +11,21 @@ import (
 	"github.com/cairnflow/cairn/graph/model"
 )
 
-// depthLimit refuses operations that nest fields deeper than max. Introspection fields (__schema,
-// __type) are not counted: GraphiQL's introspection query is deep by nature and cheap.
-type depthLimit struct{ max int }
-
-var (
-	_ graphql.HandlerExtension        = depthLimit{}
-	_ graphql.OperationContextMutator = depthLimit{}
-)
-
-// ExtensionName names the extension for gqlgen.
-func (d depthLimit) ExtensionName() string { return "DepthLimit" }
-
-// Validate checks the extension's configuration.
-func (d depthLimit) Validate(graphql.ExecutableSchema) error {
-	if d.max <= 0 {
-		return fmt.Errorf("depth limit must be positive, not %d", d.max)
-	}
-	return nil
-}
-
-// MutateOperationContext measures the operation before it runs.
-func (d depthLimit) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
-	if op.Operation == nil {
-		return nil
-	}
-	if depth := selectionDepth(op.Operation.SelectionSet, map[string]bool{}); depth > d.max {
-		err := gqlerror.Errorf("the operation nests %d levels deep; at most %d are allowed", depth, d.max)
-		err.Extensions = map[string]any{"code": codeDepthLimit}
-		return err
-	}
-	return nil
-}
-
-// selectionDepth returns how many levels of fields a selection set nests, following fragments
-// (visiting guards against fragment cycles, which validation rejects anyway).
-func selectionDepth(set ast.SelectionSet, visiting map[string]bool) int {
-	deepest := 0
-	for _, sel := range set {
-		d := 0
-		switch s := sel.(type) {
-		case *ast.Field:
-			if strings.HasPrefix(s.Name, "__") {
-				continue
-			}
-			d = 1 + selectionDepth(s.SelectionSet, visiting)
-		case *ast.InlineFragment:
-			d = selectionDepth(s.SelectionSet, visiting)
-		case *ast.FragmentSpread:
-			if s.Definition == nil || visiting[s.Name] {
-				continue
-			}
-			visiting[s.Name] = true
-			d = selectionDepth(s.Definition.SelectionSet, visiting)
-			delete(visiting, s.Name)
-		}
-		deepest = max(deepest, d)
-	}
-	return deepest
-}
-
 // listCost is the assumed length of lists that are not paged (a workflow's side effects...).
 const listCost = 10
 
-// setComplexity makes lists cost their items' cost times their page size.
+// setComplexity prices the fields that cost more than 1 plus their children: lists that are not
+// paged cost their items' cost times their expected length, and fields that scan many rows cost
+// what costLimit's constants say. Connections are priced by costLimit itself (page size times
+// their items).
 func setComplexity(c *generated.ComplexityRoot) {
-	paged := func(child int, first, last *int) int { return 1 + child*max(pageSize(first, last), 1) }
-	c.Query.Workflows = func(child int, _ *model.WorkflowFilter, _ *model.WorkflowOrder, first *int, _ *string, last *int, _ *string) int {
-		return paged(child, first, last)
-	}
 	c.Query.Nodes = func(child int, ids []string) int { return 1 + child*max(len(ids), 1) }
 	c.Query.Executors = func(child int) int { return 1 + child*listCost }
 	c.Query.WorkflowDefinitions = func(child int, _ *string, _ *bool) int { return 1 + child*listCost }
-	pagedArgs := func(child int, first *int, _ *string, last *int, _ *string) int { return paged(child, first, last) }
-	c.Workflow.Children = pagedArgs
-	c.Workflow.Actions = pagedArgs
-	c.Workflow.TaskInstances = pagedArgs
+	c.Query.WorkflowStats = func(int, *model.WorkflowFilter) int { return CostWorkflowStats }
+	c.WorkflowConnection.TotalCount = func(int) int { return CostWorkflowTotalCount }
+	c.ActionConnection.TotalCount = func(int) int { return CostHistoryTotalCount }
+	c.TaskInstanceConnection.TotalCount = func(int) int { return CostHistoryTotalCount }
 	list := func(child int) int { return 1 + child*listCost }
 	c.Workflow.SideEffects = list
 	c.Workflow.Signals = list

@@ -18,7 +18,7 @@ func TestBadDocumentsGetCodedErrorsNever500(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		b := setup(t, store, func(c *graph.Config) {
 			c.MaxDepth = 6
-			c.ComplexityLimit = 2000
+			c.ComplexityLimit = 3000
 			c.MaxBodyBytes = 64 << 10
 			c.ParserTokenLimit = 500
 		})
@@ -102,5 +102,27 @@ func TestInternalErrorsAreMasked(t *testing.T) {
 		e := b.fails(t, "INTERNAL", `{ workflowDefinitions { type } }`, nil)
 		require.Equal(t, "internal error", e.Message)
 		require.NotContains(t, e.Message, "workflow_definitions")
+	})
+}
+
+// A connection's items cost their cost times the page size, while its totalCount is paid once at
+// its own price: the README's example costs exactly 2301.
+func TestCostOfConnectionsAndScans(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		const query = `{ workflows(first: 100) { totalCount nodes { id status } } }`
+		fits := setup(t, store, func(c *graph.Config) { c.ComplexityLimit = 2301 })
+		var out struct {
+			Workflows struct {
+				TotalCount int
+				Nodes      []struct{ ID, Status string }
+			}
+		}
+		fits.must(t, query, &out, nil)
+		over := setup(t, store, func(c *graph.Config) { c.ComplexityLimit = 2300 })
+		e := over.fails(t, "COMPLEXITY_LIMIT_EXCEEDED", query, nil)
+		require.Equal(t, "the operation costs 2301; at most 2300 is allowed", e.Message)
+		e = over.fails(t, "COMPLEXITY_LIMIT_EXCEEDED", `{ a: workflowStats { total } }`, nil)
+		require.Contains(t, e.Message, "costs 5000")
 	})
 }

@@ -111,7 +111,7 @@ func TestStartWorkflowsAllOrNothing(t *testing.T) {
 		}
 		bad := append(inputs, map[string]any{"type": "test.flow", "input": 5})
 		e := b.fails(t, "INVALID_INPUT", many, map[string]any{"in": map[string]any{"workflows": bad}})
-		require.Equal(t, "inputs[3].input", e.Extensions["field"])
+		require.Equal(t, "workflows[3].input", e.Extensions["field"])
 		n, err := store.WorkflowCount(t.Context(), persistence.WorkflowFilter{})
 		require.NoError(t, err)
 		require.Equal(t, 3, n, "a refused batch starts nothing")
@@ -145,7 +145,9 @@ func TestOperationsAndTheirErrors(t *testing.T) {
 
 		// Pause, conflicts while paused, resume; idempotency keys change once.
 		require.Equal(t, "PAUSED", run("pauseWorkflow", `, reason: "look", idempotencyKey: "p1"`, id).Status)
-		require.Equal(t, "PAUSED", run("pauseWorkflow", `, idempotencyKey: "p1"`, id).Status, "same key: unchanged, no error")
+		require.Equal(t, "PAUSED", run("pauseWorkflow", `, reason: "look", idempotencyKey: "p1"`, id).Status, "same key: unchanged, no error")
+		reused := b.fails(t, "CONFLICT", op("pauseWorkflow", `, reason: "another", idempotencyKey: "p1"`), map[string]any{"id": id})
+		require.Equal(t, "idempotencyKey", reused.Extensions["field"], "same key, another request")
 		b.fails(t, "CONFLICT", op("pauseWorkflow", ""), map[string]any{"id": id})
 		b.fails(t, "CONFLICT", op("wakeUpWorkflow", ""), map[string]any{"id": id})
 		b.fails(t, "CONFLICT", op("retryWorkflow", ""), map[string]any{"id": id})

@@ -1,9 +1,11 @@
 package graph
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/cairnflow/cairn/graph/model"
+	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -44,4 +46,13 @@ func tooMany(n int) error {
 		return invalidInput("workflows", fmt.Sprintf("at most %d workflows per call, not %d", maxStartMany, n))
 	}
 	return nil
+}
+
+// notFoundAs turns a Store's ErrNotFound about what an argument names into a NOT_FOUND naming that
+// argument and the ID as the client gave it; other errors pass unchanged.
+func notFoundAs(err error, field, what, id string) error {
+	if !errors.Is(err, persistence.ErrNotFound) {
+		return err
+	}
+	return &workflow.Error{Code: workflow.CodeNotFound, Field: field, Message: fmt.Sprintf("no %s %s", what, id), Err: err}
 }

@@ -7,11 +7,11 @@ import (
 )
 
 // node resolves any opaque ID to its object, or nil when nothing has it. The typed nil of a missing
-// row is turned into a plain nil so gqlgen writes null.
-func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
+// row is turned into a plain nil so gqlgen writes null. field names the argument in errors.
+func (r *Resolver) node(ctx context.Context, field, id string) (model.Node, error) {
 	kind, rowID, ok := parseID(id)
 	if !ok {
-		return nil, invalidInput("id", "not an ID")
+		return nil, invalidInput(field, "not an ID: "+quoteInput(id))
 	}
 	l := loadersFor(ctx, r.store)
 	switch kind {

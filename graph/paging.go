@@ -1,13 +1,16 @@
 package graph
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/cairnflow/cairn/graph/model"
 	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
 )
 
 // Page sizes of connections.
@@ -75,9 +78,25 @@ func encodeCursor(v any) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// maxCursorLength bounds the cursors worth decoding: the longest cursor cairn makes is far shorter.
+const maxCursorLength = 256
+
+// decodeCursor decodes a cursor into v strictly: base64url of one JSON object with only v's
+// fields. Anything else is an INVALID_INPUT error naming field; the caller checks the values.
 func decodeCursor(field, s string, v any) error {
+	if len(s) > maxCursorLength {
+		return invalidInput(field, "not a cursor of this list")
+	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || json.Unmarshal(b, v) != nil {
+	if err != nil {
+		return invalidInput(field, "not a cursor of this list")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if dec.Decode(v) != nil || dec.More() {
+		return invalidInput(field, "not a cursor of this list")
+	}
+	if _, err := dec.Token(); err != io.EOF {
 		return invalidInput(field, "not a cursor of this list")
 	}
 	return nil
@@ -96,7 +115,10 @@ func workflowCursorOf(w *persistence.Workflow, field persistence.WorkflowOrderFi
 	return encodeCursor(c)
 }
 
-// parseWorkflowCursor decodes a workflow cursor made for the same order.
+// parseWorkflowCursor decodes a workflow cursor made for the same order. Its position must hold
+// exactly the value that order sorts by, of the column's type and range (a forged cursor must
+// never reach the database as a comparison it cannot make): a priority for PRIORITY, a time for
+// CREATED and MODIFIED, a time or nothing (no next activation) for NEXT_ACTIVATION.
 func parseWorkflowCursor(arg string, s *string, field persistence.WorkflowOrderField, desc bool) (*persistence.WorkflowKey, error) {
 	if s == nil {
 		return nil, nil
@@ -105,19 +127,34 @@ func parseWorkflowCursor(arg string, s *string, field persistence.WorkflowOrderF
 	if err := decodeCursor(arg, *s, &c); err != nil {
 		return nil, err
 	}
-	if c.Order != orderName(field, desc) || c.ID <= 0 {
+	if c.Order != orderName(field, desc) {
 		return nil, invalidInput(arg, "the cursor belongs to another order of the list")
 	}
-	k := &persistence.WorkflowKey{ID: c.ID}
-	switch {
-	case c.Time != nil:
-		k.Value = c.Time.UTC()
-	case c.Int != nil:
-		k.Value = *c.Int
+	bad := invalidInput(arg, "not a cursor of this list")
+	if c.ID <= 0 {
+		return nil, bad
 	}
-	if (field == persistence.WorkflowOrderPriority) != (c.Int != nil) ||
-		(field != persistence.WorkflowOrderPriority && field != persistence.WorkflowOrderNextActivation && c.Time == nil) {
-		return nil, invalidInput(arg, "not a cursor of this list")
+	k := &persistence.WorkflowKey{ID: c.ID}
+	switch field {
+	case persistence.WorkflowOrderPriority:
+		if c.Int == nil || c.Time != nil || *c.Int < workflow.MinPriority || *c.Int > workflow.MaxPriority {
+			return nil, bad
+		}
+		k.Value = *c.Int
+	case persistence.WorkflowOrderNextActivation:
+		if c.Int != nil {
+			return nil, bad
+		}
+	default:
+		if c.Time == nil || c.Int != nil {
+			return nil, bad
+		}
+	}
+	if c.Time != nil {
+		if workflow.CheckTime(arg, *c.Time) != nil {
+			return nil, bad
+		}
+		k.Value = c.Time.UTC()
 	}
 	return k, nil
 }

@@ -16,4 +16,6 @@ type Resolver struct {
 	store  *persistence.Store
 	log    *slog.Logger
 	cfg    Config
+	subs   *subscriptionSlots
+	hub    *liveHub
 }

@@ -18,6 +18,20 @@ func TestSchedulesOverGraphQL(t *testing.T) {
 		require.Equal(t, "cron", e.Extensions["field"])
 		e = b.fails(t, "INVALID_INPUT", create, map[string]any{"in": map[string]any{"type": "nope", "cron": "@daily"}})
 		require.Equal(t, "type", e.Extensions["field"])
+		for _, in := range []map[string]any{
+			{"type": "test.flow", "cron": "@every 0s"},
+			{"type": "test.flow", "cron": "@every -1m"},
+			{"type": "test.flow", "cron": "0 0 30 2 *"},
+			{"type": "test.flow", "cron": "TZ=Asia/Tokyo 0 9 * * *", "timezone": "Europe/Berlin"},
+			{"type": "test.flow", "cron": "@daily", "timezone": "Local"},
+		} {
+			e = b.fails(t, "INVALID_INPUT", create, map[string]any{"in": in})
+			field := "cron"
+			if in["timezone"] == "Local" {
+				field = "timezone"
+			}
+			require.Equal(t, field, e.Extensions["field"], "%v", in)
+		}
 
 		var out struct {
 			CreateSchedule struct {
@@ -45,13 +59,15 @@ func TestSchedulesOverGraphQL(t *testing.T) {
 		require.True(t, paused.SetSchedulePaused.Schedule.Paused)
 		var list struct {
 			Schedules []struct {
-				ID     string
-				Paused bool
+				ID       string
+				Paused   bool
+				NextFire *string
 			}
 		}
-		b.must(t, `{ schedules { id paused } }`, &list, nil)
+		b.must(t, `{ schedules { id paused nextFire } }`, &list, nil)
 		require.Len(t, list.Schedules, 1)
 		require.True(t, list.Schedules[0].Paused)
+		require.Nil(t, list.Schedules[0].NextFire, "a paused schedule fires no more")
 		b.fails(t, "INVALID_INPUT", `mutation { setSchedulePaused(input: {id: "nonsense", paused: true}) { schedule { id } } }`, nil)
 	})
 }
@@ -81,5 +97,7 @@ func TestBackfillOverGraphQL(t *testing.T) {
 		require.Zero(t, got.BackfillSchedule.Created, "a second backfill of the same range starts nothing")
 		e := b.fails(t, "INVALID_INPUT", backfill, map[string]any{"id": id, "from": "2026-01-03T00:00:00Z", "to": "2026-01-01T00:00:00Z"})
 		require.Equal(t, "to", e.Extensions["field"])
+		e = b.fails(t, "INVALID_INPUT", backfill, map[string]any{"id": id, "from": "2026-01-03T00:00:00Z", "to": "2999-01-01T00:00:00Z"})
+		require.Equal(t, "to", e.Extensions["field"], "a range reaching into the future")
 	})
 }

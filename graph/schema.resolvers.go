@@ -257,9 +257,30 @@ func (r *mutationResolver) BackfillSchedule(ctx context.Context, input model.Bac
 	return out, nil
 }
 
+// DeployDefinition is the resolver for the deployDefinition field.
+func (r *mutationResolver) DeployDefinition(ctx context.Context, input model.DeployDefinitionInput) (*model.DeployDefinitionPayload, error) {
+	res, err := r.engine.Deploy(ctx, input.Source)
+	if err != nil {
+		return nil, err
+	}
+	return &model.DeployDefinitionPayload{Definition: res.Definition, Created: res.Created}, nil
+}
+
+// PublishEvent is the resolver for the publishEvent field.
+func (r *mutationResolver) PublishEvent(ctx context.Context, input model.PublishEventInput) (*model.PublishEventPayload, error) {
+	delivered, err := r.engine.PublishEvent(ctx, input.Event)
+	if err != nil {
+		return nil, err
+	}
+	if delivered == nil {
+		delivered = []*persistence.Workflow{}
+	}
+	return &model.PublishEventPayload{Delivered: delivered}, nil
+}
+
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
-	return r.node(ctx, id)
+	return r.node(ctx, "id", id)
 }
 
 // Nodes is the resolver for the nodes field.
@@ -269,7 +290,7 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, 
 	}
 	out := make([]model.Node, len(ids))
 	for i, id := range ids {
-		n, err := r.node(ctx, id)
+		n, err := r.node(ctx, indexedField("ids", i), id)
 		if err != nil {
 			return nil, err
 		}
@@ -332,6 +353,9 @@ func (r *queryResolver) WorkflowDefinitions(ctx context.Context, typeArg *string
 func (r *queryResolver) WorkflowDefinition(ctx context.Context, typeArg string, version *int) (*persistence.Definition, error) {
 	p := persistence.DefinitionGetParams{Type: typeArg}
 	if version != nil {
+		if *version < 1 {
+			return nil, invalidInput("version", "versions start at 1")
+		}
 		p.Version = *version
 	}
 	def, err := r.store.DefinitionGet(ctx, p)
@@ -390,12 +414,13 @@ func (r *subscriptionResolver) WorkflowEvents(ctx context.Context, filter *model
 
 // WorkflowUpdated is the resolver for the workflowUpdated field.
 func (r *subscriptionResolver) WorkflowUpdated(ctx context.Context, id string) (<-chan *persistence.Workflow, error) {
-	return r.workflowUpdated(ctx, id)
+	updates, err := r.workflowUpdated(ctx, id)
+	return updates, notFoundAs(err, "id", "workflow", id)
 }
 
 // ID is the resolver for the id field.
 func (r *taskInstanceResolver) ID(ctx context.Context, obj *persistence.TaskInstance) (string, error) {
-	return encodeID(kindTaskInstance, obj.ID), nil
+	return taskInstanceID(obj), nil
 }
 
 // Workflow is the resolver for the workflow field.
@@ -523,6 +548,11 @@ func (r *workflowResolver) ActivityLogs(ctx context.Context, obj *persistence.Wo
 	return rows, err
 }
 
+// Output is the resolver for the output field.
+func (r *workflowResolver) Output(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error) {
+	return workflow.OutputOf(obj), nil
+}
+
 // ID is the resolver for the id field.
 func (r *workflowDefinitionResolver) ID(ctx context.Context, obj *persistence.Definition) (string, error) {
 	return encodeID(kindDefinition, obj.ID), nil
@@ -553,6 +583,16 @@ func (r *workflowDefinitionResolver) StepTimeoutMs(ctx context.Context, obj *per
 		return 0, err
 	}
 	return millis(def.StepTimeout), nil
+}
+
+// Source is the resolver for the source field.
+func (r *workflowDefinitionResolver) Source(ctx context.Context, obj *persistence.Definition) (*string, error) {
+	return optional(workflow.DeployedSource(obj.Spec)), nil
+}
+
+// Label is the resolver for the label field.
+func (r *workflowDefinitionResolver) Label(ctx context.Context, obj *persistence.Definition) (*string, error) {
+	return optional(workflow.DeployedLabel(obj.Spec)), nil
 }
 
 // Workflow is the resolver for the workflow field.

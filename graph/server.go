@@ -2,7 +2,7 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -12,11 +12,11 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/cairnflow/cairn/graph/generated"
+	"github.com/cairnflow/cairn/graph/graphiql"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -40,16 +40,22 @@ type Config struct {
 
 	// MaxDepth bounds how deeply a query nests fields (default 15; introspection fields not counted).
 	MaxDepth int
-	// ComplexityLimit bounds a query's cost: each field costs 1, and a list multiplies the cost of
-	// its items by its page size (default 50000).
+	// ComplexityLimit bounds a query's cost: each field costs 1, a connection's items cost their
+	// cost times the page size, and the fields that scan many rows cost CostWorkflowStats,
+	// CostWorkflowTotalCount and CostHistoryTotalCount (default 50000).
 	ComplexityLimit int
 	// MaxBodyBytes bounds a request body (default 1 MiB); larger requests get 413.
 	MaxBodyBytes int64
 	// ParserTokenLimit bounds the tokens of a query document (default 15000).
 	ParserTokenLimit int
+	// MaxFields bounds the fields of a query document, as written and, per operation, with its
+	// fragments expanded (default 500). Checked before validation, whose cost it bounds.
+	MaxFields int
+	// MaxAliases bounds the aliased fields of a query document (default 100).
+	MaxAliases int
 
-	// PollInterval is how often a subscription reads the change events when no hint arrives
-	// (default 1s).
+	// PollInterval is how often the node's change-event reader reads the change events when no
+	// hint arrives (default 1s).
 	PollInterval time.Duration
 	// SubscriptionBuffer is how many events a subscriber may lag behind before it is told it fell
 	// behind (default 256).
@@ -59,6 +65,15 @@ type Config struct {
 	PingInterval time.Duration
 	// InitTimeout is how long a websocket client has to send connection_init (default 10s).
 	InitTimeout time.Duration
+	// MaxSubscriptionsPerConnection bounds the subscriptions one websocket runs at once
+	// (default 100).
+	MaxSubscriptionsPerConnection int
+	// MaxSubscriptions bounds the subscriptions the node serves at once, over websockets and SSE
+	// (default 5000).
+	MaxSubscriptions int
+	// TokenRecheckInterval is how often an open websocket or SSE stream checks that its API token
+	// is still valid; a revoked one is closed (default 5s). Each websocket operation checks it too.
+	TokenRecheckInterval time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -77,6 +92,21 @@ func (c Config) withDefaults() Config {
 	if c.ParserTokenLimit <= 0 {
 		c.ParserTokenLimit = 15000
 	}
+	if c.MaxFields <= 0 {
+		c.MaxFields = 500
+	}
+	if c.MaxAliases <= 0 {
+		c.MaxAliases = 100
+	}
+	if c.MaxSubscriptionsPerConnection <= 0 {
+		c.MaxSubscriptionsPerConnection = 100
+	}
+	if c.MaxSubscriptions <= 0 {
+		c.MaxSubscriptions = 5000
+	}
+	if c.TokenRecheckInterval <= 0 {
+		c.TokenRecheckInterval = 5 * time.Second
+	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = time.Second
 	}
@@ -94,20 +124,22 @@ func (c Config) withDefaults() Config {
 
 // NewServer returns the HTTP handler of cairn's GraphQL API: GraphiQL at "/" and the endpoint at
 // "/graphql", which takes queries and mutations by POST (JSON) and GET, and subscriptions over
-// websocket (graphql-transport-ws, and the legacy graphql-ws) and over Server-Sent Events (POST
-// with Accept: text/event-stream). Mount it at the root of a server (or strip a prefix first).
+// websocket (graphql-transport-ws, and the legacy graphql-ws) and over Server-Sent Events (GET,
+// as a browser's EventSource sends it, or POST, with Accept: text/event-stream; see sseTransport). Mount it at the root of a server (or strip a prefix first).
 func NewServer(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
-	r := &Resolver{engine: cfg.Engine, store: cfg.Engine.Store(), log: cfg.Logger, cfg: cfg}
+	r := &Resolver{engine: cfg.Engine, store: cfg.Engine.Store(), log: cfg.Logger, cfg: cfg,
+		subs: &subscriptionSlots{perConnection: int64(cfg.MaxSubscriptionsPerConnection), perNode: int64(cfg.MaxSubscriptions)},
+		hub:  newLiveHub(cfg.Engine.Store(), cfg.Engine.Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
 	gql := generated.Config{Resolvers: r}
 	setComplexity(&gql.Complexity)
 	srv := handler.New(generated.NewExecutableSchema(gql))
 
 	var initFunc transport.WebsocketInitFunc
 	if cfg.Authenticate != nil {
-		initFunc = wsInit(cfg.Authenticate)
+		initFunc = wsInit(cfg.Authenticate, cfg.TokenRecheckInterval)
 	}
-	srv.AddTransport(transport.Websocket{
+	srv.AddTransport(websocketTransport{transport.Websocket{
 		InitFunc:       initFunc,
 		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins}},
 		InitTimeout:    cfg.InitTimeout,
@@ -117,8 +149,8 @@ func NewServer(cfg Config) http.Handler {
 		ErrorFunc: func(ctx context.Context, err error) {
 			cfg.Logger.DebugContext(ctx, "websocket closed with an error", "error", err)
 		},
-	})
-	srv.AddTransport(transport.SSE{KeepAlivePingInterval: cfg.PingInterval})
+	}})
+	srv.AddTransport(sseTransport{pingInterval: cfg.PingInterval})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
@@ -131,11 +163,13 @@ func NewServer(cfg Config) http.Handler {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(introspectionGuard{})
+	srv.Use(newDocumentLimits(cfg))
+	srv.Use(noPlainSubscriptions{})
 	if cfg.Authenticate != nil {
+		srv.Use(tokenStillValid{auth: cfg.Authenticate})
 		srv.Use(readersCannotMutate{})
 	}
-	srv.Use(depthLimit{max: cfg.MaxDepth})
-	srv.Use(extension.FixedComplexityLimit(cfg.ComplexityLimit))
+	srv.Use(&costLimit{max: cfg.ComplexityLimit})
 	// Fresh dataloaders for every response: a query, a mutation, or one event of a subscription
 	// (so a long subscription never serves stale rows from a cache).
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
@@ -143,12 +177,14 @@ func NewServer(cfg Config) http.Handler {
 	})
 
 	mux := http.NewServeMux()
-	var endpoint http.Handler = limitBody(srv, cfg.MaxBodyBytes)
+	var endpoint http.Handler = limitBody(guardRequests(conformStatus(srv), cfg.MaxBodyBytes, cfg.ParserTokenLimit, cfg.Logger), cfg.MaxBodyBytes)
 	if cfg.Authenticate != nil {
-		endpoint = requireToken(cfg.Authenticate, endpoint)
+		endpoint = requireToken(cfg.Authenticate, cfg.TokenRecheckInterval, endpoint)
 	}
 	mux.Handle("/graphql", endpoint)
-	mux.Handle("/{$}", playground.Handler("cairn", "/graphql"))
+	ui := graphiql.Handler()
+	mux.Handle("/{$}", ui)
+	mux.Handle("/graphiql/", ui)
 	return mux
 }
 
@@ -156,10 +192,7 @@ func NewServer(cfg Config) http.Handler {
 func limitBody(next http.Handler, max int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > max {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusRequestEntityTooLarge)
-			_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{
-				"message": "request body too large", "extensions": map[string]any{"code": "REQUEST_TOO_LARGE"}}}})
+			writeError(w, http.StatusRequestEntityTooLarge, codeRequestTooLarge, fmt.Sprintf("the request body is over %d bytes", max))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, max)

@@ -41,6 +41,12 @@ func drain(t *testing.T, ch <-chan *model.WorkflowEvent) []*model.WorkflowEvent 
 	}
 }
 
+// newTestResolver returns a Resolver with its own change-event hub, as NewServer builds it.
+func newTestResolver(engine *workflow.Engine, cfg Config) *Resolver {
+	return &Resolver{engine: engine, store: engine.Store(), log: cfg.Logger, cfg: cfg,
+		hub: newLiveHub(engine.Store(), engine.Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
+}
+
 func TestSlowSubscriberIsCutOffAndResumesByCursor(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
@@ -48,8 +54,8 @@ func TestSlowSubscriberIsCutOffAndResumesByCursor(t *testing.T) {
 		engine := workflow.New(store, workflow.Options{Logger: log})
 		_, err := engine.Register(context.Background(), noopFlow)
 		require.NoError(t, err)
-		cfg := Config{Engine: engine, SubscriptionBuffer: 3, PollInterval: 20 * time.Millisecond}.withDefaults()
-		r := &Resolver{engine: engine, store: store, log: log, cfg: cfg}
+		cfg := Config{Engine: engine, Logger: log, SubscriptionBuffer: 3, PollInterval: 20 * time.Millisecond}.withDefaults()
+		r := newTestResolver(engine, cfg)
 
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -82,7 +88,7 @@ func TestSlowSubscriberIsCutOffAndResumesByCursor(t *testing.T) {
 		// Resuming gets the seven it missed, in order; then cancelling the request ends the stream.
 		ctx2, cancel2 := context.WithCancel(context.Background())
 		// (A node with a larger buffer: the seven arrive in one read, faster than any reader.)
-		r2 := &Resolver{engine: engine, store: store, log: log, cfg: Config{Engine: engine, SubscriptionBuffer: 100}.withDefaults()}
+		r2 := newTestResolver(engine, Config{Engine: engine, Logger: log, SubscriptionBuffer: 100}.withDefaults())
 		ch, err = r2.workflowEvents(ctx2, nil, &resume)
 		require.NoError(t, err)
 		var ids []string

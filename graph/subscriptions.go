@@ -2,8 +2,6 @@ package graph
 
 import (
 	"context"
-	"slices"
-	"time"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -40,134 +38,195 @@ func parseEventCursor(s string) (persistence.EventCursor, error) {
 	return persistence.EventCursor{TxID: c.TxID, ID: c.ID}, nil
 }
 
-// follow reads the change events after a cursor until ctx ends, handing each non-empty batch to
-// handle with the workflows it names. It reads again when the notifier hints that events were
-// committed (on this node or, through PostgreSQL, on another) and at every poll interval, in case a
-// hint was lost. handle returns false to stop.
-func (r *Resolver) follow(ctx context.Context, cursor persistence.EventCursor, ids []int64, handle func([]*persistence.ChangeEvent, map[int64]*persistence.Workflow) bool) {
-	hints, unsubscribe := r.engine.Notifier().Subscribe(persistence.TopicEvents)
-	defer unsubscribe()
-	poll := time.NewTicker(r.cfg.PollInterval)
-	defer poll.Stop()
-	for {
-		for {
-			events, err := r.store.ChangeEventList(ctx, persistence.ChangeEventListParams{After: cursor, Limit: eventBatch, WorkflowIDs: ids})
-			if err != nil {
-				if ctx.Err() == nil {
-					r.log.WarnContext(ctx, "error reading change events for a subscription; retrying", "error", err)
-				}
-				break
+// backlog reads the stored events matching f in (from, to] and hands each to send, in stream
+// order, at the pace send takes them. It returns false when send does, or when ctx ends.
+func (r *Resolver) backlog(ctx context.Context, f persistence.WorkflowFilter, from, to persistence.EventCursor, send func(*liveEvent) bool) bool {
+	sub := liveSub{filter: f}
+	for to.After(from) {
+		events, err := r.store.ChangeEventList(ctx, persistence.ChangeEventListParams{After: from, Limit: eventBatch, WorkflowIDs: f.IDs})
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.WarnContext(ctx, "error reading change events for a subscription", "error", err)
 			}
-			if len(events) == 0 {
-				break
-			}
-			wfIDs := make([]int64, 0, len(events))
-			for _, ev := range events {
-				wfIDs = append(wfIDs, ev.WorkflowID)
-			}
-			slices.Sort(wfIDs)
-			wfs, err := r.store.WorkflowGetMany(ctx, slices.Compact(wfIDs))
-			if err != nil {
-				if ctx.Err() == nil {
-					r.log.WarnContext(ctx, "error loading workflows for a subscription; retrying", "error", err)
-				}
-				break
-			}
-			byID := make(map[int64]*persistence.Workflow, len(wfs))
-			for _, w := range wfs {
-				byID[w.ID] = w
-			}
-			if !handle(events, byID) {
-				return
-			}
-			last := events[len(events)-1]
-			cursor = persistence.EventCursor{TxID: last.TxID, ID: last.ID}
-			if len(events) < eventBatch {
-				break
-			}
+			return false
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-hints:
-		case <-poll.C:
+		if len(events) == 0 {
+			return true // the rest was purged
+		}
+		byID, err := workflowsOf(ctx, r.store, events)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.WarnContext(ctx, "error loading workflows for a subscription", "error", err)
+			}
+			return false
+		}
+		for _, ev := range events {
+			if ev.CursorOf().After(to) {
+				return true
+			}
+			e := newLiveEvent(ev, byID[ev.WorkflowID])
+			if sub.matches(e) && !send(e) {
+				return false
+			}
+			from = e.cursor
 		}
 	}
+	return true
 }
 
-// workflowEvents streams the change events matching a filter. The channel holds at most
-// SubscriptionBuffer events: when the subscriber lets it fill up, the stream ends with a
-// SLOW_SUBSCRIBER error carrying the cursor of the last event it was given, so that it resumes there
-// and misses nothing. The engine never waits for a subscriber.
+// workflowEvents streams the change events matching a filter: with after, first those stored
+// since that cursor (read from the database at the subscriber's pace), then, with no gap and no
+// duplicate, those the node's hub reads as they are committed. A live subscriber may lag at most
+// SubscriptionBuffer events behind: then the stream ends with a SLOW_SUBSCRIBER error carrying the
+// cursor of the last event it was given, so that it resumes there and misses nothing. The engine
+// never waits for a subscriber.
 func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFilter, after *string) (<-chan *model.WorkflowEvent, error) {
 	f, err := workflowFilter(filter)
 	if err != nil {
 		return nil, err
+	}
+	// An EventSource that reconnects sends the id of the last event it got: resume after it.
+	if last, ok := lastEventID(ctx); ok {
+		after = &last
 	}
 	var cursor persistence.EventCursor
 	if after != nil {
 		if cursor, err = parseEventCursor(*after); err != nil {
 			return nil, err
 		}
-	} else if cursor, err = r.store.ChangeEventHead(ctx); err != nil {
+	}
+	release, err := r.subs.acquire(ctx)
+	if err != nil {
 		return nil, err
+	}
+	// Register before reading anything: every event after the hub's position reaches the
+	// subscription live, and the backlog is read up to that position.
+	sub, pos, err := r.hub.register(ctx, f)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	if after == nil {
+		cursor = pos
 	}
 	size := r.cfg.SubscriptionBuffer
 	out := make(chan *model.WorkflowEvent, size+1) // the spare slot is for the error
 	go func() {
+		defer release()
 		defer close(out)
-		sent := cursor
-		r.follow(ctx, cursor, f.IDs, func(events []*persistence.ChangeEvent, wfs map[int64]*persistence.Workflow) bool {
-			for _, ev := range events {
-				w := wfs[ev.WorkflowID]
-				if !matchEvent(f, ev, w) {
-					sent = persistence.EventCursor{TxID: ev.TxID, ID: ev.ID}
-					continue
+		defer func() { r.hub.unregister(sub) }()
+		sent := cursor // every matching event up to here was given to the subscriber
+		for {
+			// The backlog, sent as fast as the subscriber reads it.
+			if !r.backlog(ctx, f, sent, pos, func(e *liveEvent) bool {
+				noteEventID(ctx, e.cursorText)
+				select {
+				case out <- model.NewWorkflowEvent(e.ev, e.cursorText, e.workflowID, e.workflow):
+					sent = e.cursor
+					return true
+				case <-ctx.Done():
+					return false
 				}
-				if len(out) >= size {
+			}) {
+				return
+			}
+			if pos.After(sent) {
+				sent = pos
+			}
+			if !sub.dropped.Load() {
+				break
+			}
+			// The hub dropped the subscription while it read its backlog: read on from the
+			// database up to the hub's new position.
+			if sub, pos, err = r.hub.register(ctx, f); err != nil {
+				if ctx.Err() == nil {
+					r.log.WarnContext(ctx, "error following change events", "error", err)
+				}
+				return
+			}
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-sub.ch:
+				if ok && !e.cursor.After(sent) {
+					continue // also in the backlog
+				}
+				if !ok || len(out) >= size {
+					// Its id is the resume cursor: an EventSource reconnects from there by itself.
+					noteEventID(ctx, eventCursorOf(sent))
 					out <- model.NewFailedEvent(&gqlerror.Error{
 						Message:    "the subscriber fell behind; subscribe again with after set to extensions.cursor",
 						Extensions: map[string]any{"code": codeSlowSubscriber, "cursor": eventCursorOf(sent)},
 					})
-					return false
+					return
 				}
-				c := persistence.EventCursor{TxID: ev.TxID, ID: ev.ID}
-				out <- model.NewWorkflowEvent(ev, eventCursorOf(c), encodeID(kindWorkflow, ev.WorkflowID), w)
-				sent = c
+				noteEventID(ctx, e.cursorText)
+				out <- model.NewWorkflowEvent(e.ev, e.cursorText, e.workflowID, e.workflow)
+				sent = e.cursor
 			}
-			return true
-		})
+		}
 	}()
 	return out, nil
 }
 
-// workflowUpdated streams a workflow: first as it is now, then each time it changes. Each message
-// is the whole workflow, so a subscriber that falls behind is not cut off: older states it has not
-// read are dropped for newer ones, and the newest state always reaches it.
+// workflowUpdated streams a workflow: first as it is now, then each time it changes, and ends
+// once the workflow has ended (FINISHED, FAILED or CANCELLED). Each message is the whole
+// workflow, so a subscriber that falls behind is not cut off: older states it has not read are
+// dropped for newer ones, and the newest state always reaches it.
 func (r *Resolver) workflowUpdated(ctx context.Context, id string) (<-chan *persistence.Workflow, error) {
 	wid, err := decodeID("id", kindWorkflow, id)
 	if err != nil {
 		return nil, err
 	}
-	cursor, err := r.store.ChangeEventHead(ctx)
+	release, err := r.subs.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	// Read after the head: a change that lands in between is both in this state and an event.
+	f := persistence.WorkflowFilter{IDs: []int64{wid}}
+	sub, _, err := r.hub.register(ctx, f)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	// Read after registering: a change that lands in between is both in this state and an event.
 	current, err := r.store.WorkflowGet(ctx, wid)
 	if err != nil {
+		r.hub.unregister(sub)
+		release()
 		return nil, err
 	}
 	out := make(chan *persistence.Workflow, r.cfg.SubscriptionBuffer)
 	out <- current
 	go func() {
+		defer release()
 		defer close(out)
-		r.follow(ctx, cursor, []int64{wid}, func(_ []*persistence.ChangeEvent, wfs map[int64]*persistence.Workflow) bool {
-			if w := wfs[wid]; w != nil {
-				sendLatest(out, w)
+		defer func() { r.hub.unregister(sub) }()
+		last := current
+		for !last.Status.Terminal() {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-sub.ch:
+				if !ok {
+					// Dropped by the hub: register again and read the workflow as it is now.
+					if sub, _, err = r.hub.register(ctx, f); err != nil {
+						return
+					}
+					w, err := r.store.WorkflowGet(ctx, wid)
+					if err != nil {
+						return
+					}
+					e = &liveEvent{workflow: w}
+				}
+				// Versions only grow: an older snapshot than the one sent adds nothing.
+				if w := e.workflow; w != nil && w.Version > last.Version {
+					sendLatest(out, w)
+					last = w
+				}
 			}
-			return true
-		})
+		}
 	}()
 	return out, nil
 }
@@ -185,34 +244,4 @@ func sendLatest[T any](out chan T, v T) {
 	default:
 	}
 	out <- v
-}
-
-// matchEvent applies a filter to an event and the workflow it changed (as it is now). Status and
-// state are the event's: a subscriber to FINISHED sees the event that finished the workflow.
-func matchEvent(f persistence.WorkflowFilter, ev *persistence.ChangeEvent, w *persistence.Workflow) bool {
-	if len(f.IDs) > 0 && !slices.Contains(f.IDs, ev.WorkflowID) {
-		return false
-	}
-	if len(f.Statuses) > 0 && !slices.Contains(f.Statuses, ev.Status) {
-		return false
-	}
-	if len(f.States) > 0 && !slices.Contains(f.States, ev.State) {
-		return false
-	}
-	if w == nil {
-		return len(f.Types) == 0 && f.ExternalID == nil && f.BusinessKey == nil && f.ParentID == nil && f.RootID == nil &&
-			f.ExecutorGroup == nil && len(f.ExecutorIDs) == 0 && f.CreatedAfter == nil && f.CreatedBefore == nil
-	}
-	return (len(f.Types) == 0 || slices.Contains(f.Types, w.Type)) &&
-		eqPtr(f.ExternalID, w.ExternalID) && eqPtr(f.BusinessKey, w.BusinessKey) &&
-		eqPtr(f.ParentID, w.ParentID) && eqPtr(f.RootID, w.RootID) &&
-		(f.ExecutorGroup == nil || *f.ExecutorGroup == w.ExecutorGroup) &&
-		(len(f.ExecutorIDs) == 0 || (w.ExecutorID != nil && slices.Contains(f.ExecutorIDs, *w.ExecutorID))) &&
-		(f.CreatedAfter == nil || w.Created.After(*f.CreatedAfter)) &&
-		(f.CreatedBefore == nil || w.Created.Before(*f.CreatedBefore))
-}
-
-// eqPtr reports whether an optional filter value is absent or equals the row's.
-func eqPtr[T comparable](want, got *T) bool {
-	return want == nil || (got != nil && *got == *want)
 }

@@ -244,12 +244,14 @@ func TestWorkflowClaimConcurrentClaimersNeverShare(t *testing.T) {
 		var mu sync.Mutex
 		seen := map[int64]int{}
 		var wg sync.WaitGroup
-		for c := range 4 {
+		for range 4 {
+			exec, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: "default", Expiry: time.Minute})
+			require.NoError(t, err)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for {
-					claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: int64(c + 1), Group: "default", Limit: 7, Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: []string{"t"}})
+					claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 7, Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: []string{"t"}})
 					require.NoError(t, err)
 					if len(claimed) == 0 {
 						return
@@ -505,11 +507,12 @@ func TestIdempotencySchedulesTokens(t *testing.T) {
 		require.NoError(t, store.WorkflowInsertMany(ctx, []*persistence.Workflow{w}))
 		_, err := store.IdempotencyKeyGet(ctx, "start", "k1")
 		require.ErrorIs(t, err, persistence.ErrNotFound)
-		require.NoError(t, store.IdempotencyKeyInsert(ctx, "start", "k1", w.ID))
-		require.ErrorIs(t, store.IdempotencyKeyInsert(ctx, "start", "k1", w.ID), persistence.ErrConflict)
+		require.NoError(t, store.IdempotencyKeyInsert(ctx, &persistence.IdempotencyKey{Operation: "start", Key: "k1", WorkflowID: w.ID, RequestHash: "h1"}))
+		require.ErrorIs(t, store.IdempotencyKeyInsert(ctx, &persistence.IdempotencyKey{Operation: "start", Key: "k1", WorkflowID: w.ID, RequestHash: "h2"}), persistence.ErrConflict)
 		got, err := store.IdempotencyKeyGet(ctx, "start", "k1")
 		require.NoError(t, err)
-		require.Equal(t, w.ID, got)
+		require.Equal(t, w.ID, got.WorkflowID)
+		require.Equal(t, "h1", got.RequestHash, "the first request's fingerprint is kept")
 
 		past := persistence.Now().Add(-time.Minute)
 		sc := &persistence.Schedule{DefinitionType: "t", Cron: "* * * * *", Timezone: "UTC", OverlapPolicy: "SKIP", NextFire: &past}

@@ -11,6 +11,14 @@ type EventCursor struct {
 	ID   int64
 }
 
+// After reports whether c comes later in the stream than o.
+func (c EventCursor) After(o EventCursor) bool {
+	return c.TxID > o.TxID || (c.TxID == o.TxID && c.ID > o.ID)
+}
+
+// CursorOf returns the position of an event in the stream.
+func (e *ChangeEvent) CursorOf() EventCursor { return EventCursor{TxID: e.TxID, ID: e.ID} }
+
 // ChangeEventInsertMany writes change events in the caller's transaction.
 func (s *Store) ChangeEventInsertMany(ctx context.Context, events []*ChangeEvent) error {
 	if len(events) == 0 {

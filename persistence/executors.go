@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/uptrace/bun"
 )
 
 // ExecutorRegisterParams is the input of ExecutorRegister.
@@ -14,26 +16,38 @@ type ExecutorRegisterParams struct {
 	Expiry time.Duration
 }
 
-// ExecutorRegister records a starting worker pool and returns it with its ID.
+// ExecutorRegister records a starting worker pool and returns it with its ID (over the heartbeat
+// connection, like ExecutorHeartbeat: a node registering again must not wait behind API reads).
 func (s *Store) ExecutorRegister(ctx context.Context, p ExecutorRegisterParams) (*Executor, error) {
 	now := Now()
 	e := &Executor{Host: p.Host, PID: p.PID, ExecutorGroup: p.Group, Started: now, Active: now, Expires: now.Add(p.Expiry)}
-	if _, err := s.idb.NewInsert().Model(e).Returning("id").Exec(ctx); err != nil {
+	if err := s.beatWrite(func(db bun.IDB) error {
+		_, err := db.NewInsert().Model(e).Returning("id").Exec(ctx)
+		return err
+	}); err != nil {
 		return nil, fmt.Errorf("error registering executor: %w", err)
 	}
 	return e, nil
 }
 
-// ExecutorHeartbeat extends an executor's expiry. It fails with ErrNotFound when the executor is
-// stopped or was declared dead (its work recovered by another node): it must then stop working.
+// ExecutorHeartbeat extends an executor's expiry, over a connection of its own that API reads
+// never hold. It fails with ErrNotFound when the executor is stopped or was declared dead (its work
+// recovered by another node): it must then stop working.
 func (s *Store) ExecutorHeartbeat(ctx context.Context, id int64, expiry time.Duration) error {
-	now := Now()
-	res, err := s.idb.NewUpdate().Model((*Executor)(nil)).Set("active = ?", now).Set("expires = ?", now.Add(expiry)).
-		Where("id = ? AND stopped IS NULL", id).Exec(ctx)
+	var n int64
+	err := s.beatWrite(func(db bun.IDB) error {
+		now := Now()
+		res, err := db.NewUpdate().Model((*Executor)(nil)).Set("active = ?", now).Set("expires = ?", now.Add(expiry)).
+			Where("id = ? AND stopped IS NULL", id).Exec(ctx)
+		if err == nil {
+			n, _ = res.RowsAffected()
+		}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("error heartbeating executor %d: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
+	if n != 1 {
 		return notFound("live executor", id)
 	}
 	return nil
@@ -83,12 +97,13 @@ func (s *Store) ExecutorExpireDead(ctx context.Context, now time.Time) ([]int64,
 	return ids, nil
 }
 
-// WorkflowOrphaned returns up to limit EXECUTING workflows whose executor has stopped or was
-// declared dead, locking them (SKIP LOCKED) so that two recovering nodes never take the same one.
+// WorkflowOrphaned returns up to limit workflows held by an executor that has stopped or was
+// declared dead (EXECUTING ones, and ones paused, cancelled or changed while their step ran),
+// locking them (SKIP LOCKED) so that two recovering nodes never take the same one.
 func (s *Store) WorkflowOrphaned(ctx context.Context, limit int64) ([]*Workflow, error) {
 	var wfs []*Workflow
 	q := s.idb.NewSelect().Model(&wfs).
-		Where("w.status = ?", StatusExecuting).
+		Where("w.executor_id IS NOT NULL").
 		Where("w.executor_id IN (SELECT e.id FROM executors AS e WHERE e.stopped IS NOT NULL)").
 		OrderExpr("w.id").Limit(limit)
 	if s.isPostgres() {
@@ -100,25 +115,25 @@ func (s *Store) WorkflowOrphaned(ctx context.Context, limit int64) ([]*Workflow,
 	return wfs, nil
 }
 
-// WorkflowClaimedBefore returns the IDs of EXECUTING workflows an executor claimed before a time.
+// WorkflowClaimedBefore returns the IDs of workflows an executor holds, last changed before a time.
 func (s *Store) WorkflowClaimedBefore(ctx context.Context, executorID int64, claimedBefore time.Time) ([]int64, error) {
 	var ids []int64
 	if err := s.idb.NewSelect().Model((*Workflow)(nil)).Column("id").
-		Where("executor_id = ? AND status = ? AND modified < ?", executorID, StatusExecuting, UTC(claimedBefore)).
+		Where("executor_id = ? AND modified < ?", executorID, UTC(claimedBefore)).
 		OrderExpr("id").Scan(ctx, &ids); err != nil {
 		return nil, fmt.Errorf("error listing workflows held by executor %d: %w", executorID, err)
 	}
 	return ids, nil
 }
 
-// WorkflowHeldForUpdate returns the given workflows that are still EXECUTING under an executor,
-// locked on PostgreSQL.
+// WorkflowHeldForUpdate returns the given workflows that an executor still holds, locked on
+// PostgreSQL.
 func (s *Store) WorkflowHeldForUpdate(ctx context.Context, executorID int64, ids []int64) ([]*Workflow, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	var wfs []*Workflow
-	q := s.idb.NewSelect().Model(&wfs).Where("id IN (?) AND executor_id = ? AND status = ?", bunIn(ids), executorID, StatusExecuting).OrderExpr("id")
+	q := s.idb.NewSelect().Model(&wfs).Where("id IN (?) AND executor_id = ?", bunIn(ids), executorID).OrderExpr("id")
 	if s.isPostgres() {
 		q = q.For("UPDATE SKIP LOCKED")
 	}

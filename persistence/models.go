@@ -250,10 +250,13 @@ type Schedule struct {
 type IdempotencyKey struct {
 	bun.BaseModel `bun:"table:idempotency_keys,alias:ik"`
 
-	Operation  string    `bun:"operation,pk"`
-	Key        string    `bun:"key,pk"`
-	WorkflowID int64     `bun:"workflow_id,notnull"`
-	Created    time.Time `bun:"created,notnull"`
+	Operation  string `bun:"operation,pk"`
+	Key        string `bun:"key,pk"`
+	WorkflowID int64  `bun:"workflow_id,notnull"`
+	// RequestHash fingerprints the request the key was first used with ("" for keys stored before
+	// it was recorded).
+	RequestHash string    `bun:"request_hash,notnull"`
+	Created     time.Time `bun:"created,notnull"`
 }
 
 // ChangeEvent is one change of a workflow, written in the transaction that made it; subscriptions

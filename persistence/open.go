@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
-	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/sqliteshim"
 )
 
@@ -66,10 +66,32 @@ func Open(ctx context.Context, rawURL string, opts OpenOptions) (*Store, error) 
 		return nil, fmt.Errorf("error connecting to %s: %w", redact(rawURL), err)
 	}
 	store := &Store{db: db, idb: db, kind: kind, url: redact(rawURL), raw: rawURL}
+	if store.beat, err = openBeat(kind, rawURL[len(scheme)+3:], rawURL, opts); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if store.beat != nil && kind == KindSQLite {
+		store.writers = &sync.Mutex{}
+	}
 	// Side effects may use at most a quarter of the pool, so claims and completions always find a
 	// connection.
 	store.sideEffects = newSideEffectBatches(store, max(1, db.DB.Stats().MaxOpenConnections/4))
 	return store, nil
+}
+
+// openBeat opens the heartbeats' own connection: a second connection to the same SQLite file (WAL
+// lets it write while the main one reads), or a one-connection pool on PostgreSQL. An in-memory
+// SQLite database has none: another connection would see another database.
+func openBeat(kind Kind, path, rawURL string, opts OpenOptions) (*bun.DB, error) {
+	switch {
+	case kind == KindSQLite && (path == ":memory:" || path == ""):
+		return nil, nil
+	case kind == KindSQLite:
+		return openSQLite(path)
+	default:
+		opts.MaxConns = 1
+		return openPostgres(rawURL, opts)
+	}
 }
 
 func openSQLite(path string) (*bun.DB, error) {
@@ -97,7 +119,7 @@ func openSQLite(path string) (*bun.DB, error) {
 	sqldb.SetMaxIdleConns(1)
 	sqldb.SetConnMaxLifetime(0)
 	sqldb.SetConnMaxIdleTime(0)
-	return bun.NewDB(sqldb, sqlitedialect.New(), bun.WithDiscardUnknownColumns()), nil
+	return bun.NewDB(sqldb, newSQLiteDialect(), bun.WithDiscardUnknownColumns()), nil
 }
 
 func openPostgres(rawURL string, opts OpenOptions) (*bun.DB, error) {

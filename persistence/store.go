@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -34,6 +35,14 @@ type Store struct {
 	// many run at once so that they never take every pooled connection from the claimer and the
 	// completer.
 	sideEffects *sideEffectBatches
+	// beat is a connection of its own for executor heartbeats (nil: none, use db), so that a
+	// heartbeat never queues behind API reads holding the pool (SQLite's only connection, or every
+	// pooled one on PostgreSQL): a busy node must not look dead.
+	beat *bun.DB
+	// writers takes turns between the SQLite write transactions of the main connection and the
+	// heartbeats of the other (nil elsewhere): SQLite's busy wait would let a stream of back-to-back
+	// transactions starve the heartbeat.
+	writers *sync.Mutex
 }
 
 // Kind names the database behind a Store.
@@ -55,7 +64,20 @@ func (s *Store) Kind() Kind { return s.kind }
 func (s *Store) URL() string { return s.url }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	if s.beat != nil {
+		_ = s.beat.Close()
+	}
+	return s.db.Close()
+}
+
+// beatDB is where heartbeats go: the dedicated connection when there is one.
+func (s *Store) beatDB() bun.IDB {
+	if s.beat != nil && !s.InTx() {
+		return s.beat
+	}
+	return s.idb
+}
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
@@ -69,9 +91,31 @@ func (s *Store) Tx(ctx context.Context, fn func(ctx context.Context, tx *Store) 
 	if s.InTx() {
 		return fn(ctx, s)
 	}
-	return s.db.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
-		return fn(ctx, &Store{db: s.db, idb: tx, kind: s.kind, url: s.url, raw: s.raw, sideEffects: s.sideEffects})
-	})
+	run := func(ctx context.Context, tx bun.Tx) error {
+		return fn(ctx, &Store{db: s.db, idb: tx, kind: s.kind, url: s.url, raw: s.raw, sideEffects: s.sideEffects, beat: s.beat, writers: s.writers})
+	}
+	if s.writers == nil {
+		return s.db.RunInTx(ctx, &sql.TxOptions{}, run)
+	}
+	// Take the connection first, then the writers' turn: waiting for the connection (behind API
+	// reads) must not hold up the heartbeat.
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("error taking a connection: %w", err)
+	}
+	defer conn.Close()
+	s.writers.Lock()
+	defer s.writers.Unlock()
+	return conn.RunInTx(ctx, &sql.TxOptions{}, run)
+}
+
+// beatWrite runs a heartbeat's statement on its own connection, in turn with SQLite's writers.
+func (s *Store) beatWrite(fn func(db bun.IDB) error) error {
+	if s.writers != nil && !s.InTx() {
+		s.writers.Lock()
+		defer s.writers.Unlock()
+	}
+	return fn(s.beatDB())
 }
 
 func (s *Store) isPostgres() bool { return s.db.Dialect().Name() == dialect.PG }

@@ -118,27 +118,62 @@ type WorkflowClaimParams struct {
 	Now        time.Time
 	// StepDeadline is when a claimed step counts as timed out if its executor never completes it.
 	StepDeadline time.Time
+	// StepTimeouts are the states whose steps have a timeout of their own: a workflow claimed in
+	// one of them gets Now plus that timeout as its step deadline instead of StepDeadline.
+	StepTimeouts []StepTimeout
 	// Types limits the claim to the workflow types this node can run (none: claim nothing).
 	Types []string
 }
 
+// StepTimeout is how long a step of one state of one definition version may run.
+type StepTimeout struct {
+	Type    string
+	Version int
+	State   string
+	Timeout time.Duration
+}
+
 // WorkflowClaim marks up to Limit due workflows of a group as EXECUTING by an executor and returns
-// them with their new versions. Order: priority (highest first), next activation, id. Concurrent
-// claimers never get the same workflow (SKIP LOCKED on PostgreSQL, one writer on SQLite).
+// them with their new versions and step deadlines. Order: priority (highest first), next
+// activation, id. Concurrent claimers never get the same workflow (SKIP LOCKED on PostgreSQL, one
+// writer on SQLite). A workflow still held by an attempt (executor_id set) is not due, and an
+// executor that is stopped or was declared dead claims nothing.
 func (s *Store) WorkflowClaim(ctx context.Context, p WorkflowClaimParams) ([]*Workflow, error) {
 	if p.Limit <= 0 || len(p.Types) == 0 {
 		return nil, nil
 	}
-	now, deadline := UTC(p.Now), UTC(p.StepDeadline)
+	now := UTC(p.Now)
+	args := []any{p.ExecutorID, now, now}
+	deadline := "?"
+	if len(p.StepTimeouts) > 0 {
+		var b strings.Builder
+		b.WriteString("CASE")
+		for _, st := range p.StepTimeouts {
+			b.WriteString(" WHEN type = ? AND definition_version = ? AND state = ? THEN ?")
+			if s.isPostgres() {
+				b.WriteString("::timestamptz")
+			}
+			args = append(args, st.Type, st.Version, st.State, now.Add(st.Timeout))
+		}
+		b.WriteString(" ELSE ? END")
+		deadline = b.String()
+	}
+	args = append(args, UTC(p.StepDeadline))
 	set := `status = 'EXECUTING', executor_id = ?, version = version + 1, modified = ?,
-		started = COALESCE(started, ?), step_deadline = ?`
+		started = COALESCE(started, ?), step_deadline = ` + deadline
+	// executor_id IS NULL: a workflow whose last attempt still runs somewhere (it was paused or
+	// changed meanwhile) is held by that attempt until it ends, so it never runs twice at once. A
+	// stopped executor claims nothing: after it was declared dead, an attempt of its is always a
+	// late one, whose workflow another node may hold.
 	due := `executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ?
-		AND type IN (?) ORDER BY priority DESC, next_activation, id LIMIT ?`
+		AND executor_id IS NULL AND type IN (?)
+		AND EXISTS (SELECT 1 FROM executors AS e WHERE e.id = ? AND e.stopped IS NULL)
+		ORDER BY priority DESC, next_activation, id LIMIT ?`
 	var (
 		wfs []*Workflow
 		sql string
 	)
-	args := []any{p.ExecutorID, now, now, deadline, p.Group, bunIn(claimableStatuses), now, bunIn(p.Types), p.Limit}
+	args = append(args, p.Group, bunIn(claimableStatuses), now, bunIn(p.Types), p.ExecutorID, p.Limit)
 	if s.isPostgres() {
 		sql = `UPDATE workflows AS w SET ` + set + ` FROM (SELECT id FROM workflows WHERE ` + due +
 			` FOR UPDATE SKIP LOCKED) AS c WHERE w.id = c.id RETURNING w.*`
@@ -317,6 +352,42 @@ func (s *Store) WorkflowActiveChildIDs(ctx context.Context, parentIDs []int64) (
 		Where("parent_id IN (?) AND status NOT IN (?)", bunIn(parentIDs), bunIn([]Status{StatusFinished, StatusFailed, StatusCancelled})).
 		OrderExpr("id").Scan(ctx, &ids); err != nil {
 		return nil, fmt.Errorf("error listing active children: %w", err)
+	}
+	return ids, nil
+}
+
+// WorkflowLock locks workflow rows until the transaction ends, in ID order (PostgreSQL; SQLite's
+// transactions already hold the only write lock). A parent's ID is below its children's, so
+// taking parents first keeps the one lock order of operations on a family: ancestors first.
+func (s *Store) WorkflowLock(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 || !s.isPostgres() {
+		return nil
+	}
+	var locked []int64
+	if err := s.idb.NewRaw("SELECT id FROM workflows WHERE id IN (?) ORDER BY id FOR UPDATE", bunIn(ids)).Scan(ctx, &locked); err != nil {
+		return fmt.Errorf("error locking %d workflows: %w", len(ids), err)
+	}
+	return nil
+}
+
+// WorkflowReleaseParams is the input of WorkflowRelease.
+type WorkflowReleaseParams struct {
+	ExecutorID int64
+	IDs        []int64
+}
+
+// WorkflowRelease lets go of workflows an executor still holds although its attempt's completion
+// was fenced off: an operator paused, cancelled or changed them while the step ran. Their status
+// and schedule stay as the operator left them; only the claim ends, so that they can be claimed
+// again. It returns the IDs it released (none for workflows taken over by a recovery meanwhile).
+func (s *Store) WorkflowRelease(ctx context.Context, p WorkflowReleaseParams) ([]int64, error) {
+	if len(p.IDs) == 0 {
+		return nil, nil
+	}
+	var ids []int64
+	if err := s.idb.NewRaw(`UPDATE workflows SET executor_id = NULL, step_deadline = NULL, version = version + 1, modified = ?
+		WHERE id IN (?) AND executor_id = ? RETURNING id`, Now(), bunIn(p.IDs), p.ExecutorID).Scan(ctx, &ids); err != nil {
+		return nil, fmt.Errorf("error releasing %d workflows of executor %d: %w", len(p.IDs), p.ExecutorID, err)
 	}
 	return ids, nil
 }

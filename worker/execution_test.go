@@ -203,14 +203,19 @@ func TestCancelStopsTheRunningStep(t *testing.T) {
 		cancelled, err := b.engine.Cancel(ctx, workflow.ChangeParams{ID: w.ID, Reason: "changed my mind"})
 		require.NoError(t, err)
 		require.Equal(t, persistence.StatusCancelled, cancelled.Status)
-		// The step saw its context cancelled and returned at once; its result was fenced off.
-		require.Eventually(t, func() bool { return len(b.tasks(t, w.ID)) == 2 }, 5*time.Second, 10*time.Millisecond)
+		// The step saw its context cancelled and returned at once; its result was fenced off and
+		// the attempt recorded as CANCELLED.
+		require.Eventually(t, func() bool { return len(b.tasks(t, w.ID)) == 3 }, 5*time.Second, 10*time.Millisecond)
 		time.Sleep(100 * time.Millisecond)
 		final, err := store.WorkflowGet(ctx, w.ID)
 		require.NoError(t, err)
 		require.Equal(t, persistence.StatusCancelled, final.Status)
 		require.Equal(t, "ship", final.State)
-		require.Len(t, b.tasks(t, w.ID), 2, "the cancelled step records nothing")
+		require.Nil(t, final.ExecutorID, "the cancelled attempt let go of the workflow")
+		tasks := b.tasks(t, w.ID)
+		require.Len(t, tasks, 3, "the cancelled step records only its CANCELLED attempt")
+		require.Equal(t, persistence.TaskCancelled, tasks[2].Status)
+		require.Equal(t, "ship", tasks[2].State)
 	})
 }
 
@@ -332,8 +337,8 @@ func TestCancelReachesEveryDescendant(t *testing.T) {
 			actions := b.actions(t, c.ID)
 			require.Contains(t, *actions[len(actions)-1].StateText, "was cancelled")
 		}
-		// The children's running ship steps were cancelled and record nothing: no ship success, no
-		// ship task instance, and the status stays CANCELLED.
+		// The children's running ship steps were cancelled: no ship success, a ship attempt that ran
+		// is recorded as CANCELLED, and the status stays CANCELLED.
 		time.Sleep(300 * time.Millisecond)
 		for _, c := range children {
 			got, err := store.WorkflowGet(ctx, c.ID)
@@ -343,7 +348,9 @@ func TestCancelReachesEveryDescendant(t *testing.T) {
 				require.False(t, a.Type == persistence.ActionStateExecution && *a.FromState == "ship", "a cancelled ship step recorded a success")
 			}
 			for _, ti := range b.tasks(t, c.ID) {
-				require.NotEqual(t, "ship", ti.State, "a cancelled ship step recorded a task instance")
+				if ti.State == "ship" {
+					require.Equal(t, persistence.TaskCancelled, ti.Status, "a cancelled ship step recorded a result")
+				}
 			}
 		}
 	})

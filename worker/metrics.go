@@ -46,6 +46,6 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.ended, prometheus.CounterValue, float64(s.Ended.Load()), g)
 		ch <- prometheus.MustNewConstMetric(c.fenced, prometheus.CounterValue, float64(s.Fenced.Load()), g)
 		ch <- prometheus.MustNewConstMetric(c.recovered, prometheus.CounterValue, float64(s.Recovered.Load()), g)
-		ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(len(w.slots)), g)
+		ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(w.InFlight()), g)
 	}
 }

@@ -111,8 +111,11 @@ type Worker struct {
 	wake       chan struct{}
 
 	heldMu sync.Mutex
-	held   map[int64]struct{} // claimed and not yet completed by this pool
-	chain  map[int64]int      // steps run in a row without a release, by workflow
+	// held lists, by workflow, the claimed versions of the attempts this pool runs and has not
+	// completed yet. An attempt, not a workflow ID, is the unit: a late attempt of this node's
+	// former executor (declared dead) may still run beside a new claim of the same workflow.
+	held  map[int64][]int
+	chain map[int64]int // steps run in a row without a release, by workflow
 
 	stopping atomic.Bool // the drain began: no more steps are kept
 
@@ -138,7 +141,7 @@ func New(engine *workflow.Engine, opts Options) *Worker {
 		results: make(chan *workflow.Outcome, opts.Concurrency),
 		drained: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
-		held:    map[int64]struct{}{},
+		held:    map[int64][]int{},
 		chain:   map[int64]int{},
 	}
 }
@@ -146,6 +149,9 @@ func New(engine *workflow.Engine, opts Options) *Worker {
 // ExecutorID is the executor this pool runs as (0 before Run registers it; it changes when the
 // executor was declared dead and registers again).
 func (w *Worker) ExecutorID() int64 { return w.executorID.Load() }
+
+// InFlight is how many steps the pool runs now (claimed and not yet completed).
+func (w *Worker) InFlight() int { return len(w.slots) }
 
 // Stats returns the pool's counters.
 func (w *Worker) Stats() *Stats { return &w.stats }
@@ -164,8 +170,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer cancelHard()
 
 	var bg sync.WaitGroup
-	bg.Add(2)
+	bg.Add(3)
 	go func() { defer bg.Done(); w.heartbeatLoop(ctx) }()
+	go func() { defer bg.Done(); w.maintainLoop(ctx) }()
 	go func() { defer bg.Done(); w.listenWake(ctx) }()
 
 	var completers sync.WaitGroup
@@ -228,9 +235,40 @@ func (w *Worker) release() {
 	w.log.Info("worker stopped", "executor", id)
 }
 
-// heartbeatLoop keeps the executor alive, recovers dead executors' work and fires due schedules,
-// on its own ticker so a busy pool never looks dead.
+// heartbeatLoop keeps the executor alive, on its own ticker and over the store's heartbeat
+// connection, and does nothing else: neither a busy pool, nor slow maintenance, nor API reads
+// holding the database's connections may delay it until the node looks dead.
 func (w *Worker) heartbeatLoop(ctx context.Context) {
+	t := time.NewTicker(w.opts.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		beatCtx, cancel := context.WithTimeout(ctx, w.opts.Expiry)
+		err := w.store.ExecutorHeartbeat(beatCtx, w.ExecutorID(), w.opts.Expiry)
+		cancel()
+		if errors.Is(err, persistence.ErrNotFound) {
+			// We were declared dead (paused, partitioned): our work was taken over and our late
+			// completions are fenced off. Carry on as a new executor.
+			old := w.ExecutorID()
+			if err := w.register(ctx); err != nil {
+				w.log.Error("error registering again after being declared dead", "error", err)
+				continue
+			}
+			n := w.engine.CancelExecutorSteps(old)
+			w.log.Warn("executor was declared dead; registered again", "old", old, "new", w.ExecutorID(), "cancelled_steps", n)
+		} else if err != nil && ctx.Err() == nil {
+			w.log.Warn("heartbeat failed", "error", err)
+		}
+	}
+}
+
+// maintainLoop recovers dead executors' work, releases what this pool holds but does not run,
+// fires due schedules and purges ended workflows, every heartbeat interval.
+func (w *Worker) maintainLoop(ctx context.Context) {
 	t := time.NewTicker(w.opts.HeartbeatInterval)
 	defer t.Stop()
 	lastPurge := time.Now()
@@ -244,22 +282,6 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 		if w.opts.Retention > 0 && time.Since(lastPurge) >= min(30*time.Second, w.opts.Retention/10) {
 			lastPurge = time.Now()
 			w.purge(ctx)
-		}
-		err := w.store.ExecutorHeartbeat(ctx, w.ExecutorID(), w.opts.Expiry)
-		if errors.Is(err, persistence.ErrNotFound) {
-			// We were declared dead (paused, partitioned): our work was taken over and our late
-			// completions are fenced off. Carry on as a new executor.
-			old := w.ExecutorID()
-			if err := w.register(ctx); err != nil {
-				w.log.Error("error registering again after being declared dead", "error", err)
-				continue
-			}
-			w.log.Warn("executor was declared dead; registered again", "old", old, "new", w.ExecutorID())
-		} else if err != nil {
-			if ctx.Err() == nil {
-				w.log.Warn("heartbeat failed", "error", err)
-			}
-			continue
 		}
 		n, err := w.engine.Recover(ctx, workflow.RecoverParams{ExecutorID: w.ExecutorID()})
 		if err != nil && ctx.Err() == nil {
@@ -308,7 +330,7 @@ func (w *Worker) reconcile(ctx context.Context) int {
 	w.heldMu.Lock()
 	var stale []int64
 	for _, id := range ids {
-		if _, ok := w.held[id]; !ok {
+		if len(w.held[id]) == 0 {
 			stale = append(stale, id)
 		}
 	}
@@ -372,7 +394,8 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 			limit := min(free, w.opts.ClaimBatch)
 			now := persistence.Now()
 			claimed, err := w.store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: w.ExecutorID(), Group: w.opts.Group,
-				Limit: limit, Now: now, StepDeadline: now.Add(workflow.DefaultStepTimeout), Types: w.engine.Types(w.opts.Group)})
+				Limit: limit, Now: now, StepDeadline: now.Add(workflow.DefaultStepTimeout), StepTimeouts: w.engine.StepTimeouts(w.opts.Group),
+				Types: w.engine.Types(w.opts.Group)})
 			if err != nil {
 				if ctx.Err() == nil {
 					w.log.Warn("claim failed", "error", err, "retry_in", backoff)
@@ -388,7 +411,7 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 			w.stats.Claimed.Add(int64(len(claimed)))
 			w.heldMu.Lock()
 			for _, wf := range claimed {
-				w.held[wf.ID] = struct{}{}
+				w.held[wf.ID] = append(w.held[wf.ID], wf.Version)
 			}
 			w.heldMu.Unlock()
 			for _, wf := range claimed {
@@ -464,18 +487,21 @@ func (w *Worker) completeLoop(ctx context.Context) {
 			<-timer.C
 		}
 		continued := w.complete(ctx, batch)
-		kept := make(map[int64]bool, len(continued))
+		kept := make(map[int64]int, len(continued)) // workflow to the version its next attempt holds
 		for _, wf := range continued {
-			kept[wf.ID] = true
+			kept[wf.ID] = wf.Version
 		}
 		released := 0
 		w.heldMu.Lock()
 		for _, o := range batch {
-			if id := o.WorkflowID(); !kept[id] {
-				delete(w.held, id)
-				delete(w.chain, id)
+			id := o.WorkflowID()
+			next, ok := kept[id]
+			if ok && next == o.ClaimedVersion()+1 {
+				w.held[id] = append(w.held[id], next) // the same claim runs its next step
+			} else {
 				released++
 			}
+			w.forget(id, o.ClaimedVersion())
 		}
 		w.heldMu.Unlock()
 		// A kept workflow keeps its slot and runs its next step now.
@@ -531,6 +557,23 @@ func (w *Worker) complete(ctx context.Context, batch []*workflow.Outcome) []*per
 		}
 		backoff = min(backoff*2, 5*time.Second)
 	}
+}
+
+// forget drops one attempt from held (heldMu held); the chain count goes with the last attempt.
+func (w *Worker) forget(id int64, version int) {
+	vs := w.held[id]
+	for i, v := range vs {
+		if v == version {
+			vs = append(vs[:i], vs[i+1:]...)
+			break
+		}
+	}
+	if len(vs) == 0 {
+		delete(w.held, id)
+		delete(w.chain, id)
+		return
+	}
+	w.held[id] = vs
 }
 
 // maxChain bounds how many steps in a row a workflow may run without being released, so that a

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/cairnflow/cairn/persistence"
 )
 
 // StateKind says what a state is for.
@@ -170,6 +172,9 @@ func (d *Definition) TimeoutOf(s *State) time.Duration {
 // Validate checks a definition and names the state at fault: one START, unique names, known kinds,
 // transitions to known states, handlers where needed, an END reachable from START.
 func (d *Definition) Validate() error {
+	if err := d.checkStorable(); err != nil {
+		return err
+	}
 	if d.Type == "" {
 		return invalid("type", "a definition needs a type")
 	}
@@ -283,4 +288,13 @@ func ParseSpec(spec []byte) (*Definition, error) {
 		return nil, fmt.Errorf("error decoding definition spec: %w", err)
 	}
 	return d, nil
+}
+
+// startable refuses a stored definition that starts no new workflow (OFFLINE), whatever the path:
+// a start, a step's child, a schedule's fire or a backfill. field names the input at fault.
+func startable(def *persistence.Definition, field string) error {
+	if def.ReleaseState != persistence.ReleaseOnline {
+		return conflictOn(field, "workflow definition %q is %s and starts no new workflow", def.Type, def.ReleaseState)
+	}
+	return nil
 }

@@ -32,9 +32,13 @@ type Engine struct {
 	// specs caches stored definition versions by persistence.DefinitionKey: a version never changes.
 	specs sync.Map
 	forms formSchemas
+	// deploy holds the compiler of deployed documents and the deployed types this node runs.
+	deploy deployState
 
-	runMu   sync.Mutex
-	running map[int64]context.CancelFunc
+	runMu sync.Mutex
+	// running cancels the attempts running on this node, by workflow and claimed version: an
+	// attempt, not a workflow, is what runs (a late one of a node declared dead may overlap).
+	running map[int64]map[int]runningStep
 }
 
 type registered struct {
@@ -52,7 +56,7 @@ func New(store *persistence.Store, opts Options) *Engine {
 	if n == nil {
 		n = persistence.NewNotifier(store, log)
 	}
-	return &Engine{store: store, notifier: n, log: log, defs: map[string]*registered{}, running: map[int64]context.CancelFunc{}}
+	return &Engine{store: store, notifier: n, log: log, defs: map[string]*registered{}, running: map[int64]map[int]runningStep{}}
 }
 
 // Store returns the Store the engine works on.
@@ -118,14 +122,47 @@ func (e *Engine) Groups() []string {
 // pool for that group may claim.
 func (e *Engine) Types(group string) []string {
 	e.mu.RLock()
-	defer e.mu.RUnlock()
 	var out []string
 	for typ, r := range e.defs {
 		if r.def.ExecutorGroup == group {
 			out = append(out, typ)
 		}
 	}
+	e.mu.RUnlock()
+	out = append(out, e.deployedTypes(group)...)
 	sort.Strings(out)
+	return out
+}
+
+// StepTimeouts lists the states of an executor group's definitions (those registered on this node
+// and every stored version it has read) whose steps may run for another time than
+// DefaultStepTimeout: a claim gives their workflows the attempt's real deadline.
+func (e *Engine) StepTimeouts(group string) []persistence.StepTimeout {
+	var out []persistence.StepTimeout
+	add := func(d *Definition, version int) {
+		if d.ExecutorGroup != group {
+			return
+		}
+		for i := range d.States {
+			if t := d.TimeoutOf(&d.States[i]); t != DefaultStepTimeout {
+				out = append(out, persistence.StepTimeout{Type: d.Type, Version: version, State: d.States[i].Name, Timeout: t})
+			}
+		}
+	}
+	seen := map[persistence.DefinitionKey]bool{}
+	e.mu.RLock()
+	for _, r := range e.defs {
+		key := persistence.DefinitionKey{Type: r.def.Type, Version: r.row.Version}
+		seen[key] = true
+		add(&r.def, r.row.Version)
+	}
+	e.mu.RUnlock()
+	e.specs.Range(func(k, v any) bool {
+		if key := k.(persistence.DefinitionKey); !seen[key] {
+			add(v.(*Definition), key.Version)
+		}
+		return true
+	})
 	return out
 }
 
@@ -144,29 +181,65 @@ func (e *Engine) SetReleaseState(ctx context.Context, typ string, state persiste
 	return e.store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: typ})
 }
 
-// trackRunning remembers how to cancel a running step; the returned func forgets it.
-func (e *Engine) trackRunning(id int64, cancel context.CancelFunc) func() {
+// runningStep is an attempt running on this node: who claimed it, and how to cancel it.
+type runningStep struct {
+	executorID int64
+	cancel     context.CancelFunc
+}
+
+// trackRunning remembers how to cancel a running attempt (a workflow claimed at a version by an
+// executor); the returned func forgets it.
+func (e *Engine) trackRunning(id int64, version int, executorID int64, cancel context.CancelFunc) func() {
 	e.runMu.Lock()
-	e.running[id] = cancel
+	if e.running[id] == nil {
+		e.running[id] = map[int]runningStep{}
+	}
+	e.running[id][version] = runningStep{executorID: executorID, cancel: cancel}
 	e.runMu.Unlock()
 	return func() {
 		e.runMu.Lock()
-		delete(e.running, id)
+		delete(e.running[id], version)
+		if len(e.running[id]) == 0 {
+			delete(e.running, id)
+		}
 		e.runMu.Unlock()
 	}
 }
 
-// cancelRunning cancels the step of a workflow if it runs on this node.
+// cancelRunning cancels every attempt of a workflow running on this node.
 func (e *Engine) cancelRunning(id int64) {
 	e.runMu.Lock()
-	cancel := e.running[id]
+	cancels := make([]context.CancelFunc, 0, len(e.running[id]))
+	for _, r := range e.running[id] {
+		cancels = append(cancels, r.cancel)
+	}
 	e.runMu.Unlock()
-	if cancel != nil {
+	for _, cancel := range cancels {
 		cancel()
 	}
 }
 
-// RunCancelListener cancels running steps of workflows cancelled anywhere, until ctx ends.
+// CancelExecutorSteps cancels the steps running on this node for an executor, and returns how
+// many: when the executor was declared dead, its workflows went to other executors, and what its
+// steps would write is fenced off anyway.
+func (e *Engine) CancelExecutorSteps(executorID int64) int {
+	e.runMu.Lock()
+	var cancels []context.CancelFunc
+	for _, byVersion := range e.running {
+		for _, r := range byVersion {
+			if r.executorID == executorID {
+				cancels = append(cancels, r.cancel)
+			}
+		}
+	}
+	e.runMu.Unlock()
+	for _, cancel := range cancels {
+		cancel()
+	}
+	return len(cancels)
+}
+
+// RunCancelListener cancels running steps of workflows cancelled or paused anywhere, until ctx ends.
 func (e *Engine) RunCancelListener(ctx context.Context) {
 	ch, unsubscribe := e.notifier.Subscribe(persistence.TopicCancel)
 	defer unsubscribe()
@@ -197,8 +270,8 @@ func (e *Engine) cancelStale(ctx context.Context) {
 		return
 	}
 	for _, w := range wfs {
-		if w.Status == persistence.StatusCancelled {
-			e.cancelRunning(w.ID)
+		if w.Status != persistence.StatusExecuting {
+			e.cancelRunning(w.ID) // cancelled or paused while its step ran
 		}
 	}
 }

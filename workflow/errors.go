@@ -3,6 +3,7 @@ package workflow
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/cairnflow/cairn/persistence"
 )
@@ -25,6 +26,47 @@ type Error struct {
 	Field   string
 	Message string
 	Err     error
+
+	// format and args rebuild Message with the Refs in it named another way (MessageNaming).
+	format string
+	args   []any
+}
+
+// Ref names a stored object in an error message. The engine prints its row number; the GraphQL API
+// names it by the opaque ID its clients know instead (see Error.MessageNaming), so the engine needs
+// no knowledge of that encoding.
+type Ref struct {
+	// Kind is the object's type name as the API calls it (RefWorkflow, RefSchedule).
+	Kind string
+	ID   int64
+}
+
+// The kinds of object a Ref names.
+const (
+	RefWorkflow = "Workflow"
+	RefSchedule = "Schedule"
+)
+
+func (r Ref) String() string { return strconv.FormatInt(r.ID, 10) }
+
+func workflowRef(id int64) Ref { return Ref{Kind: RefWorkflow, ID: id} }
+func scheduleRef(id int64) Ref { return Ref{Kind: RefSchedule, ID: id} }
+
+// MessageNaming returns the message with every Ref in it written by name (for the API: its opaque
+// ID) instead of as a row number.
+func (e *Error) MessageNaming(name func(Ref) string) string {
+	if e.format == "" {
+		return e.Message
+	}
+	args := make([]any, len(e.args))
+	for i, a := range e.args {
+		if r, ok := a.(Ref); ok {
+			args[i] = name(r)
+		} else {
+			args[i] = a
+		}
+	}
+	return fmt.Sprintf(e.format, args...)
 }
 
 func (e *Error) Error() string {
@@ -36,16 +78,27 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+func newError(code Code, field, format string, args []any) *Error {
+	return &Error{Code: code, Field: field, Message: fmt.Sprintf(format, args...), format: format, args: args}
+}
+
 func invalid(field, format string, args ...any) *Error {
-	return &Error{Code: CodeInvalidInput, Field: field, Message: fmt.Sprintf(format, args...)}
+	return newError(CodeInvalidInput, field, format, args)
 }
 
 func conflict(format string, args ...any) *Error {
-	return &Error{Code: CodeConflict, Message: fmt.Sprintf(format, args...)}
+	return newError(CodeConflict, "", format, args)
+}
+
+// conflictOn is a CONFLICT about one input field (an idempotency key reused for another request).
+func conflictOn(field, format string, args ...any) *Error {
+	return newError(CodeConflict, field, format, args)
 }
 
 func notFound(field, format string, args ...any) *Error {
-	return &Error{Code: CodeNotFound, Field: field, Message: fmt.Sprintf(format, args...), Err: persistence.ErrNotFound}
+	e := newError(CodeNotFound, field, format, args)
+	e.Err = persistence.ErrNotFound
+	return e
 }
 
 // CodeOf returns the code of an error: an *Error's own, NOT_FOUND or CONFLICT for the Store's

@@ -26,12 +26,17 @@ type Outcome struct {
 	children   []ChildRequest
 	signal     *persistence.Signal // consumed by this step
 	wait       *WaitFor            // entered a WAIT state: check whether it is already satisfied
+	def        *Definition         // the definition the step ran (nil: it could not be loaded)
 	// group is the executor group, to wake when the outcome makes work due now.
 	group string
 }
 
 // WorkflowID is the ID of the workflow the outcome belongs to.
 func (o *Outcome) WorkflowID() int64 { return o.workflow.ID }
+
+// ClaimedVersion is the workflow's version when its executor claimed it for this attempt: with the
+// workflow ID, it names the attempt.
+func (o *Outcome) ClaimedVersion() int { return o.workflow.Version }
 
 // Status is the status the workflow will have once the outcome is written.
 func (o *Outcome) Status() persistence.Status { return o.completion.Status }
@@ -157,7 +162,7 @@ func (e *Engine) run(ctx context.Context, o *Outcome, def *Definition, state *St
 	// ctx ends only when the worker gives up on its drain: the step is cancelled then too.
 	stepCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	forget := e.trackRunning(w.ID, cancel)
+	forget := e.trackRunning(w.ID, w.Version, o.executorID, cancel)
 	defer forget()
 	sc := &StepContext{Context: stepCtx, engine: e, workflow: w, attempt: w.Retries + 1, variables: vars,
 		changed: map[string]bool{}, signal: sig}
@@ -224,6 +229,7 @@ func (e *Engine) keep(w *persistence.Workflow, status persistence.Status) persis
 func (e *Engine) apply(o *Outcome, def *Definition, state *State, next Next, sc *StepContext, _ error) *Outcome {
 	w := o.workflow
 	now := persistence.Now()
+	o.def = def
 	o.collect(sc)
 	if sc != nil {
 		o.children = sc.children
@@ -237,6 +243,10 @@ func (e *Engine) apply(o *Outcome, def *Definition, state *State, next Next, sc 
 		to, ok := def.State(next.state)
 		if !ok || !def.canMove(state, next.state) {
 			return e.failure(o, def, state, NonRetryable(fmt.Errorf("state %q cannot move to %q (allowed: %v)", state.Name, next.state, state.Next)), persistence.TaskFailed)
+		}
+		if !next.at.IsZero() && CheckTime("at", next.at) != nil {
+			return e.failure(o, def, state, NonRetryable(fmt.Errorf("MoveToAt(%q, %s): times must lie in the years 0001 to 9999 (UTC)",
+				next.state, next.at.UTC().Format(time.RFC3339Nano))), persistence.TaskFailed)
 		}
 		target = to
 		c.Retries = 0
@@ -289,6 +299,7 @@ func (e *Engine) apply(o *Outcome, def *Definition, state *State, next Next, sc 
 // state (status FAILED), or MANUAL when the definition has none.
 func (e *Engine) failure(o *Outcome, def *Definition, state *State, cause error, status persistence.TaskStatus) *Outcome {
 	w := o.workflow
+	o.def = def
 	now := persistence.Now()
 	msg := cause.Error()
 	c := e.keep(w, persistence.StatusInProgress)
@@ -329,17 +340,21 @@ func (e *Engine) failure(o *Outcome, def *Definition, state *State, cause error,
 	return o
 }
 
+// taskTypeOf names what runs in a state: its handler, or a WAIT state's check (and handler).
+func taskTypeOf(state *State) string {
+	if state != nil && state.Kind == Wait {
+		if state.Handler != nil {
+			return "wait+handler"
+		}
+		return "wait"
+	}
+	return "handler"
+}
+
 // task builds the task instance of an attempt.
 func (e *Engine) task(o *Outcome, state *State, status persistence.TaskStatus, errText *string, sc *StepContext) *persistence.TaskInstance {
-	taskType := "handler"
-	if state != nil && state.Kind == Wait {
-		taskType = "wait"
-		if state.Handler != nil {
-			taskType = "wait+handler"
-		}
-	}
 	now := persistence.Now()
-	ti := &persistence.TaskInstance{WorkflowID: o.workflow.ID, State: o.workflow.State, TaskType: taskType, Attempt: o.workflow.Retries + 1,
+	ti := &persistence.TaskInstance{WorkflowID: o.workflow.ID, State: o.workflow.State, TaskType: taskTypeOf(state), Attempt: o.workflow.Retries + 1,
 		Status: status, ExecutorID: &o.executorID, Host: o.host, Started: o.started, Finished: &now, Error: errText}
 	if sc != nil {
 		ti.Output = sc.output
@@ -363,6 +378,16 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 	if len(outcomes) == 0 {
 		return nil, nil, nil
 	}
+	if first, later := splitAttempts(outcomes); len(later) > 0 {
+		// Two attempts of one workflow (a late one of this node's former executor, declared dead,
+		// and a new one): the fenced statement tells written rows apart by workflow only, so each
+		// goes in its own transaction.
+		if written, continued, err = e.CompleteAndContinue(ctx, first, keep); err != nil {
+			return nil, nil, err
+		}
+		w2, c2, err := e.CompleteAndContinue(ctx, later, keep)
+		return append(written, w2...), append(continued, c2...), err
+	}
 	// The rows to write: each outcome's completion, or, for a workflow kept for its next step, a
 	// copy that stays EXECUTING under the executor. The outcomes themselves are left as they are,
 	// so that a failed attempt can be retried (or decided differently) from scratch.
@@ -373,7 +398,7 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 		if keep != nil && c.Status == persistence.StatusInProgress && c.NextActivation != nil && !c.NextActivation.After(now) && keep(o) {
 			c.KeepClaim = true
 			c.Status = persistence.StatusExecuting
-			c.StepDeadline = timePtr(now.Add(DefaultStepTimeout))
+			c.StepDeadline = timePtr(now.Add(o.nextTimeout(c.State)))
 		}
 		cs[i] = c
 	}
@@ -392,6 +417,11 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 		if err := tx.AsyncCommit(ctx); err != nil {
 			return err
 		}
+		// Parents that children ending here will wake are locked before the children's rows, as
+		// cancelling a parent locks it before its children: one lock order, no deadlock.
+		if err := tx.WorkflowLock(ctx, endingParents(outcomes)); err != nil {
+			return err
+		}
 		ids, err := tx.WorkflowCompleteMany(ctx, cs)
 		if err != nil {
 			return err
@@ -405,11 +435,18 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 				written = append(written, o)
 			}
 		}
-		if len(written) == 0 {
+		var tasks []*persistence.TaskInstance
+		if len(written) < len(outcomes) {
+			// Fenced off: attempts whose workflow an operator paused, cancelled or changed while
+			// they ran still hold it; they let go of it now, and say so in a CANCELLED row.
+			if tasks, err = e.releaseFenced(ctx, tx, outcomes, ok, wake); err != nil {
+				return err
+			}
+		}
+		if len(written) == 0 && len(tasks) == 0 {
 			return nil
 		}
 		now := persistence.Now()
-		var tasks []*persistence.TaskInstance
 		for _, o := range written {
 			if o.task != nil {
 				tasks = append(tasks, o.task)
@@ -417,6 +454,9 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 		}
 		if err := tx.TaskInstanceInsertMany(ctx, tasks); err != nil {
 			return err
+		}
+		if len(written) == 0 {
+			return nil
 		}
 		var actions []*persistence.Action
 		for _, o := range written {
@@ -530,6 +570,89 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 	return written, continued, nil
 }
 
+// endingParents returns the parents of the workflows the outcomes end.
+func endingParents(outcomes []*Outcome) []int64 {
+	var ids []int64
+	for _, o := range outcomes {
+		if o.completion.Status.Terminal() && o.workflow.ParentID != nil {
+			ids = append(ids, *o.workflow.ParentID)
+		}
+	}
+	return ids
+}
+
+// splitAttempts keeps the first outcome of each workflow in first and puts any other in later.
+func splitAttempts(outcomes []*Outcome) (first, later []*Outcome) {
+	seen := make(map[int64]bool, len(outcomes))
+	for i, o := range outcomes {
+		if seen[o.workflow.ID] {
+			first = append(first, outcomes[:i]...)
+			for _, o := range outcomes[i:] {
+				if seen[o.workflow.ID] {
+					later = append(later, o)
+				} else {
+					seen[o.workflow.ID] = true
+					first = append(first, o)
+				}
+			}
+			return first, later
+		}
+		seen[o.workflow.ID] = true
+	}
+	return outcomes, nil
+}
+
+// nextTimeout is how long the step of the state an outcome moves to may run.
+func (o *Outcome) nextTimeout(state string) time.Duration {
+	if o.def == nil {
+		return DefaultStepTimeout
+	}
+	s, _ := o.def.State(state)
+	return o.def.TimeoutOf(s)
+}
+
+// releaseFenced ends the claim of fenced-off outcomes whose executor still holds their workflow:
+// an operator paused, cancelled or changed it while the step ran (a recovery would have taken the
+// claim away). Their results are discarded; each attempt that ran is returned as a CANCELLED task
+// instance to record, and the groups of released workflows are marked to wake.
+func (e *Engine) releaseFenced(ctx context.Context, tx *persistence.Store, outcomes []*Outcome, written map[int64]bool, wake map[string]bool) ([]*persistence.TaskInstance, error) {
+	byExecutor := map[int64][]int64{}
+	for _, o := range outcomes {
+		if !written[o.workflow.ID] {
+			byExecutor[o.executorID] = append(byExecutor[o.executorID], o.workflow.ID)
+		}
+	}
+	released := map[int64]bool{}
+	for executorID, ids := range byExecutor {
+		got, err := tx.WorkflowRelease(ctx, persistence.WorkflowReleaseParams{ExecutorID: executorID, IDs: ids})
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range got {
+			released[id] = true
+		}
+	}
+	var tasks []*persistence.TaskInstance
+	for _, o := range outcomes {
+		if written[o.workflow.ID] || !released[o.workflow.ID] {
+			continue
+		}
+		wake[o.group] = true
+		if o.task == nil {
+			continue // nothing ran (a WAIT state still waiting)
+		}
+		t := *o.task
+		t.ID, t.Status, t.Output = 0, persistence.TaskCancelled, nil
+		msg := "the workflow was paused, cancelled or changed while this step ran; its result was discarded"
+		if t.Error != nil {
+			msg += ": " + *t.Error
+		}
+		t.Error = &msg
+		tasks = append(tasks, &t)
+	}
+	return tasks, nil
+}
+
 // continuation is the workflow row as a kept completion c left it: EXECUTING, still held.
 func (o *Outcome) continuation(c persistence.WorkflowCompletion, now time.Time) *persistence.Workflow {
 	w := *o.workflow
@@ -549,6 +672,9 @@ func (e *Engine) childWorkflow(ctx context.Context, tx *persistence.Store, defs 
 			return nil, NonRetryable(fmt.Errorf("error starting child of type %q: %w", req.Type, err))
 		}
 		defs[req.Type] = def
+	}
+	if err := startable(def, "type"); err != nil {
+		return nil, NonRetryable(fmt.Errorf("error starting child of type %q: %w", req.Type, err))
 	}
 	spec, err := e.specOfRow(def)
 	if err != nil {

@@ -71,6 +71,9 @@ type SubmitFormParams struct {
 // a CONFLICT; data that does not satisfy the schema is INVALID_INPUT on data. Either changes
 // nothing.
 func (e *Engine) SubmitForm(ctx context.Context, p SubmitFormParams) (*persistence.Workflow, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
 	data, _, err := decodeObject("data", p.Data)
 	if err != nil {
 		return nil, err
@@ -82,16 +85,17 @@ func (e *Engine) SubmitForm(ctx context.Context, p SubmitFormParams) (*persisten
 	if err := json.Unmarshal(p.Data, &compact); err != nil {
 		return nil, invalid("data", "must be a JSON object")
 	}
-	cp := ChangeParams{ID: p.ID, Reason: "form submitted by " + p.SubmittedBy, Actor: p.SubmittedBy, IdempotencyKey: p.IdempotencyKey}
+	cp := ChangeParams{ID: p.ID, Reason: "form submitted by " + p.SubmittedBy, Actor: p.SubmittedBy, IdempotencyKey: p.IdempotencyKey,
+		request: []any{canonicalJSON(p.Data), p.Signature}}
 	return e.change(ctx, "submitForm", cp, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error) {
 		s, ok := def.State(w.State)
 		if !ok || len(s.FormSchema) == 0 {
-			return nil, conflict("workflow %d is in state %q, which takes no form", w.ID, w.State)
+			return nil, conflict("workflow %v is in state %q, which takes no form", workflowRef(w.ID), w.State)
 		}
 		waiting := s.Kind == Wait && w.Status == persistence.StatusWaiting && s.WaitFor != nil && s.WaitFor.Signal != ""
 		manual := s.Kind == Manual && w.Status == persistence.StatusManual
 		if !waiting && !manual {
-			return nil, conflict("workflow %d is %s in state %q and is not waiting for its form", w.ID, w.Status, w.State)
+			return nil, conflict("workflow %v is %s in state %q and is not waiting for its form", workflowRef(w.ID), w.Status, w.State)
 		}
 		if manual && len(s.Next) != 1 {
 			return nil, conflict("MANUAL state %q has %d next states; move the workflow with updateWorkflow", s.Name, len(s.Next))

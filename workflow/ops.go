@@ -42,9 +42,9 @@ type StartResult struct {
 	Created bool
 }
 
-// Start starts one workflow. See StartMany.
+// Start starts one workflow. See StartMany; its errors name the field at fault as it is ("type").
 func (e *Engine) Start(ctx context.Context, p StartParams) (StartResult, error) {
-	res, err := e.StartMany(ctx, []StartParams{p})
+	res, err := e.startMany(ctx, []StartParams{p}, false)
 	if err != nil {
 		return StartResult{}, err
 	}
@@ -53,24 +53,40 @@ func (e *Engine) Start(ctx context.Context, p StartParams) (StartResult, error) 
 
 // StartMany starts workflows in one transaction with bulk inserts. A request naming an external ID
 // or idempotency key that is already used returns the existing workflow (Created false). Any invalid
-// request fails the whole call and starts nothing; the error names the index at fault.
+// request fails the whole call and starts nothing; the error names the field at fault with its
+// index, as the startWorkflows mutation's argument: "workflows[1].type".
 func (e *Engine) StartMany(ctx context.Context, ps []StartParams) ([]StartResult, error) {
+	return e.startMany(ctx, ps, true)
+}
+
+// startMany is StartMany; indexed says whether error fields carry the index of the request.
+func (e *Engine) startMany(ctx context.Context, ps []StartParams, indexed bool) ([]StartResult, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
 	defs := map[string]*persistence.Definition{}
 	type prepared struct {
-		w *persistence.Workflow
-		p StartParams
+		w    *persistence.Workflow
+		p    StartParams
+		hash string // of the request, kept with its idempotency key
+	}
+	keyField := func(i int) string {
+		if !indexed {
+			return "idempotencyKey"
+		}
+		return fmt.Sprintf("workflows[%d].idempotencyKey", i)
 	}
 	items := make([]prepared, len(ps))
 	now := persistence.Now()
 	for i, p := range ps {
 		field := func(f string) string {
-			if len(ps) == 1 {
+			if !indexed {
 				return f
 			}
-			return fmt.Sprintf("inputs[%d].%s", i, f)
+			return fmt.Sprintf("workflows[%d].%s", i, f)
+		}
+		if err := p.validate(field); err != nil {
+			return nil, err
 		}
 		if p.Type == "" {
 			return nil, invalid(field("type"), "type is required")
@@ -85,8 +101,8 @@ func (e *Engine) StartMany(ctx context.Context, ps []StartParams) ([]StartResult
 			}
 			def, defs[p.Type] = d, d
 		}
-		if def.ReleaseState != persistence.ReleaseOnline {
-			return nil, conflict("workflow definition %q is %s and starts no new workflow", p.Type, def.ReleaseState)
+		if err := startable(def, field("type")); err != nil {
+			return nil, err
 		}
 		spec, err := e.specOfRow(def)
 		if err != nil {
@@ -104,7 +120,7 @@ func (e *Engine) StartMany(ctx context.Context, ps []StartParams) ([]StartResult
 		if p.StartAt != nil {
 			due = persistence.UTC(*p.StartAt)
 		}
-		items[i] = prepared{p: p, w: &persistence.Workflow{
+		items[i] = prepared{p: p, hash: p.hash(), w: &persistence.Workflow{
 			Type: p.Type, DefinitionVersion: def.Version, ExternalID: strPtr(p.ExternalID), BusinessKey: strPtr(p.BusinessKey),
 			LaunchToken: strPtr(p.LaunchToken), Status: persistence.StatusCreated, State: spec.StartState().Name,
 			NextActivation: &due, Priority: p.Priority, ExecutorGroup: def.ExecutorGroup, Input: input, Variables: vars,
@@ -119,12 +135,25 @@ func (e *Engine) StartMany(ctx context.Context, ps []StartParams) ([]StartResult
 			var fresh []*persistence.Workflow
 			var freshIdx []int
 			seenExt := map[string]int{}
+			seenKey := map[string]int{} // idempotency key -> first request in this call with it
+			keyDup := map[int]int{}     // a later request with a key -> the first one
 			for i, it := range items {
 				results[i] = StartResult{}
-				if it.p.IdempotencyKey != "" {
-					id, err := tx.IdempotencyKeyGet(ctx, "start", it.p.IdempotencyKey)
+				if key := it.p.IdempotencyKey; key != "" {
+					if j, dup := seenKey[key]; dup {
+						if items[j].hash != it.hash {
+							return keyReused(keyField(i))
+						}
+						keyDup[i] = j // replays the first: filled in after the insert
+						continue
+					}
+					seenKey[key] = i
+					k, err := tx.IdempotencyKeyGet(ctx, "start", key)
 					if err == nil {
-						w, err := tx.WorkflowGet(ctx, id)
+						if k.RequestHash != "" && k.RequestHash != it.hash {
+							return keyReused(keyField(i))
+						}
+						w, err := tx.WorkflowGet(ctx, k.WorkflowID)
 						if err != nil {
 							return err
 						}
@@ -180,13 +209,17 @@ func (e *Engine) StartMany(ctx context.Context, ps []StartParams) ([]StartResult
 			}
 			// Duplicates within the call share the first one's workflow.
 			for i, it := range items {
-				if results[i].Workflow == nil && it.p.ExternalID != "" {
+				if _, byKey := keyDup[i]; !byKey && results[i].Workflow == nil && it.p.ExternalID != "" {
 					results[i] = StartResult{Workflow: results[seenExt[it.p.Type+"\x00"+it.p.ExternalID]].Workflow}
 				}
 			}
+			for i, j := range keyDup {
+				results[i] = StartResult{Workflow: results[j].Workflow}
+			}
 			for i, it := range items {
 				if it.p.IdempotencyKey != "" && results[i].Created {
-					if err := tx.IdempotencyKeyInsert(ctx, "start", it.p.IdempotencyKey, results[i].Workflow.ID); err != nil {
+					if err := tx.IdempotencyKeyInsert(ctx, &persistence.IdempotencyKey{Operation: "start", Key: it.p.IdempotencyKey,
+						WorkflowID: results[i].Workflow.ID, RequestHash: it.hash}); err != nil {
 						return err
 					}
 				}
@@ -212,9 +245,16 @@ type ChangeParams struct {
 	Reason string
 	// Actor is who asks (recorded on the action).
 	Actor string
-	// IdempotencyKey makes the operation idempotent: the same key returns the workflow unchanged.
+	// IdempotencyKey makes the operation idempotent: the same key returns the workflow unchanged;
+	// the same key with another request is a CONFLICT.
 	IdempotencyKey string
+
+	// request is the rest of the operation's request (besides Reason), in its fingerprint.
+	request any
 }
+
+// hash fingerprints an operation's request.
+func (p *ChangeParams) hash(op string) string { return requestHash(op, p.Reason, p.request) }
 
 // RetryParams is the input of Retry.
 type RetryParams struct {
@@ -226,18 +266,23 @@ type RetryParams struct {
 // change loads a workflow in a transaction, lets fn change it, and saves it with an
 // EXTERNAL_CHANGE action and a change event. fn returns the variables it set (or nil).
 func (e *Engine) change(ctx context.Context, op string, p ChangeParams, fn func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error)) (*persistence.Workflow, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
 	var out *persistence.Workflow
 	wake := map[string]bool{}
-	var cancelled bool
+	var interrupted bool
 	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
-		if done, err := replay(ctx, tx, op, p.ID, p.IdempotencyKey); done != nil || err != nil {
-			out = done
-			return err
-		}
 		w, err := tx.WorkflowGetForUpdate(ctx, p.ID)
 		if errors.Is(err, persistence.ErrNotFound) {
-			return notFound("id", "no workflow with id %d", p.ID)
+			return notFound("id", "no workflow %v", workflowRef(p.ID))
 		} else if err != nil {
+			return err
+		}
+		// Only now that the row is locked: a concurrent request with the same key has committed
+		// (and is replayed) or waits for this one.
+		if done, err := replay(ctx, tx, op, p.ID, p.IdempotencyKey, p.hash(op)); done != nil || err != nil {
+			out = done
 			return err
 		}
 		def, err := e.specOf(ctx, tx, w)
@@ -245,10 +290,15 @@ func (e *Engine) change(ctx context.Context, op string, p ChangeParams, fn func(
 			return err
 		}
 		fromState, fromStatus := w.State, w.Status
+		held, deadline := w.ExecutorID, w.StepDeadline
 		vars, err := fn(ctx, tx, w, def)
 		if err != nil {
 			return err
 		}
+		// An operation never takes a claim away: a step still running keeps its workflow until it
+		// ends and lets go (its result fenced off by the version), so that no second attempt can
+		// be claimed meanwhile. Only that attempt's completion, or a recovery, clears it.
+		w.ExecutorID, w.StepDeadline = held, deadline
 		if len(vars) > 0 {
 			merged, err := mergeVariables(w.Variables, vars)
 			if err != nil {
@@ -303,8 +353,8 @@ func (e *Engine) change(ctx context.Context, op string, p ChangeParams, fn func(
 		if w.NextActivation != nil && !w.NextActivation.After(w.Modified) && claimable(w.Status) {
 			wake[w.ExecutorGroup] = true
 		}
-		cancelled = w.Status == persistence.StatusCancelled && fromStatus == persistence.StatusExecuting
-		if err := remember(ctx, tx, op, p.ID, p.IdempotencyKey); err != nil {
+		interrupted = fromStatus == persistence.StatusExecuting && w.Status != persistence.StatusExecuting
+		if err := remember(ctx, tx, op, p.ID, p.IdempotencyKey, p.hash(op)); err != nil {
 			return err
 		}
 		out = w
@@ -313,33 +363,12 @@ func (e *Engine) change(ctx context.Context, op string, p ChangeParams, fn func(
 	if err != nil {
 		return nil, err
 	}
-	if cancelled {
+	if interrupted {
+		// Paused or cancelled while its step ran: the step sees its context cancelled.
 		e.notifier.Notify(persistence.TopicCancel, fmtID(out.ID))
 	}
 	e.afterCommit(wake, true)
 	return out, nil
-}
-
-// replay returns the workflow as it is now when an operation on it already ran with this
-// idempotency key (nil when it did not, or no key was given): the caller then changes nothing.
-func replay(ctx context.Context, tx *persistence.Store, op string, id int64, key string) (*persistence.Workflow, error) {
-	if key == "" {
-		return nil, nil
-	}
-	if _, err := tx.IdempotencyKeyGet(ctx, op, fmt.Sprintf("%d/%s", id, key)); errors.Is(err, persistence.ErrNotFound) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	return tx.WorkflowGet(ctx, id)
-}
-
-// remember records that an operation on a workflow ran with an idempotency key (if one was given).
-func remember(ctx context.Context, tx *persistence.Store, op string, id int64, key string) error {
-	if key == "" {
-		return nil
-	}
-	return tx.IdempotencyKeyInsert(ctx, op, fmt.Sprintf("%d/%s", id, key), id)
 }
 
 func claimable(s persistence.Status) bool {
@@ -364,7 +393,7 @@ func (e *Engine) specOfRow(row *persistence.Definition) (*Definition, error) {
 	if d := e.cachedSpec(row.Type, row.Version); d != nil {
 		return d, nil
 	}
-	d, err := ParseSpec(row.Spec)
+	d, err := e.parseRow(row)
 	if err != nil {
 		return nil, err
 	}
@@ -390,20 +419,25 @@ func (e *Engine) cachedSpec(typ string, version int) *Definition {
 // Retry runs a MANUAL or FAILED workflow again from a state (the one that failed by default), with
 // its retry count reset.
 func (e *Engine) Retry(ctx context.Context, p RetryParams) (*persistence.Workflow, error) {
-	return e.change(ctx, "retry", p.ChangeParams, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	cp := p.ChangeParams
+	cp.request = p.State
+	return e.change(ctx, "retry", cp, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error) {
 		if w.Status != persistence.StatusManual && w.Status != persistence.StatusFailed {
-			return nil, conflict("workflow %d is %s; only MANUAL or FAILED workflows can be retried", w.ID, w.Status)
+			return nil, conflict("workflow %v is %s; only MANUAL or FAILED workflows can be retried", workflowRef(w.ID), w.Status)
 		}
 		state := p.State
 		if state == "" {
 			state = w.State
 			if s, ok := def.State(state); !ok || s.Kind == End || s.Kind == ErrorKind || s.Kind == Manual {
-				failed, err := lastFailedState(ctx, tx, w.ID)
+				failed, err := stateBefore(ctx, tx, w)
 				if err != nil {
 					return nil, err
 				}
 				if failed == "" {
-					return nil, invalid("state", "workflow %d is in state %q; say which state to retry from", w.ID, w.State)
+					return nil, invalid("state", "workflow %v is in state %q; say which state to retry from", workflowRef(w.ID), w.State)
 				}
 				state = failed
 			}
@@ -425,18 +459,27 @@ func (e *Engine) Retry(ctx context.Context, p RetryParams) (*persistence.Workflo
 	})
 }
 
-// lastFailedState returns the state of the workflow's latest failed execution ("" if none).
-func lastFailedState(ctx context.Context, tx *persistence.Store, id int64) (string, error) {
-	actions, err := tx.ActionList(ctx, persistence.ActionListParams{WorkflowIDs: []int64{id}, Page: persistence.PageParams{Limit: 50, Desc: true}})
-	if err != nil {
-		return "", err
-	}
-	for _, a := range actions {
-		if a.Type == persistence.ActionStateExecutionFailed && a.FromState != nil {
-			return *a.FromState, nil
+// stateBefore returns the state a workflow was in before it entered its current one: the from-state
+// of the latest action that moved it there (a failed step, a step that chose to fail, an
+// operator's update), which is where a retry starts by default. "" when no action did.
+func stateBefore(ctx context.Context, tx *persistence.Store, w *persistence.Workflow) (string, error) {
+	const page = 100
+	var after int64 // newest first: each page continues below the last ID seen
+	for {
+		actions, err := tx.ActionList(ctx, persistence.ActionListParams{WorkflowIDs: []int64{w.ID}, Page: persistence.PageParams{Limit: page, Desc: true, After: after}})
+		if err != nil {
+			return "", fmt.Errorf("error reading the history of workflow %d: %w", w.ID, err)
 		}
+		for _, a := range actions {
+			if a.State == w.State && a.FromState != nil && *a.FromState != w.State {
+				return *a.FromState, nil
+			}
+		}
+		if len(actions) < page {
+			return "", nil
+		}
+		after = actions[len(actions)-1].ID
 	}
-	return "", nil
 }
 
 // enterState sets a workflow's status and schedule for arriving in state s (due at `at`).
@@ -472,20 +515,19 @@ func enterState(w *persistence.Workflow, s *State, at, now time.Time) {
 }
 
 // Pause stops a workflow from being claimed until it is resumed. A step running when it is paused
-// has its result discarded and runs again after resume.
+// sees its context cancelled and is recorded as a CANCELLED task instance; its result is discarded
+// and the state runs again after resume, once that attempt has ended (never two at once).
 func (e *Engine) Pause(ctx context.Context, p ChangeParams) (*persistence.Workflow, error) {
 	return e.change(ctx, "pause", p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
 		switch w.Status {
 		case persistence.StatusCreated, persistence.StatusInProgress, persistence.StatusWaiting, persistence.StatusExecuting:
 		default:
-			return nil, conflict("workflow %d is %s and cannot be paused", w.ID, w.Status)
+			return nil, conflict("workflow %v is %s and cannot be paused", workflowRef(w.ID), w.Status)
 		}
 		if w.Status == persistence.StatusExecuting {
 			w.NextActivation = timePtr(persistence.Now())
 		}
 		w.Status = persistence.StatusPaused
-		w.ExecutorID = nil
-		w.StepDeadline = nil
 		return nil, nil
 	})
 }
@@ -494,7 +536,7 @@ func (e *Engine) Pause(ctx context.Context, p ChangeParams) (*persistence.Workfl
 func (e *Engine) Resume(ctx context.Context, p ChangeParams) (*persistence.Workflow, error) {
 	return e.change(ctx, "resume", p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
 		if w.Status != persistence.StatusPaused {
-			return nil, conflict("workflow %d is %s; only PAUSED workflows can be resumed", w.ID, w.Status)
+			return nil, conflict("workflow %v is %s; only PAUSED workflows can be resumed", workflowRef(w.ID), w.Status)
 		}
 		now := persistence.Now()
 		w.Status = persistence.StatusInProgress
@@ -511,7 +553,7 @@ func (e *Engine) Cancel(ctx context.Context, p ChangeParams) (*persistence.Workf
 	var cascaded []int64
 	w, err := e.change(ctx, "cancel", p, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
 		if w.Status.Terminal() {
-			return nil, conflict("workflow %d is already %s", w.ID, w.Status)
+			return nil, conflict("workflow %v is already %s", workflowRef(w.ID), w.Status)
 		}
 		cancelWorkflow(w)
 		var err error
@@ -528,8 +570,6 @@ func cancelWorkflow(w *persistence.Workflow) {
 	now := persistence.Now()
 	w.Status = persistence.StatusCancelled
 	w.NextActivation = nil
-	w.ExecutorID = nil
-	w.StepDeadline = nil
 	w.WaitSignal = nil
 	w.Finished = &now
 }
@@ -541,7 +581,7 @@ func (e *Engine) cancelDescendants(ctx context.Context, tx *persistence.Store, r
 	if actor == "" {
 		actor = "api"
 	}
-	text := fmt.Sprintf("cancel: ancestor %d was cancelled", root.ID)
+	text := fmt.Sprintf("cancel: its ancestor (a %s workflow) was cancelled", root.Type)
 	var all []int64
 	parents := []int64{root.ID}
 	for len(parents) > 0 {
@@ -596,6 +636,9 @@ type UpdateParams struct {
 // Update changes a workflow's state, state text, schedule or variables. It refuses a workflow whose
 // step is running (pause it first).
 func (e *Engine) Update(ctx context.Context, p UpdateParams) (*persistence.Workflow, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
 	var vars map[string]json.RawMessage
 	if len(p.Variables) > 0 {
 		m, _, err := decodeObject("variables", p.Variables)
@@ -607,9 +650,11 @@ func (e *Engine) Update(ctx context.Context, p UpdateParams) (*persistence.Workf
 	if p.State == nil && p.StateText == nil && p.NextActivation == nil && !p.ClearNextActivation && vars == nil {
 		return nil, invalid("input", "nothing to update: give state, stateText, nextActivation or variables")
 	}
-	return e.change(ctx, "update", p.ChangeParams, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error) {
+	cp := p.ChangeParams
+	cp.request = []any{p.State, p.StateText, timeHash(p.NextActivation), p.ClearNextActivation, canonicalJSON(p.Variables)}
+	return e.change(ctx, "update", cp, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error) {
 		if w.Status == persistence.StatusExecuting {
-			return nil, conflict("workflow %d is executing a step; pause it before updating it", w.ID)
+			return nil, conflict("workflow %v is executing a step; pause it before updating it", workflowRef(w.ID))
 		}
 		now := persistence.Now()
 		if p.State != nil {
@@ -626,7 +671,7 @@ func (e *Engine) Update(ctx context.Context, p UpdateParams) (*persistence.Workf
 			}
 			enterState(w, s, at, now)
 		} else if w.Status.Terminal() && (p.NextActivation != nil || p.ClearNextActivation) {
-			return nil, conflict("workflow %d is %s; move it to a state to schedule it again", w.ID, w.Status)
+			return nil, conflict("workflow %v is %s; move it to a state to schedule it again", workflowRef(w.ID), w.Status)
 		} else if p.NextActivation != nil {
 			w.NextActivation = persistence.UTCPtr(p.NextActivation)
 		} else if p.ClearNextActivation {
@@ -643,7 +688,7 @@ func (e *Engine) Update(ctx context.Context, p UpdateParams) (*persistence.Workf
 func (e *Engine) WakeUp(ctx context.Context, p ChangeParams) (*persistence.Workflow, error) {
 	return e.change(ctx, "wakeUp", p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
 		if !claimable(w.Status) {
-			return nil, conflict("workflow %d is %s and cannot be woken up", w.ID, w.Status)
+			return nil, conflict("workflow %v is %s and cannot be woken up", workflowRef(w.ID), w.Status)
 		}
 		if w.Status == persistence.StatusWaiting {
 			w.Status = persistence.StatusInProgress
@@ -665,6 +710,9 @@ type SignalParams struct {
 // Signal delivers a message to a workflow. A workflow waiting for it wakes at once; one that is not
 // waiting yet keeps it until a WAIT state asks for it. The same idempotency key delivers once.
 func (e *Engine) Signal(ctx context.Context, p SignalParams) (*persistence.Workflow, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
 	if p.Name == "" {
 		return nil, invalid("name", "a signal needs a name")
 	}
@@ -673,19 +721,21 @@ func (e *Engine) Signal(ctx context.Context, p SignalParams) (*persistence.Workf
 	}
 	var out *persistence.Workflow
 	var woke bool
-	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
-		if done, err := replay(ctx, tx, "signal", p.ID, p.IdempotencyKey); done != nil || err != nil {
+	err := e.idempotentTx(ctx, p.IdempotencyKey, func(ctx context.Context, tx *persistence.Store) error {
+		if done, err := replay(ctx, tx, "signal", p.ID, p.IdempotencyKey, p.hash()); done != nil || err != nil {
 			out = done
 			return err
 		}
-		w, err := tx.WorkflowGet(ctx, p.ID)
+		// Lock the row before the signal's insert takes its key-share lock on it: two signals that
+		// each held that lock and then asked for the row (to wake it) deadlocked.
+		w, err := tx.WorkflowGetForUpdate(ctx, p.ID)
 		if errors.Is(err, persistence.ErrNotFound) {
-			return notFound("id", "no workflow with id %d", p.ID)
+			return notFound("id", "no workflow %v", workflowRef(p.ID))
 		} else if err != nil {
 			return err
 		}
 		if w.Status.Terminal() {
-			return conflict("workflow %d is %s and takes no signals", w.ID, w.Status)
+			return conflict("workflow %v is %s and takes no signals", workflowRef(w.ID), w.Status)
 		}
 		sig := &persistence.Signal{WorkflowID: w.ID, Name: p.Name, Payload: p.Payload, IdempotencyKey: strPtr(p.IdempotencyKey)}
 		if err := tx.SignalInsert(ctx, sig); err != nil {
@@ -706,7 +756,7 @@ func (e *Engine) Signal(ctx context.Context, p SignalParams) (*persistence.Workf
 		if err := tx.ChangeEventInsertMany(ctx, []*persistence.ChangeEvent{{WorkflowID: w.ID, Type: evType, Status: out.Status, State: out.State}}); err != nil {
 			return err
 		}
-		return remember(ctx, tx, "signal", p.ID, p.IdempotencyKey)
+		return remember(ctx, tx, "signal", p.ID, p.IdempotencyKey, p.hash())
 	})
 	if err != nil {
 		return nil, err

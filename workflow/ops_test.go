@@ -96,7 +96,7 @@ func TestStartManyIsAllOrNothing(t *testing.T) {
 		ctx := context.Background()
 		engine := newEngine(t, store)
 		_, err := engine.StartMany(ctx, []workflow.StartParams{{Type: "demo.order"}, {Type: "nope"}})
-		requireCode(t, err, workflow.CodeInvalidInput, "inputs[1].type")
+		requireCode(t, err, workflow.CodeInvalidInput, "workflows[1].type")
 		n, err := store.CountByWorkflow(ctx, "actions", nil)
 		require.NoError(t, err)
 		require.Empty(t, n)

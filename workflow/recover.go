@@ -50,7 +50,7 @@ func (e *Engine) Recover(ctx context.Context, p RecoverParams) (int, error) {
 		}
 		tasks := make([]*persistence.TaskInstance, 0, n)
 		for _, w := range orphans {
-			lost := fmt.Sprintf("executor %d stopped or stopped heartbeating while running this step", *w.ExecutorID)
+			lost := "its executor stopped or stopped heartbeating while running this step"
 			tasks = append(tasks, &persistence.TaskInstance{WorkflowID: w.ID, State: w.State, TaskType: "handler", Attempt: w.Retries + 1,
 				Status: persistence.TaskLost, ExecutorID: w.ExecutorID, Started: w.Modified, Finished: &now, Error: &lost})
 		}
@@ -60,25 +60,30 @@ func (e *Engine) Recover(ctx context.Context, p RecoverParams) (int, error) {
 		actions := make([]*persistence.Action, 0, n)
 		events := make([]*persistence.ChangeEvent, 0, n)
 		for i, w := range orphans {
-			text := fmt.Sprintf("recovered from executor %d", *w.ExecutorID)
+			text := "recovered from an executor that stopped"
 			from := w.State
-			w.Status = persistence.StatusInProgress
+			if w.Status == persistence.StatusExecuting {
+				w.Status = persistence.StatusInProgress
+				w.NextActivation = &now
+				wake[w.ExecutorGroup] = true
+			} // else paused, cancelled or changed while the step ran: it stays as the operator left it
 			w.ExecutorID = nil
 			w.StepDeadline = nil
-			w.NextActivation = &now
 			if err := tx.WorkflowSave(ctx, w); err != nil {
 				return err
 			}
 			actions = append(actions, &persistence.Action{WorkflowID: w.ID, Type: persistence.ActionRecovery, FromState: &from, State: w.State,
 				StateText: &text, RetryNo: w.Retries, ExecutorID: &p.ExecutorID, TaskInstanceID: &tasks[i].ID, At: now})
-			wake[w.ExecutorGroup] = true
+			if w.NextActivation != nil && claimable(w.Status) {
+				wake[w.ExecutorGroup] = true
+			}
 		}
 		if err := tx.ActionInsertMany(ctx, actions); err != nil {
 			return err
 		}
-		for _, a := range actions {
+		for i, a := range actions {
 			events = append(events, &persistence.ChangeEvent{WorkflowID: a.WorkflowID, Type: string(persistence.ActionRecovery), ActionID: &a.ID,
-				Status: persistence.StatusInProgress, State: a.State, At: now})
+				Status: orphans[i].Status, State: a.State, At: now})
 		}
 		return tx.ChangeEventInsertMany(ctx, events)
 	})

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/cairnflow/cairn/persistence"
 )
 
@@ -19,9 +17,6 @@ const (
 	// OverlapAllow starts another run.
 	OverlapAllow = "ALLOW"
 )
-
-// cronParser reads standard five-field cron expressions and descriptors (@daily, @every 10m).
-var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
 // ScheduleParams is the input of CreateSchedule.
 type ScheduleParams struct {
@@ -37,21 +32,27 @@ type ScheduleParams struct {
 }
 
 // CreateSchedule stores a schedule that starts a workflow of a type on a cron expression, in a
-// time zone, between optional start and end times.
+// time zone, between optional start and end times. An expression that never fires, an `@every`
+// interval below MinScheduleInterval, a time zone inside the expression and the zone "Local" are
+// refused.
 func (e *Engine) CreateSchedule(ctx context.Context, p ScheduleParams) (*persistence.Schedule, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
 	if _, err := e.store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: p.Type}); errors.Is(err, persistence.ErrNotFound) {
 		return nil, invalid("type", "no workflow definition of type %q", p.Type)
 	} else if err != nil {
 		return nil, err
 	}
-	if _, err := cronParser.Parse(p.Cron); err != nil {
-		return nil, invalid("cron", "not a cron expression: %v", err)
+	loc, err := loadTimezone(p.Timezone)
+	if err != nil {
+		return nil, err
 	}
-	if p.Timezone == "" {
-		p.Timezone = "UTC"
-	}
-	if _, err := time.LoadLocation(p.Timezone); err != nil {
-		return nil, invalid("timezone", "unknown time zone %q", p.Timezone)
+	p.Timezone = loc.String()
+	now := persistence.Now()
+	p.Cron = strings.TrimSpace(p.Cron)
+	if _, err := parseCron(p.Cron, loc, now); err != nil {
+		return nil, err
 	}
 	_, input, err := decodeObject("input", p.Input)
 	if err != nil {
@@ -69,27 +70,36 @@ func (e *Engine) CreateSchedule(ctx context.Context, p ScheduleParams) (*persist
 	}
 	sc := &persistence.Schedule{DefinitionType: p.Type, Cron: p.Cron, Timezone: p.Timezone, StartAt: persistence.UTCPtr(p.StartAt),
 		EndAt: persistence.UTCPtr(p.EndAt), Input: input, Priority: p.Priority, OverlapPolicy: policy}
-	sc.NextFire = nextFire(sc, persistence.Now())
+	sc.NextFire = nextFire(sc, now)
+	if sc.NextFire == nil {
+		return nil, invalid("endAt", "the schedule has no fire time before its end")
+	}
 	if err := e.store.ScheduleInsert(ctx, sc); err != nil {
 		return nil, err
 	}
 	return sc, nil
 }
 
-// SetSchedulePaused pauses a schedule (it fires no more) or resumes it (from now on: fires missed
-// while paused are not made up).
+// SetSchedulePaused pauses a schedule (it fires no more, and has no next fire) or resumes it (from
+// now on: fires missed while paused are not made up).
 func (e *Engine) SetSchedulePaused(ctx context.Context, id int64, paused bool) (*persistence.Schedule, error) {
-	sc, err := e.store.ScheduleGet(ctx, id)
-	if errors.Is(err, persistence.ErrNotFound) {
-		return nil, notFound("id", "no schedule with id %d", id)
-	} else if err != nil {
-		return nil, err
-	}
-	sc.Paused = paused
-	if !paused {
-		sc.NextFire = nextFire(sc, persistence.Now())
-	}
-	if err := e.store.ScheduleSave(ctx, sc); err != nil {
+	var sc *persistence.Schedule
+	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+		var err error
+		sc, err = tx.ScheduleGet(ctx, id)
+		if errors.Is(err, persistence.ErrNotFound) {
+			return notFound("id", "no schedule %v", scheduleRef(id))
+		} else if err != nil {
+			return err
+		}
+		sc.Paused = paused
+		sc.NextFire = nil
+		if !paused {
+			sc.NextFire = nextFire(sc, persistence.Now())
+		}
+		return tx.ScheduleSave(ctx, sc)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return sc, nil
@@ -147,7 +157,8 @@ func nextFire(sc *persistence.Schedule, after time.Time) *time.Time {
 		from = sc.StartAt.Add(-time.Nanosecond)
 	}
 	next := persistence.UTC(sched.Next(from.In(loc)))
-	if next.IsZero() || (sc.EndAt != nil && next.After(*sc.EndAt)) {
+	// A fire past MaxTime could not be stored: such a schedule has fired for the last time.
+	if next.IsZero() || next.After(MaxTime) || (sc.EndAt != nil && next.After(*sc.EndAt)) {
 		return nil
 	}
 	return &next
@@ -161,14 +172,28 @@ const maxBackfill = 1000
 // uses, so a time that fired already, or is backfilled twice, starts nothing again. It returns the
 // runs, with Created false for those that existed.
 func (e *Engine) BackfillSchedule(ctx context.Context, id int64, from, to time.Time) ([]StartResult, error) {
+	if err := checkRange(from, to); err != nil {
+		return nil, err
+	}
 	sc, err := e.store.ScheduleGet(ctx, id)
 	if errors.Is(err, persistence.ErrNotFound) {
-		return nil, notFound("id", "no schedule with id %d", id)
+		return nil, notFound("id", "no schedule %v", scheduleRef(id))
 	} else if err != nil {
 		return nil, err
 	}
 	if !to.After(from) {
 		return nil, invalid("to", "must be after from")
+	}
+	// A future fire backfilled now would start early, and its live fire would then start nothing.
+	if to.After(persistence.Now()) {
+		return nil, invalid("to", "must not be in the future: backfill starts the runs of a past range")
+	}
+	def, err := e.store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: sc.DefinitionType})
+	if err != nil {
+		return nil, fmt.Errorf("error reading the definition of schedule %d: %w", sc.ID, err)
+	}
+	if err := startable(def, "id"); err != nil {
+		return nil, err
 	}
 	var ps []StartParams
 	token := fmt.Sprintf("schedule:%d", sc.ID)

@@ -129,3 +129,63 @@ func TestScheduleBackfill(t *testing.T) {
 		require.Equal(t, 8, n)
 	})
 }
+
+func TestScheduleRefusals(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		engine := newEngine(t, store)
+		past := persistence.Now().Add(-time.Hour)
+		cases := []struct {
+			name  string
+			p     workflow.ScheduleParams
+			field string
+		}{
+			{"zero interval", workflow.ScheduleParams{Cron: "@every 0s"}, "cron"},
+			{"millisecond", workflow.ScheduleParams{Cron: "@every 1ms"}, "cron"},
+			{"nanosecond", workflow.ScheduleParams{Cron: "@every 1ns"}, "cron"},
+			{"negative", workflow.ScheduleParams{Cron: "@every -1m"}, "cron"},
+			{"fraction of a second", workflow.ScheduleParams{Cron: "@every 1500ms"}, "cron"},
+			{"never fires", workflow.ScheduleParams{Cron: "0 0 30 2 *"}, "cron"},
+			{"TZ in the spec", workflow.ScheduleParams{Cron: "TZ=Asia/Tokyo 0 9 * * *", Timezone: "Europe/Berlin"}, "cron"},
+			{"CRON_TZ in the spec", workflow.ScheduleParams{Cron: "CRON_TZ=Asia/Tokyo 0 9 * * *"}, "cron"},
+			{"Local", workflow.ScheduleParams{Cron: "@daily", Timezone: "Local"}, "timezone"},
+			{"ended", workflow.ScheduleParams{Cron: "@daily", EndAt: &past}, "endAt"},
+		}
+		for _, c := range cases {
+			c.p.Type = "demo.order"
+			_, err := engine.CreateSchedule(ctx, c.p)
+			requireCode(t, err, workflow.CodeInvalidInput, c.field)
+		}
+		list, err := store.ScheduleList(ctx)
+		require.NoError(t, err)
+		require.Empty(t, list, "refused schedules are not stored")
+
+		sc, err := engine.CreateSchedule(ctx, workflow.ScheduleParams{Type: "demo.order", Cron: "@every 1s"})
+		require.NoError(t, err, "the minimum interval is accepted")
+		require.NotNil(t, sc.NextFire)
+
+		// A paused schedule has no next fire; resumed, it has one again.
+		paused, err := engine.SetSchedulePaused(ctx, sc.ID, true)
+		require.NoError(t, err)
+		require.Nil(t, paused.NextFire)
+		stored, err := store.ScheduleGet(ctx, sc.ID)
+		require.NoError(t, err)
+		require.Nil(t, stored.NextFire)
+		resumed, err := engine.SetSchedulePaused(ctx, sc.ID, false)
+		require.NoError(t, err)
+		require.NotNil(t, resumed.NextFire)
+
+		// Backfill reaching into the future is refused and starts nothing.
+		hourly, err := engine.CreateSchedule(ctx, workflow.ScheduleParams{Type: "bench.noop", Cron: "0 * * * *"})
+		require.NoError(t, err)
+		now := time.Now()
+		_, err = engine.BackfillSchedule(ctx, hourly.ID, now.Add(-3*time.Hour), now.Add(3*time.Hour))
+		requireCode(t, err, workflow.CodeInvalidInput, "to")
+		_, err = engine.BackfillSchedule(ctx, hourly.ID, now.Add(time.Hour), now.Add(3*time.Hour))
+		requireCode(t, err, workflow.CodeInvalidInput, "to")
+		n, err := store.WorkflowCount(ctx, persistence.WorkflowFilter{Types: []string{"bench.noop"}})
+		require.NoError(t, err)
+		require.Zero(t, n)
+	})
+}

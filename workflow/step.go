@@ -97,7 +97,7 @@ func (c *StepContext) Attempt() int { return c.attempt }
 // Input decodes the workflow's input into v.
 func (c *StepContext) Input(v any) error {
 	if err := json.Unmarshal(c.workflow.Input, v); err != nil {
-		return NonRetryable(fmt.Errorf("error decoding the input of workflow %d: %w", c.workflow.ID, err))
+		return NonRetryable(fmt.Errorf("error decoding the workflow's input: %w", err))
 	}
 	return nil
 }
@@ -120,6 +120,10 @@ func (c *StepContext) Var(key string, v any) (bool, error) {
 // SetVar sets variable key to v (JSON-encoded); nil removes it. Recorded when the step completes,
 // with the action it belongs to.
 func (c *StepContext) SetVar(key string, v any) error {
+	// What the API refuses to store, a step may not store either (PostgreSQL could not).
+	if err := CheckString("key", key, MaxKeyLength); err != nil {
+		return fmt.Errorf("variable %.40q cannot be stored: %w", key, err)
+	}
 	if v == nil {
 		delete(c.variables, key)
 		c.changed[key] = true
@@ -128,6 +132,9 @@ func (c *StepContext) SetVar(key string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("error encoding variable %q: %w", key, err)
+	}
+	if err := CheckJSON("value", b); err != nil {
+		return fmt.Errorf("variable %.40q cannot be stored: %w", key, err)
 	}
 	c.variables[key] = b
 	c.changed[key] = true
@@ -147,6 +154,9 @@ func (c *StepContext) SetOutput(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("error encoding step output: %w", err)
+	}
+	if err := CheckJSON("output", b); err != nil {
+		return fmt.Errorf("step output cannot be stored: %w", err)
 	}
 	c.output = b
 	return nil

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"text/tabwriter"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/worker"
 	"github.com/cairnflow/cairn/workflow"
@@ -57,7 +59,7 @@ func parseBenchConfig(env *environment, args []string) (*benchConfig, error) {
 		"same database would take part in the run and skew it.")
 	c := &benchConfig{}
 	fs.StringVar(&c.database, "database", "", "database `URL` (sqlite:///path.db or postgres://...); default: a fresh temporary SQLite file, removed afterwards")
-	fs.StringVar(&c.definition, "definition", "bench.noop", "demo definition to run: bench.noop or demo.order")
+	fs.StringVar(&c.definition, "definition", "bench.noop", "definition to run: bench.noop, demo.order, or a deployed type (cairn definitions apply)")
 	fs.StringVar(&c.input, "input", "{}", "input of every workflow, a JSON `object` (demo.order: {\"shipDelayMs\": 5})")
 	fs.IntVar(&c.count, "count", 0, "insert `N` workflows in bulk, then start the workers and drain them")
 	fs.DurationVar(&c.duration, "duration", 0, "start workflows continuously at --rate while the workers run, for this long, then wait for the rest")
@@ -107,8 +109,8 @@ func parseBenchConfig(env *environment, args []string) (*benchConfig, error) {
 		names = append(names, d.Type)
 		known = known || d.Type == c.definition
 	}
-	if !known {
-		return nil, usagef("unknown --definition %q: want one of %v", c.definition, names)
+	if !known && !strings.Contains(c.definition, ".") {
+		return nil, usagef("unknown --definition %q: want one of %v or a deployed type (namespace.name)", c.definition, names)
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(c.input), &obj); err != nil || obj == nil {
@@ -237,8 +239,16 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	cfg := b.cfg
 	notifier := persistence.NewNotifier(b.store, b.log)
 	engine := workflow.New(b.store, workflow.Options{Logger: b.log, Notifier: notifier})
+	serverless.Install(engine, serverless.Options{})
 	if err := demo.Register(ctx, engine); err != nil {
 		return nil, err
+	}
+	if _, err := b.store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: cfg.definition}); errors.Is(err, persistence.ErrNotFound) {
+		var names []string
+		for _, d := range demo.Definitions() {
+			names = append(names, d.Type)
+		}
+		return nil, usagef("unknown --definition %q: want one of %v or a deployed type (cairn definitions apply)", cfg.definition, names)
 	}
 	bgCtx, stopBackground := context.WithCancel(ctx)
 	var background sync.WaitGroup

@@ -60,18 +60,23 @@ func newHTTPHandler(cfg *serveConfig, engine *workflow.Engine, health *healthChe
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", health.healthz)
 	mux.HandleFunc("GET /readyz", health.readyz)
-	mux.Handle("GET /metrics", metrics)
 	var auth graph.Authenticator
 	if cfg.auth {
 		auth = graph.StoreAuthenticator(engine.Store())
+		// Metrics tell a stranger what the node runs: under --auth they take a token (any role)
+		// like the API; Prometheus sends one with authorization.credentials.
+		metrics = graph.RequireToken(auth, metrics)
 	}
-	mux.Handle("/", graph.NewServer(graph.Config{
+	mux.Handle("GET /metrics", metrics)
+	gcfg := graph.Config{
 		Engine:         engine,
 		Logger:         log,
 		Introspection:  cfg.introspection,
 		AllowedOrigins: cfg.originList(),
 		Authenticate:   auth,
-	}))
+	}
+	cfg.limits.apply(&gcfg)
+	mux.Handle("/", allowCORS(cfg.originList(), graph.NewServer(gcfg)))
 	return endStreamsOn(shutdown, mux)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/worker"
 	"github.com/cairnflow/cairn/workflow"
@@ -41,6 +43,13 @@ type serveConfig struct {
 	introspection bool
 	auth          bool
 	origins       string
+	definitions   string
+	httpAllow     string
+	httpDeny      string
+	httpTimeout   time.Duration
+	httpMaxBytes  int64
+	secretsFile   string
+	limits        apiLimits
 }
 
 func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
@@ -64,7 +73,14 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.BoolVar(&c.introspection, "introspection", true, "allow GraphQL introspection (GraphiQL needs it)")
 	fs.BoolVar(&c.auth, "auth", false, "require an API token (cairn token create) on every GraphQL request; reader tokens may not mutate")
-	fs.StringVar(&c.origins, "allowed-origins", "", "browser `origins` besides the server's own allowed to open websocket subscriptions, comma-separated host patterns (app.example.com, *.example.com)")
+	fs.StringVar(&c.definitions, "definitions", "", "deploy every *.yaml, *.yml and *.json Serverless Workflow document of this `directory` at start")
+	fs.StringVar(&c.httpAllow, "http-allow", "", "host `patterns` (example.com, *.example.com) that call: http tasks may reach, comma-separated; empty: every public host. A host listed here may resolve to a private address")
+	fs.StringVar(&c.httpDeny, "http-deny", "", "host `patterns` that call: http tasks may never reach, comma-separated (wins over --http-allow)")
+	fs.DurationVar(&c.httpTimeout, "http-timeout", serverless.DefaultHTTPTimeout, "how long one call: http task's request may take")
+	fs.Int64Var(&c.httpMaxBytes, "http-max-response-bytes", serverless.DefaultMaxResponseBytes, "the largest response body a call: http task reads")
+	fs.StringVar(&c.secretsFile, "secrets-file", "", "a YAML or JSON object `file` of secrets deployed definitions read as $secret (besides CAIRN_SECRET_<NAME> variables)")
+	fs.StringVar(&c.origins, "allowed-origins", "", "browser `origins` besides the server's own allowed to call the API (CORS) and open websocket subscriptions, comma-separated host patterns (app.example.com, *.example.com) or scheme://host")
+	c.limits.register(fs)
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {
 		return nil, err
@@ -83,6 +99,9 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	}
 	if len(c.groupList()) == 0 {
 		return nil, usagef("--group names no executor group")
+	}
+	if err := c.limits.check(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -154,6 +173,22 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 
 	notifier := persistence.NewNotifier(store, log)
 	engine := workflow.New(store, workflow.Options{Logger: log, Notifier: notifier})
+	secrets, err := loadSecrets(cfg.secretsFile, os.Environ())
+	if err != nil {
+		return err
+	}
+	serverless.Install(engine, serverless.Options{Secrets: secrets, HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow),
+		Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}})
+	if cfg.definitions != "" {
+		files, err := definitionFiles(cfg.definitions)
+		if err != nil {
+			return err
+		}
+		if err := deployFiles(ctx, engine, files, io.Discard); err != nil {
+			return err
+		}
+		log.Info("definitions deployed", "dir", cfg.definitions, "files", len(files))
+	}
 	if cfg.demo {
 		if err := demo.Register(ctx, engine); err != nil {
 			return err
@@ -202,8 +237,12 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	var srv *http.Server
 	if ln != nil {
 		srv = &http.Server{
-			Handler:           newHTTPHandler(cfg, engine, health, metricsHandler(store, workers), log, runCtx.Done()),
-			ReadHeaderTimeout: 10 * time.Second,
+			Handler: newHTTPHandler(cfg, engine, health, metricsHandler(store, workers), log, runCtx.Done()),
+			// No WriteTimeout: it would cut websocket and SSE streams. ReadTimeout bounds reading
+			// a request (header and body); streams clear it once their request is read.
+			ReadHeaderTimeout: cfg.limits.readHeaderTimeout,
+			ReadTimeout:       cfg.limits.readTimeout,
+			IdleTimeout:       cfg.limits.idleTimeout,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		}
 		go func() {

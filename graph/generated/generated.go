@@ -93,6 +93,11 @@ type ComplexityRoot struct {
 		Workflows func(childComplexity int) int
 	}
 
+	DeployDefinitionPayload struct {
+		Created    func(childComplexity int) int
+		Definition func(childComplexity int) int
+	}
+
 	Executor struct {
 		Active        func(childComplexity int) int
 		Alive         func(childComplexity int) int
@@ -119,7 +124,9 @@ type ComplexityRoot struct {
 		BackfillSchedule          func(childComplexity int, input model.BackfillScheduleInput) int
 		CancelWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
 		CreateSchedule            func(childComplexity int, input model.CreateScheduleInput) int
+		DeployDefinition          func(childComplexity int, input model.DeployDefinitionInput) int
 		PauseWorkflow             func(childComplexity int, input model.WorkflowActionInput) int
+		PublishEvent              func(childComplexity int, input model.PublishEventInput) int
 		ResumeWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
 		RetryWorkflow             func(childComplexity int, input model.RetryWorkflowInput) int
 		SetDefinitionReleaseState func(childComplexity int, input model.SetDefinitionReleaseStateInput) int
@@ -137,6 +144,10 @@ type ComplexityRoot struct {
 		HasNextPage     func(childComplexity int) int
 		HasPreviousPage func(childComplexity int) int
 		StartCursor     func(childComplexity int) int
+	}
+
+	PublishEventPayload struct {
+		Delivered func(childComplexity int) int
 	}
 
 	Query struct {
@@ -287,6 +298,7 @@ type ComplexityRoot struct {
 		LaunchToken       func(childComplexity int) int
 		Modified          func(childComplexity int) int
 		NextActivation    func(childComplexity int) int
+		Output            func(childComplexity int) int
 		Parent            func(childComplexity int) int
 		ParentAction      func(childComplexity int) int
 		Priority          func(childComplexity int) int
@@ -320,8 +332,10 @@ type ComplexityRoot struct {
 		Description        func(childComplexity int) int
 		ExecutorGroup      func(childComplexity int) int
 		ID                 func(childComplexity int) int
+		Label              func(childComplexity int) int
 		Modified           func(childComplexity int) int
 		ReleaseState       func(childComplexity int) int
+		Source             func(childComplexity int) int
 		States             func(childComplexity int) int
 		StepTimeoutMs      func(childComplexity int) int
 		Type               func(childComplexity int) int
@@ -402,6 +416,8 @@ type MutationResolver interface {
 	CreateSchedule(ctx context.Context, input model.CreateScheduleInput) (*model.SchedulePayload, error)
 	SetSchedulePaused(ctx context.Context, input model.SetSchedulePausedInput) (*model.SchedulePayload, error)
 	BackfillSchedule(ctx context.Context, input model.BackfillScheduleInput) (*model.BackfillSchedulePayload, error)
+	DeployDefinition(ctx context.Context, input model.DeployDefinitionInput) (*model.DeployDefinitionPayload, error)
+	PublishEvent(ctx context.Context, input model.PublishEventInput) (*model.PublishEventPayload, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
@@ -459,6 +475,7 @@ type WorkflowResolver interface {
 	Signals(ctx context.Context, obj *persistence.Workflow) ([]*persistence.Signal, error)
 	FormSubmissions(ctx context.Context, obj *persistence.Workflow) ([]*persistence.FormSubmission, error)
 	ActivityLogs(ctx context.Context, obj *persistence.Workflow) ([]*persistence.ActivityLog, error)
+	Output(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error)
 }
 type WorkflowDefinitionResolver interface {
 	ID(ctx context.Context, obj *persistence.Definition) (string, error)
@@ -466,6 +483,9 @@ type WorkflowDefinitionResolver interface {
 	States(ctx context.Context, obj *persistence.Definition) ([]*model.StateDefinition, error)
 	DefaultRetryPolicy(ctx context.Context, obj *persistence.Definition) (*model.RetryPolicy, error)
 	StepTimeoutMs(ctx context.Context, obj *persistence.Definition) (int, error)
+
+	Source(ctx context.Context, obj *persistence.Definition) (*string, error)
+	Label(ctx context.Context, obj *persistence.Definition) (*string, error)
 }
 type WorkflowEventResolver interface {
 	Workflow(ctx context.Context, obj *model.WorkflowEvent) (*persistence.Workflow, error)
@@ -651,6 +671,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BackfillSchedulePayload.Workflows(childComplexity), true
 
+	case "DeployDefinitionPayload.created":
+		if e.ComplexityRoot.DeployDefinitionPayload.Created == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeployDefinitionPayload.Created(childComplexity), true
+	case "DeployDefinitionPayload.definition":
+		if e.ComplexityRoot.DeployDefinitionPayload.Definition == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeployDefinitionPayload.Definition(childComplexity), true
+
 	case "Executor.active":
 		if e.ComplexityRoot.Executor.Active == nil {
 			break
@@ -782,6 +815,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateSchedule(childComplexity, args["input"].(model.CreateScheduleInput)), true
+	case "Mutation.deployDefinition":
+		if e.ComplexityRoot.Mutation.DeployDefinition == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deployDefinition_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeployDefinition(childComplexity, args["input"].(model.DeployDefinitionInput)), true
 	case "Mutation.pauseWorkflow":
 		if e.ComplexityRoot.Mutation.PauseWorkflow == nil {
 			break
@@ -793,6 +837,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PauseWorkflow(childComplexity, args["input"].(model.WorkflowActionInput)), true
+	case "Mutation.publishEvent":
+		if e.ComplexityRoot.Mutation.PublishEvent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_publishEvent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PublishEvent(childComplexity, args["input"].(model.PublishEventInput)), true
 	case "Mutation.resumeWorkflow":
 		if e.ComplexityRoot.Mutation.ResumeWorkflow == nil {
 			break
@@ -928,6 +983,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
+
+	case "PublishEventPayload.delivered":
+		if e.ComplexityRoot.PublishEventPayload.Delivered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishEventPayload.Delivered(childComplexity), true
 
 	case "Query.executors":
 		if e.ComplexityRoot.Query.Executors == nil {
@@ -1600,6 +1662,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Workflow.NextActivation(childComplexity), true
+	case "Workflow.output":
+		if e.ComplexityRoot.Workflow.Output == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workflow.Output(childComplexity), true
 	case "Workflow.parent":
 		if e.ComplexityRoot.Workflow.Parent == nil {
 			break
@@ -1774,6 +1842,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WorkflowDefinition.ID(childComplexity), true
+	case "WorkflowDefinition.label":
+		if e.ComplexityRoot.WorkflowDefinition.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkflowDefinition.Label(childComplexity), true
 	case "WorkflowDefinition.modified":
 		if e.ComplexityRoot.WorkflowDefinition.Modified == nil {
 			break
@@ -1786,6 +1860,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WorkflowDefinition.ReleaseState(childComplexity), true
+	case "WorkflowDefinition.source":
+		if e.ComplexityRoot.WorkflowDefinition.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkflowDefinition.Source(childComplexity), true
 	case "WorkflowDefinition.states":
 		if e.ComplexityRoot.WorkflowDefinition.States == nil {
 			break
@@ -1916,6 +1996,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputBackfillScheduleInput,
 		ec.unmarshalInputCreateScheduleInput,
+		ec.unmarshalInputDeployDefinitionInput,
+		ec.unmarshalInputPublishEventInput,
 		ec.unmarshalInputRetryWorkflowInput,
 		ec.unmarshalInputSetDefinitionReleaseStateInput,
 		ec.unmarshalInputSetSchedulePausedInput,
@@ -2913,6 +2995,71 @@ type WorkflowDefinitionPayload {
   "The newest version of the definition after the operation."
   definition: WorkflowDefinition!
 }
+
+# Serverless Workflow: definitions deployed as data.
+
+extend type Mutation {
+  """
+  Deploys a CNCF Serverless Workflow 1.0 document (YAML or JSON) as the definition of type
+  ` + "`" + `<document.namespace>.<document.name>` + "`" + `: a changed document becomes a new version, an unchanged one
+  returns the stored version with created false. A document at fault (it does not parse, fails the
+  schema, names an unknown task, uses a task cairn does not run) is refused with INVALID_INPUT whose
+  extensions.field is the JSON pointer of the fault (` + "`" + `/do/2/fetch/call` + "`" + `), and nothing is stored.
+  """
+  deployDefinition(input: DeployDefinitionInput!): DeployDefinitionPayload!
+}
+
+"The input of deployDefinition."
+input DeployDefinitionInput {
+  "The document, YAML or JSON (at most 1 MiB)."
+  source: String!
+}
+
+"The outcome of deployDefinition."
+type DeployDefinitionPayload {
+  "The stored version: a new one, or the unchanged one already stored."
+  definition: WorkflowDefinition!
+  "False when the document was unchanged since a stored version, which is returned."
+  created: Boolean!
+}
+
+extend type WorkflowDefinition {
+  "The document of a deployed (Serverless Workflow) definition, as deployed; null for one defined in code."
+  source: String
+  "The document's own version (document.version) of a deployed definition; null for one defined in code."
+  label: String
+}
+
+extend type Workflow {
+  """
+  The workflow's output: for a deployed definition, the last task's output after the document's
+  output.as, set when it finishes (the variable ` + "`" + `output` + "`" + `); null until then.
+  """
+  output: JSON
+}
+
+extend type Mutation {
+  """
+  Delivers a CloudEvent (an object with specversion, id, source and type) to every workflow that
+  waits for a signal named by its type (a Serverless Workflow listen task, or a WAIT state), as that
+  signal with the event as payload; at most 1000 workflows. A workflow not waiting yet does not get
+  it (signalWorkflow it by ID for that). The same event (source and id) published again reaches
+  each workflow once. INVALID_INPUT names the attribute at fault (event.type).
+  """
+  publishEvent(input: PublishEventInput!): PublishEventPayload!
+}
+
+"The input of publishEvent."
+input PublishEventInput {
+  "The CloudEvent, in its JSON form."
+  event: JSON!
+}
+
+"The outcome of publishEvent."
+type PublishEventPayload {
+  "The workflows the event was delivered to."
+  delivered: [Workflow!]!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3003,6 +3150,16 @@ func (ec *executionContext) childFields_BackfillSchedulePayload(ctx context.Cont
 	return nil, fmt.Errorf("no field named %q was found under type BackfillSchedulePayload", field.Name)
 }
 
+func (ec *executionContext) childFields_DeployDefinitionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "definition":
+		return ec.fieldContext_DeployDefinitionPayload_definition(ctx, field)
+	case "created":
+		return ec.fieldContext_DeployDefinitionPayload_created(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeployDefinitionPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_Executor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3059,6 +3216,14 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_PublishEventPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "delivered":
+		return ec.fieldContext_PublishEventPayload_delivered(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublishEventPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_RetryPolicy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3355,6 +3520,8 @@ func (ec *executionContext) childFields_Workflow(ctx context.Context, field grap
 		return ec.fieldContext_Workflow_formSubmissions(ctx, field)
 	case "activityLogs":
 		return ec.fieldContext_Workflow_activityLogs(ctx, field)
+	case "output":
+		return ec.fieldContext_Workflow_output(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Workflow", field.Name)
 }
@@ -3399,6 +3566,10 @@ func (ec *executionContext) childFields_WorkflowDefinition(ctx context.Context, 
 		return ec.fieldContext_WorkflowDefinition_created(ctx, field)
 	case "modified":
 		return ec.fieldContext_WorkflowDefinition_modified(ctx, field)
+	case "source":
+		return ec.fieldContext_WorkflowDefinition_source(ctx, field)
+	case "label":
+		return ec.fieldContext_WorkflowDefinition_label(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WorkflowDefinition", field.Name)
 }
@@ -3621,12 +3792,40 @@ func (ec *executionContext) field_Mutation_createSchedule_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deployDefinition_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeployDefinitionInput, error) {
+			return ec.unmarshalNDeployDefinitionInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeployDefinitionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_pauseWorkflow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.WorkflowActionInput, error) {
 			return ec.unmarshalNWorkflowActionInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐWorkflowActionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_publishEvent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.PublishEventInput, error) {
+			return ec.unmarshalNPublishEventInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐPublishEventInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4877,6 +5076,61 @@ func (ec *executionContext) fieldContext_BackfillSchedulePayload_created(_ conte
 	return graphql.NewScalarFieldContext("BackfillSchedulePayload", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _DeployDefinitionPayload_definition(ctx context.Context, field graphql.CollectedField, obj *model.DeployDefinitionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeployDefinitionPayload_definition(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Definition, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.Definition) graphql.Marshaler {
+			return ec.marshalNWorkflowDefinition2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐDefinition(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeployDefinitionPayload_definition(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeployDefinitionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WorkflowDefinition(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeployDefinitionPayload_created(ctx context.Context, field graphql.CollectedField, obj *model.DeployDefinitionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeployDefinitionPayload_created(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Created, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeployDefinitionPayload_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeployDefinitionPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Executor_id(ctx context.Context, field graphql.CollectedField, obj *persistence.Executor) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5870,6 +6124,94 @@ func (ec *executionContext) fieldContext_Mutation_backfillSchedule(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_deployDefinition(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deployDefinition(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeployDefinition(ctx, fc.Args["input"].(model.DeployDefinitionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeployDefinitionPayload) graphql.Marshaler {
+			return ec.marshalNDeployDefinitionPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeployDefinitionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deployDefinition(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeployDefinitionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deployDefinition_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_publishEvent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_publishEvent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PublishEvent(ctx, fc.Args["input"].(model.PublishEventInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublishEventPayload) graphql.Marshaler {
+			return ec.marshalNPublishEventPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐPublishEventPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_publishEvent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublishEventPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_publishEvent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5960,6 +6302,38 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublishEventPayload_delivered(ctx context.Context, field graphql.CollectedField, obj *model.PublishEventPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishEventPayload_delivered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Delivered, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.Workflow) graphql.Marshaler {
+			return ec.marshalNWorkflow2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐWorkflowᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishEventPayload_delivered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublishEventPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Workflow(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -9216,6 +9590,29 @@ func (ec *executionContext) fieldContext_Workflow_activityLogs(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Workflow_output(ctx context.Context, field graphql.CollectedField, obj *persistence.Workflow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workflow_output(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Workflow().Output(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
+			return ec.marshalOJSON2encodingᚋjsonᚐRawMessage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Workflow_output(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Workflow", field, true, true, errors.New("field of type JSON does not have child fields"))
+}
+
 func (ec *executionContext) _WorkflowConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9627,6 +10024,52 @@ func (ec *executionContext) _WorkflowDefinition_modified(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_WorkflowDefinition_modified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WorkflowDefinition", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WorkflowDefinition_source(ctx context.Context, field graphql.CollectedField, obj *persistence.Definition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkflowDefinition_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WorkflowDefinition().Source(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WorkflowDefinition_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkflowDefinition", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WorkflowDefinition_label(ctx context.Context, field graphql.CollectedField, obj *persistence.Definition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkflowDefinition_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WorkflowDefinition().Label(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WorkflowDefinition_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkflowDefinition", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _WorkflowDefinitionPayload_definition(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowDefinitionPayload) (ret graphql.Marshaler) {
@@ -11219,6 +11662,66 @@ func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputDeployDefinitionInput(ctx context.Context, obj any) (model.DeployDefinitionInput, error) {
+	var it model.DeployDefinitionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"source"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "source":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("source"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Source = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputPublishEventInput(ctx context.Context, obj any) (model.PublishEventInput, error) {
+	var it model.PublishEventInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"event"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "event":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("event"))
+			data, err := ec.unmarshalNJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Event = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRetryWorkflowInput(ctx context.Context, obj any) (model.RetryWorkflowInput, error) {
 	var it model.RetryWorkflowInput
 	if obj == nil {
@@ -12488,6 +12991,49 @@ func (ec *executionContext) _BackfillSchedulePayload(ctx context.Context, sel as
 	return out
 }
 
+var deployDefinitionPayloadImplementors = []string{"DeployDefinitionPayload"}
+
+func (ec *executionContext) _DeployDefinitionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeployDefinitionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deployDefinitionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeployDefinitionPayload")
+		case "definition":
+			out.Values[i] = ec._DeployDefinitionPayload_definition(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "created":
+			out.Values[i] = ec._DeployDefinitionPayload_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var executorImplementors = []string{"Executor", "Node"}
 
 func (ec *executionContext) _Executor(ctx context.Context, sel ast.SelectionSet, obj *persistence.Executor) graphql.Marshaler {
@@ -12884,6 +13430,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "deployDefinition":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deployDefinition(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "publishEvent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_publishEvent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12935,6 +13495,44 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var publishEventPayloadImplementors = []string{"PublishEventPayload"}
+
+func (ec *executionContext) _PublishEventPayload(ctx context.Context, sel ast.SelectionSet, obj *model.PublishEventPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publishEventPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublishEventPayload")
+		case "delivered":
+			out.Values[i] = ec._PublishEventPayload_delivered(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -15041,6 +15639,44 @@ func (ec *executionContext) _Workflow(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "output":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Workflow_output(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -15352,6 +15988,82 @@ func (ec *executionContext) _WorkflowDefinition(ctx context.Context, sel ast.Sel
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "source":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WorkflowDefinition_source(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "label":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WorkflowDefinition_label(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16134,14 +16846,14 @@ func (ec *executionContext) marshalNActionEdge2ᚖgithubᚗcomᚋcairnflowᚋcai
 }
 
 func (ec *executionContext) unmarshalNActionType2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐActionType(ctx context.Context, v any) (persistence.ActionType, error) {
-	tmp, err := graphql.UnmarshalString(v)
+	tmp, err := model.UnmarshalString(v)
 	res := unmarshalNActionType2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐActionType[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNActionType2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐActionType(ctx context.Context, sel ast.SelectionSet, v persistence.ActionType) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(marshalNActionType2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐActionType[v])
+	res := model.MarshalString(marshalNActionType2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐActionType[v])
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -16225,6 +16937,21 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 func (ec *executionContext) unmarshalNCreateScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateScheduleInput(ctx context.Context, v any) (model.CreateScheduleInput, error) {
 	res, err := ec.unmarshalInputCreateScheduleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDeployDefinitionInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeployDefinitionInput(ctx context.Context, v any) (model.DeployDefinitionInput, error) {
+	res, err := ec.unmarshalInputDeployDefinitionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeployDefinitionPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeployDefinitionPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeployDefinitionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeployDefinitionPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNExecutor2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐExecutorᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.Executor) graphql.Marshaler {
@@ -16341,13 +17068,13 @@ func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast
 }
 
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
-	res, err := graphql.UnmarshalInt(v)
+	res, err := model.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalInt(v)
+	res := model.MarshalInt(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -16398,15 +17125,30 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋcairnflowᚋcairn
 	return ec._PageInfo(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNPublishEventInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐPublishEventInput(ctx context.Context, v any) (model.PublishEventInput, error) {
+	res, err := ec.unmarshalInputPublishEventInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPublishEventPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐPublishEventPayload(ctx context.Context, sel ast.SelectionSet, v *model.PublishEventPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PublishEventPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNReleaseState2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐReleaseState(ctx context.Context, v any) (persistence.ReleaseState, error) {
-	tmp, err := graphql.UnmarshalString(v)
+	tmp, err := model.UnmarshalString(v)
 	res := unmarshalNReleaseState2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐReleaseState[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNReleaseState2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐReleaseState(ctx context.Context, sel ast.SelectionSet, v persistence.ReleaseState) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(marshalNReleaseState2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐReleaseState[v])
+	res := model.MarshalString(marshalNReleaseState2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐReleaseState[v])
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -16646,14 +17388,14 @@ func (ec *executionContext) marshalNStateDefinition2ᚖgithubᚗcomᚋcairnflow�
 }
 
 func (ec *executionContext) unmarshalNStateKind2githubᚗcomᚋcairnflowᚋcairnᚋworkflowᚐStateKind(ctx context.Context, v any) (workflow.StateKind, error) {
-	tmp, err := graphql.UnmarshalString(v)
+	tmp, err := model.UnmarshalString(v)
 	res := unmarshalNStateKind2githubᚗcomᚋcairnflowᚋcairnᚋworkflowᚐStateKind[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNStateKind2githubᚗcomᚋcairnflowᚋcairnᚋworkflowᚐStateKind(ctx context.Context, sel ast.SelectionSet, v workflow.StateKind) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(marshalNStateKind2githubᚗcomᚋcairnflowᚋcairnᚋworkflowᚐStateKind[v])
+	res := model.MarshalString(marshalNStateKind2githubᚗcomᚋcairnflowᚋcairnᚋworkflowᚐStateKind[v])
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -16708,13 +17450,13 @@ func (ec *executionContext) marshalNStatusCount2ᚖgithubᚗcomᚋcairnflowᚋca
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+	res, err := model.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := model.MarshalString(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -16820,14 +17562,14 @@ func (ec *executionContext) marshalNTaskInstanceEdge2ᚖgithubᚗcomᚋcairnflow
 }
 
 func (ec *executionContext) unmarshalNTaskInstanceStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐTaskStatus(ctx context.Context, v any) (persistence.TaskStatus, error) {
-	tmp, err := graphql.UnmarshalString(v)
+	tmp, err := model.UnmarshalString(v)
 	res := unmarshalNTaskInstanceStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐTaskStatus[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNTaskInstanceStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐTaskStatus(ctx context.Context, sel ast.SelectionSet, v persistence.TaskStatus) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(marshalNTaskInstanceStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐTaskStatus[v])
+	res := model.MarshalString(marshalNTaskInstanceStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐTaskStatus[v])
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -17072,14 +17814,14 @@ func (ec *executionContext) marshalNWorkflowStats2ᚖgithubᚗcomᚋcairnflowᚋ
 }
 
 func (ec *executionContext) unmarshalNWorkflowStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐStatus(ctx context.Context, v any) (persistence.Status, error) {
-	tmp, err := graphql.UnmarshalString(v)
+	tmp, err := model.UnmarshalString(v)
 	res := unmarshalNWorkflowStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐStatus[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNWorkflowStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐStatus(ctx context.Context, sel ast.SelectionSet, v persistence.Status) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(marshalNWorkflowStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐStatus[v])
+	res := model.MarshalString(marshalNWorkflowStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐStatus[v])
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -17354,7 +18096,7 @@ func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*i
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalInt(v)
+	res, err := model.UnmarshalInt(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -17364,7 +18106,7 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalInt(*v)
+	res := model.MarshalInt(*v)
 	return res
 }
 
@@ -17471,7 +18213,7 @@ func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v an
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalString(v)
+	res, err := model.UnmarshalString(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -17481,7 +18223,7 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(*v)
+	res := model.MarshalString(*v)
 	return res
 }
 

@@ -2,7 +2,6 @@ package model
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -25,14 +24,22 @@ func MarshalJSON(v json.RawMessage) graphql.Marshaler {
 	})
 }
 
-// UnmarshalJSON turns a GraphQL input value (decoded from variables or a literal) into JSON.
+// UnmarshalJSON turns a JSON argument or input field (decoded from variables or a literal) into
+// JSON text. A value that cannot be stored as it is, a string holding a NUL character, is an
+// INVALID_INPUT error: it is refused rather than changed.
 func UnmarshalJSON(v any) (json.RawMessage, error) {
-	if raw, ok := v.(json.RawMessage); ok {
-		return raw, nil
+	raw, ok := v.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, &workflow.Error{Code: workflow.CodeInvalidInput, Message: "not a JSON value"}
+		}
+		raw = b
+	} else if !json.Valid(raw) {
+		return nil, &workflow.Error{Code: workflow.CodeInvalidInput, Message: "not a JSON value"}
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, &workflow.Error{Code: workflow.CodeInvalidInput, Message: fmt.Sprintf("not a JSON value: %v", err)}
+	if err := workflow.CheckJSON("", raw); err != nil {
+		return nil, err
 	}
-	return b, nil
+	return raw, nil
 }

@@ -52,6 +52,20 @@ type CreateScheduleInput struct {
 	OverlapPolicy *ScheduleOverlapPolicy `json:"overlapPolicy,omitempty"`
 }
 
+// The input of deployDefinition.
+type DeployDefinitionInput struct {
+	// The document, YAML or JSON (at most 1 MiB).
+	Source string `json:"source"`
+}
+
+// The outcome of deployDefinition.
+type DeployDefinitionPayload struct {
+	// The stored version: a new one, or the unchanged one already stored.
+	Definition *persistence.Definition `json:"definition"`
+	// False when the document was unchanged since a stored version, which is returned.
+	Created bool `json:"created"`
+}
+
 // Operations on workflows. Each takes one input object and returns a payload. An operation that fails
 // changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
 // and, when an input field is at fault, extensions.field.
@@ -68,6 +82,18 @@ type PageInfo struct {
 	StartCursor *string `json:"startCursor,omitempty"`
 	// The cursor of the last item of the page.
 	EndCursor *string `json:"endCursor,omitempty"`
+}
+
+// The input of publishEvent.
+type PublishEventInput struct {
+	// The CloudEvent, in its JSON form.
+	Event json.RawMessage `json:"event"`
+}
+
+// The outcome of publishEvent.
+type PublishEventPayload struct {
+	// The workflows the event was delivered to.
+	Delivered []*persistence.Workflow `json:"delivered"`
 }
 
 // The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with

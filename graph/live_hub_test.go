@@ -1,0 +1,242 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairnflow/cairn/graph/model"
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/persistence/dbtest"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// liveSetup is an engine with test.noop registered and a resolver with its own hub.
+func liveSetup(t testing.TB, store *persistence.Store, buffer int) (*workflow.Engine, *Resolver) {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	engine := workflow.New(store, workflow.Options{Logger: log})
+	for _, typ := range []string{"test.noop", "test.other"} {
+		def := noopFlow
+		def.Type = typ
+		_, err := engine.Register(context.Background(), def)
+		require.NoError(t, err)
+	}
+	return engine, newTestResolver(engine, Config{Engine: engine, Logger: log, SubscriptionBuffer: buffer, PollInterval: 50 * time.Millisecond}.withDefaults())
+}
+
+// startConcurrently starts n workflows of each type from several goroutines, in small batches.
+func startConcurrently(engine *workflow.Engine, n int, types ...string) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(types)*2)
+	for _, typ := range types {
+		for g := 0; g < 2; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < n/2; i += 5 {
+					ps := make([]workflow.StartParams, 5)
+					for j := range ps {
+						ps[j] = workflow.StartParams{Type: typ}
+					}
+					if _, err := engine.StartMany(context.Background(), ps); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// storedEvents returns the cursors of the n stored events of workflows matching f, in stream
+// order. On PostgreSQL an event is readable once every older transaction of the server has ended
+// (other tests' too), so it waits for all n.
+func storedEvents(t *testing.T, store *persistence.Store, f persistence.WorkflowFilter, n int) []string {
+	t.Helper()
+	var out []string
+	r := &Resolver{store: store, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	require.Eventually(t, func() bool {
+		out = nil
+		head, err := store.ChangeEventHead(context.Background())
+		require.NoError(t, err)
+		require.True(t, r.backlog(context.Background(), f, persistence.EventCursor{}, head, func(e *liveEvent) bool {
+			out = append(out, e.cursorText)
+			return true
+		}))
+		return len(out) >= n
+	}, 30*time.Second, 20*time.Millisecond)
+	require.Len(t, out, n)
+	return out
+}
+
+// receive reads n events (or fails after a generous timeout), returning their cursors.
+func receive(t *testing.T, ch <-chan *model.WorkflowEvent, n int) []string {
+	t.Helper()
+	var out []string
+	timeout := time.After(60 * time.Second)
+	for len(out) < n {
+		select {
+		case ev, ok := <-ch:
+			require.True(t, ok, "the stream ended after %d of %d events", len(out), n)
+			c, err := ev.Cursor()
+			require.NoError(t, err)
+			out = append(out, c)
+		case <-timeout:
+			t.Fatalf("got %d of %d events", len(out), n)
+		}
+	}
+	return out
+}
+
+func TestResumeJoinsTheLiveStreamWithNoGapOrDuplicate(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		engine, r := liveSetup(t, store, 10000)
+		ctx := context.Background()
+		// A live subscriber keeps the hub reading while commits go on.
+		liveCtx, stopLive := context.WithCancel(ctx)
+		defer stopLive()
+		_, err := r.workflowEvents(liveCtx, nil, nil)
+		require.NoError(t, err)
+
+		require.NoError(t, startConcurrently(engine, 40, "test.noop"))
+		start := EventCursorStart()
+		first, err := r.workflowEvents(ctx, nil, &start)
+		require.NoError(t, err)
+		// Commits go on while the first subscription reads its backlog and goes live, and while
+		// a second one resumes from where the first was cut off.
+		done := make(chan error, 1)
+		go func() { done <- startConcurrently(engine, 200, "test.noop") }()
+		got := receive(t, first, 100)
+		resumeCtx, stopResume := context.WithCancel(ctx)
+		defer stopResume()
+		resumeAt := got[len(got)-1]
+		second, err := r.workflowEvents(resumeCtx, nil, &resumeAt)
+		require.NoError(t, err)
+		require.NoError(t, <-done)
+		require.NoError(t, startConcurrently(engine, 20, "test.noop"))
+
+		want := storedEvents(t, store, persistence.WorkflowFilter{}, 260)
+		require.Equal(t, want[100:], receive(t, second, 160), "the resumed stream: every event once, in order")
+		require.Equal(t, want[100:], receive(t, first, 160), "the first stream went on with no gap or duplicate")
+	})
+}
+
+func TestHubFansOutToManyFilteredSubscribers(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		engine, r := liveSetup(t, store, 1000)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		const subscribers = 200
+		types := []string{"test.noop", "test.other"}
+		chans := make([]<-chan *model.WorkflowEvent, subscribers)
+		for i := range chans {
+			var err error
+			chans[i], err = r.workflowEvents(ctx, &model.WorkflowFilter{Types: []string{types[i%2]}}, nil)
+			require.NoError(t, err)
+		}
+		require.NoError(t, startConcurrently(engine, 40, types...))
+		for i, typ := range types {
+			want := storedEvents(t, store, persistence.WorkflowFilter{Types: []string{typ}}, 40)
+			for j := i; j < subscribers; j += 2 {
+				require.Equal(t, want, receive(t, chans[j], 40), "subscriber %d (%s)", j, typ)
+			}
+		}
+		for _, ch := range chans {
+			select {
+			case ev := <-ch:
+				t.Fatalf("an event more than was committed: %v", ev)
+			default:
+			}
+		}
+		cancel()
+		for _, ch := range chans {
+			require.Empty(t, drain(t, ch), "each stream ends with its request")
+		}
+		require.Eventually(t, func() bool {
+			r.hub.mu.Lock()
+			defer r.hub.mu.Unlock()
+			return !r.hub.running && len(r.hub.subs) == 0
+		}, 10*time.Second, 10*time.Millisecond, "the hub stops with its last subscription")
+	})
+}
+
+func TestWorkflowUpdatedCompletesWhenTheWorkflowEnds(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		engine, r := liveSetup(t, store, 16)
+		ctx := context.Background()
+		res, err := engine.Start(ctx, workflow.StartParams{Type: "test.noop"})
+		require.NoError(t, err)
+		ch, err := r.workflowUpdated(ctx, encodeID(kindWorkflow, res.Workflow.ID))
+		require.NoError(t, err)
+		first := <-ch
+		require.Equal(t, persistence.StatusCreated, first.Status)
+		_, err = engine.Cancel(ctx, workflow.ChangeParams{ID: res.Workflow.ID, Reason: "test"})
+		require.NoError(t, err)
+		var last *persistence.Workflow
+		timeout := time.After(30 * time.Second)
+		for closed := false; !closed; {
+			select {
+			case w, ok := <-ch:
+				if !ok {
+					closed = true
+					break
+				}
+				last = w
+			case <-timeout:
+				t.Fatal("workflowUpdated did not complete when its workflow ended")
+			}
+		}
+		require.NotNil(t, last)
+		require.Equal(t, persistence.StatusCancelled, last.Status)
+
+		// A workflow that has already ended: its state once, then the end.
+		ch, err = r.workflowUpdated(ctx, encodeID(kindWorkflow, res.Workflow.ID))
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusCancelled, (<-ch).Status)
+		_, ok := <-ch
+		require.False(t, ok)
+	})
+}
+
+// TestIdleSubscriptionMemory measures what 1,000 idle workflowEvents subscriptions hold (their
+// goroutine, two buffers and the hub's entry), for the README; it asserts only that they all end.
+func TestIdleSubscriptionMemory(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		_, r := liveSetup(t, store, 256)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		const n = 1000
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		chans := make([]<-chan *model.WorkflowEvent, n)
+		for i := range chans {
+			var err error
+			chans[i], err = r.workflowEvents(ctx, &model.WorkflowFilter{Types: []string{fmt.Sprint("t", i)}}, nil)
+			require.NoError(t, err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		perSub := (int64(after.HeapAlloc+after.StackInuse) - int64(before.HeapAlloc+before.StackInuse)) / n
+		t.Logf("%d idle subscriptions: about %d bytes each (heap and stacks; buffer 256)", n, perSub)
+		cancel()
+		for _, ch := range chans {
+			require.Empty(t, drain(t, ch))
+		}
+	})
+}

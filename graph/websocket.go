@@ -1,0 +1,151 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+)
+
+// Close codes of graphql-transport-ws that cairn uses besides gqlgen's.
+const (
+	// closeBadRequest: the client broke the protocol (a connection_init payload that is not an
+	// object).
+	closeBadRequest = 4400
+	// closeForbidden: the connection's API token is missing, unknown or revoked.
+	closeForbidden = 4403
+)
+
+// wsState is what cairn keeps of one websocket connection: the connection itself (to close it
+// with a code of its own) and how many subscriptions it runs.
+type wsState struct {
+	mu   sync.Mutex
+	conn transport.WebsocketConn
+	subs atomic.Int64
+}
+
+type wsStateKey struct{}
+
+func wsStateOf(ctx context.Context) *wsState {
+	st, _ := ctx.Value(wsStateKey{}).(*wsState)
+	return st
+}
+
+// closeWith closes the connection with a code; the first close wins.
+func (st *wsState) closeWith(code int, reason string) {
+	st.mu.Lock()
+	conn := st.conn
+	st.mu.Unlock()
+	if conn != nil {
+		_ = conn.WriteClose(code, reason)
+	}
+}
+
+// websocketTransport is gqlgen's websocket transport with cairn's guards: a connection_init whose
+// payload is not an object is closed with 4400, and whatever path gqlgen takes out of a
+// connection, the socket is closed when it returns (gqlgen leaves it open after such a payload,
+// holding a file descriptor for good).
+type websocketTransport struct {
+	transport.Websocket
+}
+
+var _ graphql.Transport = websocketTransport{}
+
+// Do serves one websocket connection.
+func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	st := &wsState{}
+	r = r.WithContext(context.WithValue(r.Context(), wsStateKey{}, st))
+	inner := t.Implementation
+	if inner == nil {
+		inner = transport.CoderWebsocketImplementation{}
+	}
+	t.Implementation = guardedImplementation{inner: inner, st: st}
+	t.Websocket.Do(w, r, exec)
+	st.mu.Lock()
+	conn := st.conn
+	st.mu.Unlock()
+	if conn != nil {
+		_ = conn.Close()
+	}
+}
+
+// guardedImplementation accepts connections through another implementation and guards them.
+type guardedImplementation struct {
+	inner transport.WebsocketImplementation
+	st    *wsState
+}
+
+// Accept accepts the connection and remembers it in the connection's state.
+func (g guardedImplementation) Accept(w http.ResponseWriter, r *http.Request, options transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
+	conn, err := g.inner.Accept(w, r, options)
+	if err != nil {
+		return nil, err
+	}
+	gc := &guardedConn{WebsocketConn: conn}
+	g.st.mu.Lock()
+	g.st.conn = gc
+	g.st.mu.Unlock()
+	return gc, nil
+}
+
+// guardedConn checks the first message of a connection: a connection_init with a payload that is
+// neither an object nor null closes the connection with 4400.
+type guardedConn struct {
+	transport.WebsocketConn
+	initChecked bool // only the transport's reading goroutine touches it
+}
+
+var (
+	_ transport.WebsocketReadLimiter   = (*guardedConn)(nil)
+	_ transport.WebsocketReadDeadliner = (*guardedConn)(nil)
+)
+
+// errBadInit ends the read of a connection already closed with 4400.
+var errBadInit = transport.ErrWebsocketClosed
+
+// NextReader returns the next message, checking the first.
+func (c *guardedConn) NextReader() (int, io.Reader, error) {
+	kind, r, err := c.WebsocketConn.NextReader()
+	if err != nil || c.initChecked {
+		return kind, r, err
+	}
+	c.initChecked = true
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return kind, nil, err
+	}
+	var msg struct {
+		Type    string          `json:"type"`
+		Payload json.RawMessage `json:"payload"`
+	}
+	if json.Unmarshal(data, &msg) == nil && msg.Type == "connection_init" {
+		p := bytes.TrimSpace(msg.Payload)
+		if len(p) > 0 && p[0] != '{' && string(p) != "null" {
+			_ = c.WriteClose(closeBadRequest, "the connection_init payload must be an object")
+			return kind, nil, errBadInit
+		}
+	}
+	return kind, bytes.NewReader(data), nil
+}
+
+// SetReadLimit passes the transport's read limit on.
+func (c *guardedConn) SetReadLimit(limit int64) {
+	if l, ok := c.WebsocketConn.(transport.WebsocketReadLimiter); ok {
+		l.SetReadLimit(limit)
+	}
+}
+
+// SetReadDeadline passes the transport's read deadline (missing pongs) on.
+func (c *guardedConn) SetReadDeadline(t time.Time) error {
+	if d, ok := c.WebsocketConn.(transport.WebsocketReadDeadliner); ok {
+		return d.SetReadDeadline(t)
+	}
+	return nil
+}

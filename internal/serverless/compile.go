@@ -1,0 +1,571 @@
+package serverless
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// unsupportedTasks are the task types cairn refuses at deploy, with the reason.
+var unsupportedTasks = map[string]string{
+	"call": "only call: http is supported by cairn yet",
+	"run":  "only run: workflow is supported by cairn yet",
+	"fork": "fork is not supported by cairn yet",
+}
+
+// MaxTasks bounds the tasks of one document (every list, nested ones included), and MaxDepth how
+// deeply task lists nest: the SDK's schema validation takes time exponential in the nesting.
+const (
+	MaxTasks = 300
+	MaxDepth = 8
+)
+
+// compiler walks a decoded document and builds its program, refusing at the JSON pointer of the
+// first fault what cairn cannot run or what does not hold together.
+type compiler struct {
+	prog    *program
+	tasks   int
+	depth   int
+	errors  map[string]any // use.errors
+	retries map[string]any // use.retries
+}
+
+// decodeSource reads YAML or JSON (JSON is YAML) into plain values and its canonical JSON form.
+func decodeSource(source []byte) (map[string]any, []byte, error) {
+	js, err := yaml.YAMLToJSON(source)
+	if err != nil {
+		return nil, nil, faultAt("/", "the document is neither valid YAML nor JSON: %v", err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(js, &doc); err != nil || doc == nil {
+		return nil, nil, faultAt("/", "the document must be an object")
+	}
+	canonical, err := json.Marshal(doc)
+	if err != nil {
+		return nil, nil, faultAt("/", "the document cannot be encoded as JSON: %v", err)
+	}
+	return doc, canonical, nil
+}
+
+func (c *compiler) compileDocument(doc map[string]any) error {
+	meta, ok := doc["document"].(map[string]any)
+	if !ok {
+		return faultAt("/document", "a document needs its `document` object (dsl, namespace, name, version)")
+	}
+	for _, f := range []string{"dsl", "namespace", "name", "version"} {
+		if s, _ := meta[f].(string); s == "" {
+			return faultAt("/document/"+f, "document.%s is required and must be a string", f)
+		}
+	}
+	c.prog.typ = meta["namespace"].(string) + "." + meta["name"].(string)
+	if len(c.prog.typ) > workflow.MaxKeyLength {
+		return faultAt("/document/name", "the type %s.%s is longer than %d bytes", "<namespace>", "<name>", workflow.MaxKeyLength)
+	}
+	c.prog.label = meta["version"].(string)
+	if t, ok := meta["title"].(string); ok {
+		c.prog.title = t
+	} else if s, ok := meta["summary"].(string); ok {
+		c.prog.title = s
+	}
+	for _, f := range []string{"timeout", "schedule"} {
+		if _, ok := doc[f]; ok {
+			return faultAt("/"+f, "a workflow-level %s is not supported by cairn yet", f)
+		}
+	}
+	if use, ok := doc["use"].(map[string]any); ok {
+		c.errors, _ = use["errors"].(map[string]any)
+		c.retries, _ = use["retries"].(map[string]any)
+	}
+	root := &task{name: "", path: "", kind: kindRoot}
+	sc := scope(baseVars).with()
+	if err := compileData(root, doc, sc, ""); err != nil {
+		return err
+	}
+	body, err := c.compileList(doc["do"], "/do", root, sc)
+	if err != nil {
+		return err
+	}
+	root.body = body
+	c.prog.root = root
+	return nil
+}
+
+// compileData compiles the input and output of a task or of the document: from, as, schema.
+func compileData(t *task, def map[string]any, sc scope, ptr string) error {
+	var err error
+	if in, ok := def["input"].(map[string]any); ok {
+		if from, ok := in["from"]; ok {
+			if t.inputFrom, err = compileValueOrExpr(from, sc, ptr+"/input/from"); err != nil {
+				return err
+			}
+		}
+		if s, ok := in["schema"]; ok {
+			if t.inputSchema, err = compileSchema(s, ptr+"/input/schema"); err != nil {
+				return err
+			}
+		}
+	}
+	if out, ok := def["output"].(map[string]any); ok {
+		if as, ok := out["as"]; ok {
+			if t.outputAs, err = compileValueOrExpr(as, sc, ptr+"/output/as"); err != nil {
+				return err
+			}
+		}
+		if s, ok := out["schema"]; ok {
+			if t.outputSchema, err = compileSchema(s, ptr+"/output/schema"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// compileList compiles one list of tasks.
+func (c *compiler) compileList(raw any, ptr string, owner *task, sc scope) (*taskList, error) {
+	items, ok := raw.([]any)
+	if !ok || len(items) == 0 {
+		return nil, faultAt(ptr, "must be a non-empty list of tasks")
+	}
+	if c.depth++; c.depth > MaxDepth {
+		return nil, faultAt(ptr, "task lists may nest at most %d deep", MaxDepth)
+	}
+	defer func() { c.depth-- }()
+	l := &taskList{path: ptr, owner: owner}
+	for i, item := range items {
+		m, ok := item.(map[string]any)
+		if !ok || len(m) != 1 {
+			return nil, faultAt(fmt.Sprintf("%s/%d", ptr, i), "each item must be an object with exactly one key, the task's name")
+		}
+		for name, body := range m {
+			tptr := fmt.Sprintf("%s/%d/%s", ptr, i, escapePointer(name))
+			if c.tasks++; c.tasks > MaxTasks {
+				return nil, faultAt(tptr, "a document may have at most %d tasks", MaxTasks)
+			}
+			if name == "" || strings.ContainsRune(name, 0) || len(name) > 200 {
+				return nil, faultAt(tptr, "a task name must be 1 to 200 bytes without NUL characters")
+			}
+			if len(tptr)+len(awaitSuffix) > workflow.MaxKeyLength {
+				return nil, faultAt(tptr, "a task's path (its state's name) may have at most %d bytes", workflow.MaxKeyLength-len(awaitSuffix))
+			}
+			if l.byName(name) != nil {
+				return nil, faultAt(tptr, "task name %q is used twice in the same list", name)
+			}
+			def, ok := body.(map[string]any)
+			if !ok {
+				return nil, faultAt(tptr, "task %q must be an object", name)
+			}
+			t, err := c.compileTask(name, tptr, def, sc)
+			if err != nil {
+				return nil, err
+			}
+			t.list, t.index = l, i
+			l.tasks = append(l.tasks, t)
+		}
+	}
+	for _, t := range l.tasks {
+		if err := checkThen(l, t.then, t.path+"/then"); err != nil {
+			return nil, err
+		}
+		for i, cs := range t.cases {
+			if err := checkThen(l, cs.then, fmt.Sprintf("%s/switch/%d/%s/then", t.path, i, escapePointer(cs.name))); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return l, nil
+}
+
+func isRunWorkflow(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && m["workflow"] != nil && m["container"] == nil && m["script"] == nil && m["shell"] == nil
+}
+
+// checkThen refuses a flow directive that names no task of the list.
+func checkThen(l *taskList, then, ptr string) error {
+	switch then {
+	case "", "continue", "exit", "end":
+		return nil
+	}
+	if l.byName(then) == nil {
+		return faultAt(ptr, "then: %q names no task of this list", then)
+	}
+	return nil
+}
+
+// compileTask compiles one task with what all tasks share (if, input, output, export, then).
+func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (*task, error) {
+	t := &task{name: name, path: ptr}
+	for key, reason := range unsupportedTasks {
+		if v, ok := def[key]; ok && !(key == "call" && v == "http") && !(key == "run" && isRunWorkflow(v)) {
+			what := key
+			if s, ok := v.(string); ok {
+				what = key + ": " + s
+			} else if m, ok := v.(map[string]any); ok {
+				for k := range m {
+					what = key + ": " + k
+				}
+			}
+			return nil, faultAt(ptr+"/"+key, "task %q (%s): %s", name, what, reason)
+		}
+	}
+	if _, ok := def["timeout"]; ok {
+		return nil, faultAt(ptr+"/timeout", "task %q: task timeouts are not supported by cairn yet", name)
+	}
+	if s, ok := def["if"].(string); ok {
+		x, err := compileExpr(s, sc, ptr+"/if")
+		if err != nil {
+			return nil, err
+		}
+		t.cond = x
+	}
+	var err error
+	if err := compileData(t, def, sc, ptr); err != nil {
+		return nil, err
+	}
+	if ex, ok := def["export"].(map[string]any); ok {
+		if as, ok := ex["as"]; ok {
+			if t.exportAs, err = compileValueOrExpr(as, sc, ptr+"/export/as"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if v, ok := def["then"]; ok {
+		s, isStr := v.(string)
+		if !isStr || s == "" {
+			return nil, faultAt(ptr+"/then", "then must be continue, exit, end or a task's name")
+		}
+		t.then = s
+	}
+	switch {
+	case def["call"] == "http":
+		t.kind = kindCall
+		return t, c.compileHTTP(t, def, sc)
+	case def["run"] != nil:
+		return t, c.compileRunWorkflow(t, def["run"].(map[string]any), sc)
+	case def["for"] != nil:
+		return t, c.compileFor(t, def, sc)
+	case def["do"] != nil:
+		t.kind = kindDo
+		t.body, err = c.compileList(def["do"], ptr+"/do", t, sc)
+		return t, err
+	case def["try"] != nil:
+		return t, c.compileTry(t, def, sc)
+	case def["set"] != nil:
+		t.kind = kindSet
+		if _, ok := def["set"].(map[string]any); !ok {
+			if s, ok := def["set"].(string); !ok || !isStrict(s) {
+				return nil, faultAt(ptr+"/set", "set must be an object or a runtime expression")
+			}
+		}
+		t.set, err = compileTemplate(def["set"], sc, ptr+"/set")
+		return t, err
+	case def["switch"] != nil:
+		return t, c.compileSwitch(t, def["switch"], sc)
+	case def["raise"] != nil:
+		return t, c.compileRaise(t, def["raise"], sc)
+	case def["wait"] != nil:
+		t.kind = kindWait
+		t.wait, err = parseDuration(def["wait"], ptr+"/wait")
+		return t, err
+	case def["listen"] != nil:
+		return t, c.compileListen(t, def["listen"])
+	case def["emit"] != nil:
+		t.kind = kindEmit
+		ev, _ := def["emit"].(map[string]any)
+		event, _ := ev["event"].(map[string]any)
+		with, ok := event["with"].(map[string]any)
+		if !ok {
+			return nil, faultAt(ptr+"/emit/event/with", "emit needs event.with, the event's properties")
+		}
+		if s, _ := with["type"].(string); s == "" {
+			return nil, faultAt(ptr+"/emit/event/with/type", "an emitted event needs a type")
+		}
+		t.emit, err = compileTemplate(with, sc, ptr+"/emit/event/with")
+		return t, err
+	}
+	return nil, faultAt(ptr, "task %q has no task type cairn knows (set, switch, for, do, try, raise, wait, listen, emit)", name)
+}
+
+func (c *compiler) compileFor(t *task, def map[string]any, sc scope) error {
+	t.kind = kindFor
+	spec, ok := def["for"].(map[string]any)
+	if !ok {
+		return faultAt(t.path+"/for", "for must be an object with each, in and at")
+	}
+	in, _ := spec["in"].(string)
+	if in == "" {
+		return faultAt(t.path+"/for/in", "for.in is required: the expression of the collection")
+	}
+	var err error
+	if t.forIn, err = compileExpr(in, sc, t.path+"/for/in"); err != nil {
+		return err
+	}
+	t.forEach, t.forAt = "item", "index"
+	if s, ok := spec["each"].(string); ok && s != "" {
+		t.forEach = s
+	}
+	if s, ok := spec["at"].(string); ok && s != "" {
+		t.forAt = s
+	}
+	inner := sc.with(t.forEach, t.forAt)
+	if w, ok := def["while"].(string); ok {
+		if t.while, err = compileExpr(w, inner, t.path+"/while"); err != nil {
+			return err
+		}
+	}
+	t.body, err = c.compileList(def["do"], t.path+"/do", t, inner)
+	return err
+}
+
+func (c *compiler) compileTry(t *task, def map[string]any, sc scope) error {
+	t.kind = kindTry
+	var err error
+	if t.body, err = c.compileList(def["try"], t.path+"/try", t, sc); err != nil {
+		return err
+	}
+	raw, ok := def["catch"].(map[string]any)
+	if !ok {
+		return faultAt(t.path+"/catch", "a try task needs a catch")
+	}
+	ct := &catchSpec{as: "error"}
+	if s, ok := raw["as"].(string); ok && s != "" {
+		ct.as = s
+	}
+	if errs, ok := raw["errors"].(map[string]any); ok {
+		ct.filter, _ = errs["with"].(map[string]any)
+	}
+	inner := sc.with(ct.as)
+	if s, ok := raw["when"].(string); ok {
+		if ct.when, err = compileExpr(s, inner, t.path+"/catch/when"); err != nil {
+			return err
+		}
+	}
+	if s, ok := raw["exceptWhen"].(string); ok {
+		if ct.exceptWhen, err = compileExpr(s, inner, t.path+"/catch/exceptWhen"); err != nil {
+			return err
+		}
+	}
+	if r, ok := raw["retry"]; ok {
+		if ct.retry, err = c.compileRetry(r, inner, t.path+"/catch/retry"); err != nil {
+			return err
+		}
+	}
+	if d, ok := raw["do"]; ok {
+		if ct.do, err = c.compileList(d, t.path+"/catch/do", t, inner); err != nil {
+			return err
+		}
+		ct.do.catch = true
+	}
+	t.catch = ct
+	return nil
+}
+
+func (c *compiler) compileRetry(raw any, sc scope, ptr string) (*retrySpec, error) {
+	if ref, ok := raw.(string); ok {
+		def, ok := c.retries[ref]
+		if !ok {
+			return nil, faultAt(ptr, "retry policy %q is not defined in use.retries", ref)
+		}
+		raw, ptr = def, "/use/retries/"+escapePointer(ref)
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, faultAt(ptr, "a retry policy must be an object or the name of one in use.retries")
+	}
+	r := &retrySpec{backoff: "constant", maxRetries: -1}
+	var err error
+	if s, ok := m["when"].(string); ok {
+		if r.when, err = compileExpr(s, sc, ptr+"/when"); err != nil {
+			return nil, err
+		}
+	}
+	if s, ok := m["exceptWhen"].(string); ok {
+		if r.exceptWhen, err = compileExpr(s, sc, ptr+"/exceptWhen"); err != nil {
+			return nil, err
+		}
+	}
+	if d, ok := m["delay"]; ok {
+		if r.delay, err = parseDuration(d, ptr+"/delay"); err != nil {
+			return nil, err
+		}
+	}
+	if b, ok := m["backoff"].(map[string]any); ok {
+		for k := range b {
+			switch k {
+			case "constant", "linear", "exponential":
+				r.backoff = k
+			default:
+				return nil, faultAt(ptr+"/backoff/"+escapePointer(k), "unknown backoff %q (constant, linear or exponential)", k)
+			}
+		}
+	}
+	if lim, ok := m["limit"].(map[string]any); ok {
+		if a, ok := lim["attempt"].(map[string]any); ok {
+			if n, ok := a["count"].(float64); ok {
+				r.maxRetries = int(n)
+			}
+		}
+		if d, ok := lim["duration"]; ok {
+			if r.limit, err = parseDuration(d, ptr+"/limit/duration"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if j, ok := m["jitter"].(map[string]any); ok {
+		if r.jitterFrom, err = parseDuration(j["from"], ptr+"/jitter/from"); err != nil {
+			return nil, err
+		}
+		if r.jitterTo, err = parseDuration(j["to"], ptr+"/jitter/to"); err != nil {
+			return nil, err
+		}
+	}
+	if r.maxRetries < 0 && r.limit == 0 {
+		return nil, faultAt(ptr+"/limit", "a retry policy needs a limit (limit.attempt.count or limit.duration): cairn refuses endless retries")
+	}
+	return r, nil
+}
+
+func (c *compiler) compileSwitch(t *task, raw any, sc scope) error {
+	t.kind = kindSwitch
+	items, ok := raw.([]any)
+	if !ok || len(items) == 0 {
+		return faultAt(t.path+"/switch", "switch must be a non-empty list of cases")
+	}
+	for i, item := range items {
+		m, ok := item.(map[string]any)
+		if !ok || len(m) != 1 {
+			return faultAt(fmt.Sprintf("%s/switch/%d", t.path, i), "each case must be an object with exactly one key, the case's name")
+		}
+		for name, body := range m {
+			ptr := fmt.Sprintf("%s/switch/%d/%s", t.path, i, escapePointer(name))
+			def, _ := body.(map[string]any)
+			cs := switchCase{name: name}
+			cs.then, _ = def["then"].(string)
+			if cs.then == "" {
+				return faultAt(ptr+"/then", "case %q needs then", name)
+			}
+			if w, ok := def["when"].(string); ok {
+				x, err := compileExpr(w, sc, ptr+"/when")
+				if err != nil {
+					return err
+				}
+				cs.when = x
+			}
+			t.cases = append(t.cases, cs)
+		}
+	}
+	return nil
+}
+
+func (c *compiler) compileRaise(t *task, raw any, sc scope) error {
+	t.kind = kindRaise
+	m, _ := raw.(map[string]any)
+	e, ok := m["error"]
+	if !ok {
+		return faultAt(t.path+"/raise/error", "raise needs an error")
+	}
+	ptr := t.path + "/raise/error"
+	if ref, ok := e.(string); ok {
+		def, ok := c.errors[ref]
+		if !ok {
+			return faultAt(ptr, "error %q is not defined in use.errors", ref)
+		}
+		e, ptr = def, "/use/errors/"+escapePointer(ref)
+	}
+	em, ok := e.(map[string]any)
+	if !ok {
+		return faultAt(ptr, "an error must be an object (type, status, title, detail) or the name of one in use.errors")
+	}
+	if s, _ := em["type"].(string); s == "" {
+		return faultAt(ptr+"/type", "an error needs a type")
+	}
+	if _, ok := em["status"]; !ok {
+		return faultAt(ptr+"/status", "an error needs a status")
+	}
+	var err error
+	t.raise, err = compileTemplate(em, sc, ptr)
+	return err
+}
+
+func (c *compiler) compileListen(t *task, raw any) error {
+	t.kind = kindListen
+	m, _ := raw.(map[string]any)
+	to, ok := m["to"].(map[string]any)
+	if !ok {
+		return faultAt(t.path+"/listen/to", "listen needs to: one, any or all")
+	}
+	var filters []any
+	ptr := t.path + "/listen/to"
+	switch {
+	case to["one"] != nil:
+		filters, ptr = []any{to["one"]}, ptr+"/one"
+	case to["any"] != nil:
+		filters, _ = to["any"].([]any)
+		ptr += "/any"
+	case to["all"] != nil:
+		filters, _ = to["all"].([]any)
+		ptr += "/all"
+	}
+	if len(filters) != 1 {
+		return faultAt(ptr, "cairn listens for exactly one event filter (a signal named by the event type); several are not supported yet")
+	}
+	f, _ := filters[0].(map[string]any)
+	with, _ := f["with"].(map[string]any)
+	typ, _ := with["type"].(string)
+	if typ == "" {
+		return faultAt(ptr+"/with/type", "cairn needs the event type to listen for (the name of the signal that delivers it)")
+	}
+	if err := workflow.CheckString(ptr+"/with/type", typ, workflow.MaxKeyLength); err != nil {
+		return faultAt(ptr+"/with/type", "the event type (the signal's name) must have at most %d bytes, without NUL", workflow.MaxKeyLength)
+	}
+	if _, ok := f["correlate"]; ok {
+		return faultAt(ptr+"/correlate", "event correlation is not supported by cairn yet")
+	}
+	t.listen = typ
+	return nil
+}
+
+var isoDuration = regexp.MustCompile(`^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)
+
+// parseDuration reads an ISO 8601 duration (PT1S) or an inline one ({seconds: 1}).
+func parseDuration(v any, ptr string) (time.Duration, error) {
+	switch d := v.(type) {
+	case string:
+		m := isoDuration.FindStringSubmatch(d)
+		if m == nil || d == "P" || d == "PT" {
+			return 0, faultAt(ptr, "%q is not an ISO 8601 duration (like PT5S)", d)
+		}
+		var out time.Duration
+		for i, unit := range []time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second} {
+			if m[i+1] == "" {
+				continue
+			}
+			n, err := strconv.ParseFloat(m[i+1], 64)
+			if err != nil {
+				return 0, faultAt(ptr, "%q is not an ISO 8601 duration: %v", d, err)
+			}
+			out += time.Duration(n * float64(unit))
+		}
+		return out, nil
+	case map[string]any:
+		var out time.Duration
+		units := map[string]time.Duration{"days": 24 * time.Hour, "hours": time.Hour, "minutes": time.Minute, "seconds": time.Second, "milliseconds": time.Millisecond}
+		for k, n := range d {
+			u, ok := units[k]
+			f, isNum := n.(float64)
+			if !ok || !isNum || f < 0 {
+				return 0, faultAt(ptr+"/"+escapePointer(k), "a duration has days, hours, minutes, seconds and milliseconds as numbers")
+			}
+			out += time.Duration(f * float64(u))
+		}
+		return out, nil
+	}
+	return 0, faultAt(ptr, "a duration is an ISO 8601 string or an object of days, hours, minutes, seconds, milliseconds")
+}

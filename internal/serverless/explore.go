@@ -1,0 +1,214 @@
+package serverless
+
+import (
+	"sort"
+	"time"
+)
+
+// defaultBackoff is the engine's first retry delay for a step that could not run.
+const defaultBackoff = time.Second
+
+// graph lists where each step may go, for the definition's states (the engine lets a step move
+// only to a state its state lists, and clients draw the graph from them). It follows the same
+// moves as a run (nav.go) with every choice taken both ways: each expression may fail, each `if`
+// may skip, each loop may go on or end, each try may catch or not. Its sets are computed once per
+// move and task, and again until none grows (a flow of skipped tasks may loop).
+type graph struct {
+	p       *program
+	memo    map[string]map[string]bool
+	busy    map[string]bool
+	done    map[string]bool
+	changed bool
+}
+
+// successors lists the next states of every state: the start (key "") and each task to run.
+func (p *program) successors() map[string][]string {
+	g := &graph{p: p, memo: map[string]map[string]bool{}}
+	out := map[string][]string{}
+	for {
+		g.changed, g.busy, g.done = false, map[string]bool{}, map[string]bool{}
+		sets := map[string]map[string]bool{"": g.start()}
+		for _, t := range p.leaves {
+			sets[t.path] = g.leaf(t)
+			if t.kind == kindRun && t.run.await {
+				sets[t.path+awaitSuffix] = g.awaited(t)
+			}
+		}
+		if !g.changed {
+			for k, set := range sets {
+				out[k] = sorted(set)
+			}
+			return out
+		}
+	}
+}
+
+func sorted(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for s := range set {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// cached computes the set of a move once per pass; a move met again while it is being computed
+// (a loop) gives what it had so far, and the pass is repeated until nothing grows.
+func (g *graph) cached(key string, compute func(add func(map[string]bool))) map[string]bool {
+	if g.done[key] || g.busy[key] {
+		return g.memo[key]
+	}
+	g.busy[key] = true
+	set := map[string]bool{}
+	compute(func(s map[string]bool) {
+		for k := range s {
+			set[k] = true
+		}
+	})
+	g.busy[key] = false
+	g.done[key] = true
+	if len(set) > len(g.memo[key]) {
+		g.changed = true
+		g.memo[key] = set
+	}
+	return g.memo[key]
+}
+
+func one(s string) map[string]bool { return map[string]bool{s: true} }
+
+func (g *graph) start() map[string]bool {
+	set := map[string]bool{}
+	if g.p.root.inputFrom != nil || g.p.root.inputSchema != nil {
+		set[stateFault] = true
+	}
+	for k := range g.enter(g.p.root.body.tasks[0]) {
+		set[k] = true
+	}
+	return set
+}
+
+// leaf mirrors runTask.
+func (g *graph) leaf(t *task) map[string]bool {
+	return g.cached("leaf:"+t.path, func(add func(map[string]bool)) {
+		add(g.fault(t)) // input.from, the task itself
+		if t.kind == kindRaise {
+			return
+		}
+		if t.kind == kindRun && t.run.await {
+			add(one(t.path + awaitSuffix))
+			return
+		}
+		for _, c := range t.cases {
+			add(g.complete(t, c.then))
+		}
+		add(g.complete(t, t.then))
+	})
+}
+
+// awaited mirrors awaitHandler.
+func (g *graph) awaited(t *task) map[string]bool {
+	return g.cached("await:"+t.path, func(add func(map[string]bool)) {
+		add(g.fault(t))
+		add(g.complete(t, t.then))
+	})
+}
+
+// enter mirrors run.enter.
+func (g *graph) enter(t *task) map[string]bool {
+	return g.cached("enter:"+t.path, func(add func(map[string]bool)) {
+		if t.cond != nil {
+			add(g.fault(t))
+			add(g.next(t, "continue"))
+		}
+		if !composite(t.kind) {
+			add(one(t.path))
+			return
+		}
+		if t.inputFrom != nil || t.inputSchema != nil {
+			add(g.fault(t))
+		}
+		if t.kind == kindFor {
+			add(g.fault(t))
+			add(g.complete(t, t.then))
+			add(g.iterate(t))
+			return
+		}
+		add(g.enter(t.body.tasks[0]))
+	})
+}
+
+// iterate mirrors run.iterate.
+func (g *graph) iterate(t *task) map[string]bool {
+	return g.cached("iterate:"+t.path, func(add func(map[string]bool)) {
+		if t.while != nil {
+			add(g.fault(t))
+			add(g.complete(t, t.then))
+		}
+		add(g.enter(t.body.tasks[0]))
+	})
+}
+
+// complete mirrors run.complete.
+func (g *graph) complete(t *task, then string) map[string]bool {
+	return g.cached("complete:"+t.path+"\x00"+then, func(add func(map[string]bool)) {
+		if t.outputAs != nil || t.exportAs != nil || t.outputSchema != nil {
+			add(g.fault(t))
+		}
+		if t.kind == kindRoot {
+			add(one(stateEnd))
+			return
+		}
+		add(g.next(t, then))
+	})
+}
+
+// next mirrors run.next.
+func (g *graph) next(t *task, then string) map[string]bool {
+	switch then {
+	case "end":
+		return g.exitList(g.p.root.body)
+	case "exit":
+		return g.exitList(t.list)
+	case "", "continue":
+		if t.index+1 < len(t.list.tasks) {
+			return g.enter(t.list.tasks[t.index+1])
+		}
+		return g.exitList(t.list)
+	default:
+		return g.enter(t.list.byName(then))
+	}
+}
+
+// exitList mirrors run.exitList.
+func (g *graph) exitList(l *taskList) map[string]bool {
+	return g.cached("exit:"+l.path, func(add func(map[string]bool)) {
+		if l.owner.kind == kindFor {
+			add(g.iterate(l.owner))
+		}
+		add(g.complete(l.owner, l.owner.then))
+	})
+}
+
+// fault mirrors run.fault: every try around t that is not running its catch may catch or not.
+func (g *graph) fault(t *task) map[string]bool {
+	return g.cached("fault:"+t.path, func(add func(map[string]bool)) {
+		add(one(stateFault))
+		for l := t.list; l != nil; l = l.owner.list {
+			owner := l.owner
+			if owner.kind == kindTry && !l.catch {
+				c := owner.catch
+				if c.retry != nil {
+					add(g.enter(owner.body.tasks[0]))
+				}
+				if c.do != nil {
+					add(g.enter(c.do.tasks[0]))
+				} else {
+					add(g.complete(owner, owner.then))
+				}
+			}
+			if owner.list == nil {
+				break
+			}
+		}
+	})
+}

@@ -1,0 +1,173 @@
+package serverless
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/itchyny/gojq"
+)
+
+// baseVars are the runtime arguments every expression may use.
+var baseVars = []string{"$context", "$input", "$secret", "$task", "$workflow", "$runtime"}
+
+// scope is the set of variables an expression at some place of a document may use: the runtime
+// arguments plus the names that enclosing `for` and `catch` tasks bind.
+type scope []string
+
+func (s scope) with(names ...string) scope {
+	out := append(scope{}, s...)
+	for _, n := range names {
+		if n != "" && !strings.HasPrefix(n, "$") {
+			n = "$" + n
+		}
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// expr is a jq expression compiled at deploy time with the variables of its scope.
+type expr struct {
+	src  string
+	vars []string
+	code *gojq.Code
+}
+
+// isStrict reports whether a string is a runtime expression in the ${ ... } form.
+func isStrict(s string) bool {
+	t := strings.TrimSpace(s)
+	return strings.HasPrefix(t, "${") && strings.HasSuffix(t, "}")
+}
+
+// compileExpr compiles a jq expression, with or without its ${ } enclosure. A fault is reported at
+// pointer ptr, so an undefined variable or a syntax error is refused at deploy.
+func compileExpr(src string, sc scope, ptr string) (*expr, error) {
+	q := strings.TrimSpace(src)
+	if isStrict(q) {
+		q = strings.TrimSpace(q[2 : len(q)-1])
+	}
+	parsed, err := gojq.Parse(q)
+	if err != nil {
+		return nil, faultAt(ptr, "invalid jq expression %q: %v", src, err)
+	}
+	code, err := gojq.Compile(parsed, gojq.WithVariables(sc))
+	if err != nil {
+		return nil, faultAt(ptr, "invalid jq expression %q: %v", src, err)
+	}
+	return &expr{src: src, vars: sc, code: code}, nil
+}
+
+// eval runs an expression on input with the variables by name; it yields its first value (null
+// when it yields none).
+func (x *expr) eval(ctx context.Context, input any, vars map[string]any) (any, error) {
+	args := make([]any, len(x.vars))
+	for i, n := range x.vars {
+		args[i] = vars[n]
+	}
+	// The step's context: an expression that runs past the step's timeout is stopped.
+	iter := x.code.RunWithContext(ctx, input, args...)
+	v, ok := iter.Next()
+	if !ok {
+		return nil, nil
+	}
+	if err, isErr := v.(error); isErr {
+		return nil, fmt.Errorf("expression %q failed: %w", x.src, err)
+	}
+	return v, nil
+}
+
+// template is a value in which strings of the form ${ ... } are runtime expressions (a set task's
+// object, an event's properties, an error's fields); everything else is literal.
+type template struct {
+	literal any
+	expr    *expr
+	object  map[string]*template
+	array   []*template
+}
+
+// compileTemplate compiles the expressions inside a value.
+func compileTemplate(v any, sc scope, ptr string) (*template, error) {
+	switch t := v.(type) {
+	case string:
+		if isStrict(t) {
+			x, err := compileExpr(t, sc, ptr)
+			if err != nil {
+				return nil, err
+			}
+			return &template{expr: x}, nil
+		}
+		return &template{literal: t}, nil
+	case map[string]any:
+		out := &template{object: map[string]*template{}}
+		for k, child := range t {
+			c, err := compileTemplate(child, sc, ptr+"/"+escapePointer(k))
+			if err != nil {
+				return nil, err
+			}
+			out.object[k] = c
+		}
+		return out, nil
+	case []any:
+		out := &template{array: make([]*template, len(t))}
+		for i, child := range t {
+			c, err := compileTemplate(child, sc, fmt.Sprintf("%s/%d", ptr, i))
+			if err != nil {
+				return nil, err
+			}
+			out.array[i] = c
+		}
+		return out, nil
+	default:
+		return &template{literal: v}, nil
+	}
+}
+
+// compileValueOrExpr compiles a field that is either a runtime expression (a string, with or
+// without ${ }) or an object holding expressions: input.from, output.as, export.as.
+func compileValueOrExpr(v any, sc scope, ptr string) (*template, error) {
+	if s, ok := v.(string); ok {
+		x, err := compileExpr(s, sc, ptr)
+		if err != nil {
+			return nil, err
+		}
+		return &template{expr: x}, nil
+	}
+	return compileTemplate(v, sc, ptr)
+}
+
+// eval evaluates a template on input.
+func (t *template) eval(ctx context.Context, input any, vars map[string]any) (any, error) {
+	switch {
+	case t.expr != nil:
+		return t.expr.eval(ctx, input, vars)
+	case t.object != nil:
+		out := make(map[string]any, len(t.object))
+		for k, c := range t.object {
+			v, err := c.eval(ctx, input, vars)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = v
+		}
+		return out, nil
+	case t.array != nil:
+		out := make([]any, len(t.array))
+		for i, c := range t.array {
+			v, err := c.eval(ctx, input, vars)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	default:
+		return t.literal, nil
+	}
+}
+
+// escapePointer escapes a key for a JSON pointer (RFC 6901).
+func escapePointer(k string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+}

@@ -1,0 +1,385 @@
+package serverless
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// HTTPOptions bounds what `call: http` tasks may do.
+type HTTPOptions struct {
+	// Allow lists the host patterns calls may reach (example.com, *.example.com, 10.0.0.5); empty
+	// allows every host not denied. A host allowed by name may resolve to a private address.
+	Allow []string
+	// Deny lists host patterns calls may never reach; it wins over Allow.
+	Deny []string
+	// Timeout bounds one call (DefaultHTTPTimeout when zero).
+	Timeout time.Duration
+	// MaxResponseBytes bounds a response's body (DefaultMaxResponseBytes when zero).
+	MaxResponseBytes int64
+	// Transport replaces the default transport (tests); the address checks are then its own.
+	Transport http.RoundTripper
+}
+
+// Defaults of HTTPOptions.
+const (
+	DefaultHTTPTimeout      = 30 * time.Second
+	DefaultMaxResponseBytes = 1 << 20
+)
+
+// httpCall is a compiled `call: http`.
+type httpCall struct {
+	method   string
+	uri      string    // a URI template: {name} is replaced by the input's top-level field
+	uriExpr  *expr     // or a runtime expression
+	headers  *template // nil: none
+	query    *template
+	body     *template
+	output   string // content, response or raw
+	user     *template
+	password *template
+	bearer   *template
+}
+
+var uriParam = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+func (c *compiler) compileHTTP(t *task, def map[string]any, sc scope) error {
+	ptr := t.path + "/with"
+	with, ok := def["with"].(map[string]any)
+	if !ok {
+		return faultAt(ptr, "call: http needs with (method, endpoint)")
+	}
+	h := &httpCall{output: "content"}
+	h.method, _ = with["method"].(string)
+	h.method = strings.ToUpper(h.method)
+	if h.method == "" {
+		return faultAt(ptr+"/method", "call: http needs a method")
+	}
+	endpoint := with["endpoint"]
+	eptr := ptr + "/endpoint"
+	if m, ok := endpoint.(map[string]any); ok {
+		endpoint = m["uri"]
+		if auth, ok := m["authentication"].(map[string]any); ok {
+			if err := h.compileAuth(auth, sc, eptr+"/authentication"); err != nil {
+				return err
+			}
+		}
+		eptr += "/uri"
+	}
+	uri, _ := endpoint.(string)
+	if uri == "" {
+		return faultAt(eptr, "call: http needs an endpoint URI")
+	}
+	if isStrict(uri) {
+		x, err := compileExpr(uri, sc, eptr)
+		if err != nil {
+			return err
+		}
+		h.uriExpr = x
+	} else {
+		u, err := url.Parse(uriParam.ReplaceAllString(uri, "x"))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return faultAt(eptr, "%q is not an http or https URI", uri)
+		}
+		h.uri = uri
+	}
+	var err error
+	for key, dst := range map[string]**template{"headers": &h.headers, "query": &h.query, "body": &h.body} {
+		if v, ok := with[key]; ok {
+			if *dst, err = compileValueOrExpr(v, sc, ptr+"/"+key); err != nil {
+				return err
+			}
+		}
+	}
+	if o, ok := with["output"].(string); ok {
+		switch o {
+		case "content", "response", "raw":
+			h.output = o
+		default:
+			return faultAt(ptr+"/output", "output must be content, response or raw, not %q", o)
+		}
+	}
+	t.http = h
+	return nil
+}
+
+func (h *httpCall) compileAuth(auth map[string]any, sc scope, ptr string) error {
+	var err error
+	switch {
+	case auth["basic"] != nil:
+		b, _ := auth["basic"].(map[string]any)
+		if h.user, err = compileTemplate(b["username"], sc, ptr+"/basic/username"); err != nil {
+			return err
+		}
+		h.password, err = compileTemplate(b["password"], sc, ptr+"/basic/password")
+		return err
+	case auth["bearer"] != nil:
+		b, _ := auth["bearer"].(map[string]any)
+		h.bearer, err = compileTemplate(b["token"], sc, ptr+"/bearer/token")
+		return err
+	}
+	for k := range auth {
+		return faultAt(ptr+"/"+escapePointer(k), "authentication %q is not supported by cairn yet (basic and bearer are)", k)
+	}
+	return faultAt(ptr, "authentication needs basic or bearer")
+}
+
+// httpRunner makes the calls of a program, within its options.
+type httpRunner struct {
+	opts   HTTPOptions
+	client *http.Client
+}
+
+type allowPrivateKey struct{}
+
+func newHTTPRunner(opts HTTPOptions) *httpRunner {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultHTTPTimeout
+	}
+	if opts.MaxResponseBytes <= 0 {
+		opts.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	rt := opts.Transport
+	if rt == nil {
+		dialer := &net.Dialer{Timeout: 10 * time.Second}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.Proxy = nil // a proxy would hide the address the checks below see
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			// The address actually dialled, after DNS: a name that resolves to a private,
+			// loopback or link-local address is refused unless its host was allowed by name.
+			if ip := net.ParseIP(hostOf(conn.RemoteAddr().String())); ip != nil && !publicIP(ip) && ctx.Value(allowPrivateKey{}) == nil {
+				_ = conn.Close()
+				return nil, fmt.Errorf("address %s is private, loopback or link-local; allow its host with --http-allow", ip)
+			}
+			return conn, nil
+		}
+		rt = tr
+	}
+	client := &http.Client{Transport: rt, Timeout: opts.Timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("stopped after 5 redirects")
+			}
+			return opts.check(req.URL.Hostname())
+		}}
+	return &httpRunner{opts: opts, client: client}
+}
+
+func hostOf(addr string) string {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	return h
+}
+
+func publicIP(ip net.IP) bool {
+	return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast())
+}
+
+// matchHost reports whether a host matches a pattern: equal, or *.suffix for its subdomains.
+func matchHost(pattern, host string) bool {
+	pattern, host = strings.ToLower(pattern), strings.ToLower(host)
+	if strings.HasPrefix(pattern, "*.") {
+		return strings.HasSuffix(host, pattern[1:])
+	}
+	ok, _ := path.Match(pattern, host)
+	return ok || pattern == host
+}
+
+// check refuses a host the options deny or do not allow.
+func (o HTTPOptions) check(host string) error {
+	for _, p := range o.Deny {
+		if matchHost(p, host) {
+			return fmt.Errorf("host %s is denied by --http-deny", host)
+		}
+	}
+	if len(o.Allow) == 0 {
+		return nil
+	}
+	for _, p := range o.Allow {
+		if matchHost(p, host) {
+			return nil
+		}
+	}
+	return fmt.Errorf("host %s is not in --http-allow", host)
+}
+
+func (o HTTPOptions) allowedByName(host string) bool {
+	for _, p := range o.Allow {
+		if matchHost(p, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// callHTTP makes the call of task t with its (transformed) input and returns its output.
+func (r *run) callHTTP(t *task, in any) (any, *Problem) {
+	h, hr := t.http, r.prog.http
+	fail := func(typ string, status int, title, detail string) *Problem {
+		return &Problem{Type: typ, Status: status, Title: title, Detail: detail, Instance: t.path}
+	}
+	uri := h.uri
+	if h.uriExpr != nil {
+		v, err := h.uriExpr.eval(r.ctx, in, r.vars(t, in, nil))
+		if err != nil {
+			return nil, expressionProblem(t.path, err)
+		}
+		uri, _ = v.(string)
+	} else {
+		fields, _ := in.(map[string]any)
+		uri = uriParam.ReplaceAllStringFunc(uri, func(m string) string {
+			v, ok := fields[m[1:len(m)-1]]
+			if !ok || v == nil {
+				return ""
+			}
+			return url.PathEscape(fmt.Sprint(v))
+		})
+	}
+	u, err := url.Parse(uri)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fail(errTypeValidation, 400, "Invalid Endpoint", fmt.Sprintf("%q is not an http or https URI", uri))
+	}
+	if err := hr.opts.check(u.Hostname()); err != nil {
+		return nil, fail(errTypeCommunication, 403, "Host Not Allowed", err.Error())
+	}
+	evalMap := func(tpl *template) (map[string]any, *Problem) {
+		if tpl == nil {
+			return nil, nil
+		}
+		v, p := r.evalTpl(t, tpl, in, nil)
+		if p != nil {
+			return nil, p
+		}
+		m, _ := v.(map[string]any)
+		return m, nil
+	}
+	query, p := evalMap(h.query)
+	if p != nil {
+		return nil, p
+	}
+	if len(query) > 0 {
+		q := u.Query()
+		for k, v := range query {
+			q.Set(k, fmt.Sprint(v))
+		}
+		u.RawQuery = q.Encode()
+	}
+	var body io.Reader
+	if h.body != nil {
+		v, p := r.evalTpl(t, h.body, in, nil)
+		if p != nil {
+			return nil, p
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fail(errTypeRuntime, 400, "Invalid Body", err.Error())
+		}
+		body = strings.NewReader(string(b))
+	}
+	ctx := r.ctx
+	if hr.opts.allowedByName(u.Hostname()) {
+		ctx = context.WithValue(ctx, allowPrivateKey{}, true)
+	}
+	req, err := http.NewRequestWithContext(ctx, h.method, u.String(), body)
+	if err != nil {
+		return nil, fail(errTypeValidation, 400, "Invalid Request", err.Error())
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	headers, p := evalMap(h.headers)
+	if p != nil {
+		return nil, p
+	}
+	for k, v := range headers {
+		req.Header.Set(k, fmt.Sprint(v))
+	}
+	if h.user != nil {
+		user, p1 := r.evalTpl(t, h.user, in, nil)
+		pass, p2 := r.evalTpl(t, h.password, in, nil)
+		if p1 != nil {
+			return nil, p1
+		}
+		if p2 != nil {
+			return nil, p2
+		}
+		req.SetBasicAuth(fmt.Sprint(user), fmt.Sprint(pass))
+	}
+	if h.bearer != nil {
+		tok, p := r.evalTpl(t, h.bearer, in, nil)
+		if p != nil {
+			return nil, p
+		}
+		req.Header.Set("Authorization", "Bearer "+fmt.Sprint(tok))
+	}
+	resp, err := hr.client.Do(req)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+			return nil, fail(errTypeTimeout, 408, "HTTP Timeout", err.Error())
+		}
+		return nil, fail(errTypeCommunication, 503, "HTTP Call Failed", err.Error())
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, hr.opts.MaxResponseBytes+1))
+	if err != nil {
+		return nil, fail(errTypeCommunication, 503, "HTTP Call Failed", err.Error())
+	}
+	if int64(len(raw)) > hr.opts.MaxResponseBytes {
+		return nil, fail(errTypeCommunication, 502, "HTTP Response Too Large", fmt.Sprintf("the response is larger than %d bytes", hr.opts.MaxResponseBytes))
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		detail := string(raw)
+		if len(detail) > 512 {
+			detail = detail[:512]
+		}
+		return nil, fail(errTypeCommunication, resp.StatusCode, "HTTP "+resp.Status, detail)
+	}
+	var content any = string(raw)
+	if strings.Contains(resp.Header.Get("Content-Type"), "json") && len(raw) > 0 {
+		if err := json.Unmarshal(raw, &content); err != nil {
+			return nil, fail(errTypeCommunication, 502, "Invalid JSON Response", err.Error())
+		}
+	}
+	switch h.output {
+	case "raw":
+		return base64.StdEncoding.EncodeToString(raw), nil
+	case "response":
+		return map[string]any{
+			"request":    map[string]any{"method": h.method, "uri": u.String(), "headers": flatHeaders(req.Header, true)},
+			"headers":    flatHeaders(resp.Header, false),
+			"statusCode": resp.StatusCode,
+			"content":    content,
+		}, nil
+	}
+	return content, nil
+}
+
+// flatHeaders is a header as a JSON object (the Authorization of a request is left out: it is a
+// secret, and the output is stored in history).
+func flatHeaders(h http.Header, request bool) map[string]any {
+	out := map[string]any{}
+	for k, vs := range h {
+		if request && strings.EqualFold(k, "Authorization") {
+			continue
+		}
+		out[k] = strings.Join(vs, ", ")
+	}
+	return out
+}

@@ -1,0 +1,375 @@
+package serverless
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// maxHops bounds how many tasks one step may enter or leave before it reaches a task to run: a
+// flow of skipped tasks that loops forever faults instead of spinning.
+const maxHops = 10000
+
+// target is where a step goes: a task to run next (after a delay, for a retry), the workflow's
+// end, or a fault.
+type target struct {
+	leaf  *task
+	await bool // the leaf is a run: workflow task that started its child and waits for it
+	delay time.Duration
+	end   bool
+	fault *Problem
+}
+
+// frame is the running state of one composite task around the current one (the root first).
+type frame struct {
+	Path     string    `json:"path"`
+	Input    any       `json:"input"`
+	Items    []any     `json:"items,omitempty"`
+	Index    int       `json:"index,omitempty"`
+	Retries  int       `json:"retries,omitempty"`
+	Started  time.Time `json:"started,omitzero"`
+	Catching bool      `json:"catching,omitempty"`
+	Error    any       `json:"error,omitempty"`
+}
+
+// data is what a workflow of a deployed definition keeps in its variables between steps.
+type data struct {
+	Input     any        `json:"input"`   // the workflow's input, after input.from
+	Data      any        `json:"data"`    // the output of the last task: the input of the next
+	Context   any        `json:"context"` // $context
+	Frames    []frame    `json:"frames"`
+	Output    any        `json:"output,omitempty"`
+	WaitUntil *time.Time `json:"waitUntil,omitempty"`
+}
+
+// run moves through a program from one task to the next, evaluating as it goes. The moves are
+// mirrored by the graph (explore.go) that lists each state's possible next states: a change here
+// needs its twin there.
+type run struct {
+	ctx  context.Context
+	prog *program
+	st   *data
+	now  time.Time
+	wfID string
+	hops int
+}
+
+// choice decides among options by eval (a seam the graph mirrors with every option taken).
+func (r *run) choice(_ int, eval func() int) int { return eval() }
+
+// evalTpl evaluates a template for task t on input; a failure is an expression Problem.
+func (r *run) evalTpl(t *task, tpl *template, input any, extra map[string]any) (any, *Problem) {
+	v, err := tpl.eval(r.ctx, input, r.vars(t, input, extra))
+	if err != nil {
+		return nil, expressionProblem(t.path, err)
+	}
+	return v, nil
+}
+
+// vars are the runtime arguments of an expression of task t.
+func (r *run) vars(t *task, input any, extra map[string]any) map[string]any {
+	v := map[string]any{
+		"$context":  r.st.Context,
+		"$input":    input,
+		"$secret":   r.prog.secrets,
+		"$task":     map[string]any{"name": t.name, "reference": t.path},
+		"$workflow": map[string]any{"id": r.wfID, "input": r.st.Input, "definition": map[string]any{"type": r.prog.typ, "version": r.prog.label}},
+		"$runtime":  map[string]any{"name": "cairn"},
+	}
+	for _, f := range r.st.Frames {
+		owner := r.prog.byPath[f.Path]
+		switch {
+		case owner == nil:
+		case owner.kind == kindFor && f.Index < len(f.Items):
+			v["$"+owner.forEach] = f.Items[f.Index]
+			v["$"+owner.forAt] = f.Index
+		case owner.kind == kindTry && f.Catching:
+			v["$"+owner.catch.as] = f.Error
+		}
+	}
+	for k, x := range extra {
+		v[k] = x
+	}
+	return v
+}
+
+func truthy(v any) bool { return v != nil && v != false }
+
+func (r *run) push(f frame) { r.st.Frames = append(r.st.Frames, f) }
+
+func (r *run) top() *frame { return &r.st.Frames[len(r.st.Frames)-1] }
+
+func (r *run) pop() frame {
+	f := r.st.Frames[len(r.st.Frames)-1]
+	r.st.Frames = r.st.Frames[:len(r.st.Frames)-1]
+	return f
+}
+
+// start begins the workflow: its input through input.from, then its first task.
+func (r *run) start(input any) target {
+	root := r.prog.root
+	r.st.Input, r.st.Context = input, map[string]any{}
+	if p := validate(root.inputSchema, input, "/input/schema", "Input"); p != nil {
+		return target{fault: p}
+	}
+	in := input
+	if root.inputFrom != nil {
+		v, p := r.evalTpl(root, root.inputFrom, input, nil)
+		if p != nil {
+			p.Instance = "/input/from"
+			return target{fault: p}
+		}
+		in = v
+	}
+	r.st.Input, r.st.Data = in, in
+	r.push(frame{Path: root.path, Input: in})
+	return r.enter(root.body.tasks[0])
+}
+
+// enter goes into task t, whose input is the current data: a task to run is the target; a
+// composite task is entered down to its first task to run.
+func (r *run) enter(t *task) target {
+	if r.hops++; r.hops > maxHops {
+		return target{fault: &Problem{Type: errTypeRuntime, Status: 500, Title: "Flow Error", Detail: fmt.Sprintf("no task to run within %d moves", maxHops), Instance: t.path}}
+	}
+	if t.cond != nil {
+		v, p := r.evalTpl(t, &template{expr: t.cond}, r.st.Data, nil)
+		if p != nil {
+			return r.fault(t, p)
+		}
+		if r.choice(2, func() int { return map[bool]int{true: 0, false: 1}[truthy(v)] }) == 1 {
+			return r.next(t, "continue") // skipped: its output is its input
+		}
+	}
+	if !composite(t.kind) {
+		return target{leaf: t}
+	}
+	in := r.st.Data
+	if p := validate(t.inputSchema, in, t.path, "Input"); p != nil {
+		return r.fault(t, p)
+	}
+	if t.inputFrom != nil {
+		v, p := r.evalTpl(t, t.inputFrom, in, nil)
+		if p != nil {
+			return r.fault(t, p)
+		}
+		in = v
+	}
+	f := frame{Path: t.path, Input: in}
+	r.st.Data = in
+	switch t.kind {
+	case kindFor:
+		v, p := r.evalTpl(t, &template{expr: t.forIn}, in, nil)
+		if p != nil {
+			return r.fault(t, p)
+		}
+		items, isList := v.([]any)
+		if !isList && v != nil {
+			return r.fault(t, &Problem{Type: errTypeExpression, Status: 400, Title: "Expression Error", Detail: fmt.Sprintf("for.in gave %T, not a list", v), Instance: t.path + "/for/in"})
+		}
+		f.Items = items
+		r.push(f)
+		if r.choice(2, func() int { return map[bool]int{true: 0, false: 1}[len(items) > 0] }) == 1 {
+			r.pop()
+			return r.complete(t, in, in, t.then)
+		}
+		return r.iterate(t)
+	case kindTry:
+		f.Started = r.now
+	}
+	r.push(f)
+	return r.enter(t.body.tasks[0])
+}
+
+// iterate runs a for task's body for its current item, unless its while condition says stop.
+func (r *run) iterate(t *task) target {
+	if t.while != nil {
+		v, p := r.evalTpl(t, &template{expr: t.while}, r.st.Data, nil)
+		if p != nil {
+			return r.fault(t, p)
+		}
+		if r.choice(2, func() int { return map[bool]int{true: 0, false: 1}[truthy(v)] }) == 1 {
+			f := r.pop()
+			return r.complete(t, f.Input, r.st.Data, t.then)
+		}
+	}
+	return r.enter(t.body.tasks[0])
+}
+
+// complete finishes task t with its raw output: output.as, export.as, then the flow directive.
+func (r *run) complete(t *task, input, raw any, then string) target {
+	out := raw
+	if t.outputAs != nil {
+		v, p := r.evalTpl(t, t.outputAs, raw, map[string]any{"$input": input})
+		if p != nil {
+			return r.fault(t, p)
+		}
+		out = v
+	}
+	if p := validate(t.outputSchema, out, t.path, "Output"); p != nil {
+		if t.kind == kindRoot {
+			p.Instance = "/output/schema"
+			return target{fault: p}
+		}
+		return r.fault(t, p)
+	}
+	if t.exportAs != nil {
+		v, p := r.evalTpl(t, t.exportAs, out, map[string]any{"$input": input})
+		if p != nil {
+			return r.fault(t, p)
+		}
+		r.st.Context = v
+	}
+	r.st.Data = out
+	if t.kind == kindRoot {
+		r.st.Output = out
+		return target{end: true}
+	}
+	return r.next(t, then)
+}
+
+// next follows a flow directive after task t completed.
+func (r *run) next(t *task, then string) target {
+	switch then {
+	case "end":
+		r.st.Frames = r.st.Frames[:1]
+		return r.exitList(r.prog.root.body)
+	case "exit":
+		return r.exitList(t.list)
+	case "", "continue":
+		if t.index+1 < len(t.list.tasks) {
+			return r.enter(t.list.tasks[t.index+1])
+		}
+		return r.exitList(t.list)
+	default:
+		return r.enter(t.list.byName(then))
+	}
+}
+
+// exitList leaves a list of tasks: its owner loops again (for) or completes.
+func (r *run) exitList(l *taskList) target {
+	owner := l.owner
+	if owner.kind == kindFor {
+		f := r.top()
+		more := r.choice(2, func() int { return map[bool]int{true: 0, false: 1}[f.Index+1 < len(f.Items)] })
+		if more == 0 {
+			f.Index++
+			return r.iterate(owner)
+		}
+	}
+	f := r.pop()
+	return r.complete(owner, f.Input, r.st.Data, owner.then)
+}
+
+// fault handles a Problem raised in task t: the innermost try around it that catches it retries
+// its tasks, runs its catch.do, or completes; with none, the workflow faults.
+func (r *run) fault(t *task, p *Problem) target {
+	if p.Instance == "" {
+		p.Instance = t.path
+	}
+	for i := len(r.st.Frames) - 1; i >= 0; i-- {
+		owner := r.prog.byPath[r.st.Frames[i].Path]
+		if owner == nil || owner.kind != kindTry || r.st.Frames[i].Catching {
+			continue
+		}
+		c := owner.catch
+		f := &r.st.Frames[i]
+		if r.choice(2, func() int { return map[bool]int{true: 0, false: 1}[r.catches(owner, p)] }) == 1 {
+			continue
+		}
+		if c.retry != nil {
+			var delay time.Duration
+			if r.choice(2, func() int {
+				d, ok := r.retryDelay(owner, f, p)
+				delay = d
+				return map[bool]int{true: 0, false: 1}[ok]
+			}) == 0 {
+				r.st.Frames = r.st.Frames[:i+1]
+				f = &r.st.Frames[i]
+				f.Retries++
+				r.st.Data = f.Input
+				tg := r.enter(owner.body.tasks[0])
+				tg.delay += delay
+				return tg
+			}
+		}
+		r.st.Frames = r.st.Frames[:i+1]
+		f = &r.st.Frames[i]
+		r.st.Data = f.Input
+		if c.do != nil {
+			f.Catching, f.Error = true, p.value()
+			return r.enter(c.do.tasks[0])
+		}
+		r.pop()
+		return r.complete(owner, f.Input, f.Input, owner.then)
+	}
+	return target{fault: p}
+}
+
+// catches reports whether a try task's catch takes a Problem: its errors.with filter, when and
+// exceptWhen.
+func (r *run) catches(owner *task, p *Problem) bool {
+	c := owner.catch
+	pv := p.value()
+	for k, want := range c.filter {
+		if k == "details" {
+			k = "detail"
+		}
+		if fmt.Sprint(pv[k]) != fmt.Sprint(want) {
+			return false
+		}
+	}
+	extra := map[string]any{"$" + c.as: pv}
+	if c.when != nil {
+		v, err := c.when.eval(r.ctx, pv, r.vars(owner, r.st.Data, extra))
+		if err != nil || !truthy(v) {
+			return false
+		}
+	}
+	if c.exceptWhen != nil {
+		v, err := c.exceptWhen.eval(r.ctx, pv, r.vars(owner, r.st.Data, extra))
+		if err == nil && truthy(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// retryDelay says whether a try task's retry policy runs its tasks again, and after how long.
+func (r *run) retryDelay(owner *task, f *frame, p *Problem) (time.Duration, bool) {
+	rp := owner.catch.retry
+	if rp.maxRetries >= 0 && f.Retries >= rp.maxRetries {
+		return 0, false
+	}
+	if rp.limit > 0 && r.now.Sub(f.Started) >= rp.limit {
+		return 0, false
+	}
+	pv := p.value()
+	extra := map[string]any{"$" + owner.catch.as: pv}
+	if rp.when != nil {
+		v, err := rp.when.eval(r.ctx, pv, r.vars(owner, r.st.Data, extra))
+		if err != nil || !truthy(v) {
+			return 0, false
+		}
+	}
+	if rp.exceptWhen != nil {
+		v, err := rp.exceptWhen.eval(r.ctx, pv, r.vars(owner, r.st.Data, extra))
+		if err == nil && truthy(v) {
+			return 0, false
+		}
+	}
+	d := rp.delay
+	switch rp.backoff {
+	case "linear":
+		d *= time.Duration(f.Retries + 1)
+	case "exponential":
+		for i := 0; i < f.Retries && d < 24*time.Hour; i++ {
+			d *= 2
+		}
+	}
+	if rp.jitterTo > rp.jitterFrom {
+		d += rp.jitterFrom + time.Duration(rand.Int64N(int64(rp.jitterTo-rp.jitterFrom)))
+	}
+	return d, true
+}

@@ -1,0 +1,124 @@
+package serverless
+
+import (
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/cairnflow/cairn/persistence"
+)
+
+// The kinds of task cairn runs.
+const (
+	kindRoot   = "workflow" // the document itself: its `do` list, input and output
+	kindSet    = "set"
+	kindSwitch = "switch"
+	kindFor    = "for"
+	kindDo     = "do"
+	kindTry    = "try"
+	kindRaise  = "raise"
+	kindWait   = "wait"
+	kindListen = "listen"
+	kindEmit   = "emit"
+	kindCall   = "call" // call: http
+	kindRun    = "run"  // run: workflow
+)
+
+// composite reports whether a kind holds task lists of its own; such a task is structure, entered
+// and left by the steps of the tasks around it, and only the tasks in its lists are states.
+func composite(kind string) bool {
+	return kind == kindRoot || kind == kindDo || kind == kindFor || kind == kindTry
+}
+
+// program is a compiled document: the tree of its tasks.
+type program struct {
+	typ   string
+	label string
+	title string
+	root  *task
+	// leaves are the tasks that run as states, in document order.
+	leaves  []*task
+	byPath  map[string]*task
+	http    *httpRunner
+	store   *persistence.Store
+	secrets map[string]any
+}
+
+// taskList is one list of tasks (a `do`, a `try`, a `catch.do`) and the task that owns it.
+type taskList struct {
+	path  string
+	owner *task
+	tasks []*task
+	// catch marks a try task's catch.do list.
+	catch bool
+}
+
+// byName returns the task of the list with a name.
+func (l *taskList) byName(name string) *task {
+	for _, t := range l.tasks {
+		if t.name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// task is one compiled task.
+type task struct {
+	name  string
+	path  string // its JSON pointer in the document, and the name of its state
+	kind  string
+	list  *taskList // the list it belongs to (nil for the root)
+	index int
+
+	cond         *expr // if
+	inputSchema  *jsonschema.Schema
+	outputSchema *jsonschema.Schema
+	inputFrom    *template // input.from
+	outputAs     *template // output.as
+	exportAs     *template // export.as
+	then         string    // "" (continue), continue, exit, end, or a sibling's name
+
+	set     *template
+	cases   []switchCase
+	forEach string
+	forAt   string
+	forIn   *expr
+	while   *expr
+	body    *taskList // do, for, root: the tasks it runs; try: its try list
+	catch   *catchSpec
+	raise   *template // the error's fields
+	wait    time.Duration
+	listen  string // the CloudEvent type a listen task waits for
+	emit    *template
+	http    *httpCall
+	run     *runWorkflow
+}
+
+type switchCase struct {
+	name string
+	when *expr // nil: the default case
+	then string
+}
+
+// catchSpec is a try task's catch.
+type catchSpec struct {
+	filter     map[string]any // errors.with
+	as         string
+	when       *expr
+	exceptWhen *expr
+	retry      *retrySpec
+	do         *taskList
+}
+
+// retrySpec is a retry policy of a catch.
+type retrySpec struct {
+	when       *expr
+	exceptWhen *expr
+	delay      time.Duration
+	backoff    string // constant, linear, exponential
+	maxRetries int    // limit.attempt.count; -1: unlimited
+	limit      time.Duration
+	jitterFrom time.Duration
+	jitterTo   time.Duration
+}

@@ -1,0 +1,108 @@
+package serverless
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// awaitSuffix names the WAIT state in which a `run: workflow` task waits for its child.
+const awaitSuffix = "/await"
+
+// runWorkflow is a compiled `run: workflow`: a child workflow of a deployed type.
+type runWorkflow struct {
+	typ     string // <namespace>.<name>
+	version string // document.version the newest deployed version must have ("" for any)
+	input   *template
+	await   bool
+}
+
+func (c *compiler) compileRunWorkflow(t *task, run map[string]any, sc scope) error {
+	ptr := t.path + "/run/workflow"
+	w, _ := run["workflow"].(map[string]any)
+	ns, _ := w["namespace"].(string)
+	name, _ := w["name"].(string)
+	if ns == "" || name == "" {
+		return faultAt(ptr, "run: workflow needs the namespace and name of a deployed definition")
+	}
+	rw := &runWorkflow{typ: ns + "." + name, await: true}
+	rw.version, _ = w["version"].(string)
+	if in, ok := w["input"]; ok {
+		var err error
+		if rw.input, err = compileTemplate(in, sc, ptr+"/input"); err != nil {
+			return err
+		}
+	}
+	if a, ok := run["await"].(bool); ok {
+		rw.await = a
+	}
+	t.kind, t.run = kindRun, rw
+	return nil
+}
+
+// startChild starts the child of a `run: workflow` task (created when the step completes).
+func (r *run) startChild(sc *workflow.StepContext, t *task, in any) *Problem {
+	rw := t.run
+	fail := func(format string, args ...any) *Problem {
+		return &Problem{Type: errTypeRuntime, Status: 400, Title: "Cannot Run Workflow", Detail: fmt.Sprintf(format, args...), Instance: t.path}
+	}
+	var input any = map[string]any{}
+	if rw.input != nil {
+		v, p := r.evalTpl(t, rw.input, in, nil)
+		if p != nil {
+			return p
+		}
+		input = v
+	}
+	if _, ok := input.(map[string]any); !ok {
+		return fail("the input of workflow %s must be an object", rw.typ)
+	}
+	if r.prog.store == nil {
+		return fail("this node's compiler was not installed on an engine")
+	}
+	row, err := r.prog.store.DefinitionGet(r.ctx, persistence.DefinitionGetParams{Type: rw.typ})
+	if err != nil {
+		return fail("no deployed definition %s: %v", rw.typ, err)
+	}
+	if label := workflow.DeployedLabel(row.Spec); rw.version != "" && label != rw.version {
+		return fail("the newest version of %s is %q, not %q", rw.typ, label, rw.version)
+	}
+	b, err := json.Marshal(input)
+	if err != nil {
+		return fail("%v", err)
+	}
+	sc.StartChild(workflow.ChildRequest{Type: rw.typ, Input: b})
+	return nil
+}
+
+// childOutcome reads the newest child of the workflow once every child ended: its output, or
+// its fault.
+func (r *run) childOutcome(sc *workflow.StepContext, t *task) (any, *Problem) {
+	id := sc.WorkflowID()
+	children, _, err := r.prog.store.WorkflowList(r.ctx, persistence.WorkflowListParams{
+		Filter: persistence.WorkflowFilter{ParentID: &id}, Desc: true, Limit: 1})
+	if err != nil || len(children) == 0 {
+		return nil, &Problem{Type: errTypeRuntime, Status: 500, Title: "Child Workflow Lost", Detail: fmt.Sprint(err), Instance: t.path}
+	}
+	child := children[0]
+	if child.Status != persistence.StatusFinished {
+		p := ProblemOf(child)
+		if p == nil {
+			p = &Problem{Type: errTypeRuntime, Status: 500, Title: "Child Workflow " + string(child.Status)}
+			if child.LastError != nil {
+				p.Detail = *child.LastError
+			}
+		}
+		p.Instance = t.path
+		return nil, p
+	}
+	var out any
+	if raw := workflow.OutputOf(child); len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return nil, &Problem{Type: errTypeRuntime, Status: 500, Title: "Invalid Child Output", Detail: err.Error(), Instance: t.path}
+		}
+	}
+	return out, nil
+}

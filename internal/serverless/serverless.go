@@ -1,0 +1,203 @@
+// Package serverless compiles CNCF Serverless Workflow 1.0 documents into cairn definitions and
+// runs them durably. A document is parsed and schema-validated by the specification's Go SDK, its
+// jq expressions are compiled at deploy time (gojq), and its flow is checked (every `then` names a
+// task, every reference is defined). Each task that does work (set, switch, raise, wait, listen,
+// emit) becomes a state named by its JSON pointer and runs as one durable step; composite tasks
+// (do, for, try) are entered and left by those steps. The task's data lives in the workflow's
+// variables, so history, retries, pause, cancel and recovery treat these workflows like any other.
+package serverless
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/serverlessworkflow/sdk-go/v3/parser"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// Options configures what compiled documents may do.
+type Options struct {
+	// HTTP bounds `call: http` tasks.
+	HTTP HTTPOptions
+	// Secrets are what expressions read as $secret (credentials for authentication, say). They
+	// are never stored, unless an expression copies one into a task's output.
+	Secrets map[string]any
+}
+
+// Compiler is cairn's workflow.DocumentCompiler for Serverless Workflow documents.
+type Compiler struct {
+	http    *httpRunner
+	secrets map[string]any
+	store   *persistence.Store // where run: workflow tasks read their children
+}
+
+var _ workflow.DocumentCompiler = (*Compiler)(nil)
+
+// NewCompiler returns a compiler whose documents run within opts.
+func NewCompiler(opts Options) *Compiler {
+	secrets := opts.Secrets
+	if secrets == nil {
+		secrets = map[string]any{}
+	}
+	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets}
+}
+
+// Install makes an engine deploy and run Serverless Workflow documents.
+func Install(e *workflow.Engine, opts Options) {
+	c := NewCompiler(opts)
+	c.store = e.Store()
+	e.SetCompiler(c)
+}
+
+// Compile parses, validates and compiles a document (YAML or JSON).
+func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
+	p, canonical, err := compile(source)
+	if err != nil {
+		return nil, err
+	}
+	p.http, p.store, p.secrets = c.http, c.store, c.secrets
+	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label}, nil
+}
+
+// compile turns a source into its program.
+func compile(source []byte) (*program, []byte, error) {
+	doc, canonical, err := decodeSource(source)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := &compiler{prog: &program{byPath: map[string]*task{}}}
+	if err := c.compileDocument(doc); err != nil {
+		return nil, nil, err
+	}
+	if _, err := parser.FromJSONSource(canonical); err != nil {
+		return nil, nil, sdkFault(doc, err)
+	}
+	c.prog.index(c.prog.root)
+	return c.prog, canonical, nil
+}
+
+// sdkFault turns the SDK's validation error into a refusal at the JSON pointer of the fault: its
+// field path (Workflow.Do[1].Task.Wait...) is walked through the document, the deepest part found.
+func sdkFault(doc map[string]any, err error) error {
+	var ves validator.ValidationErrors
+	if errors.As(err, &ves) && len(ves) > 0 {
+		fe := ves[0]
+		return faultAt(pointerIn(doc, strings.Split(fe.Namespace(), ".")[1:]), "fails the schema's %q rule (value %v)", fe.Tag(), fe.Value())
+	}
+	var se *json.UnmarshalTypeError
+	if errors.As(err, &se) {
+		return faultAt(pointerIn(doc, strings.Split(se.Field, ".")), "must be %s, not %s", se.Type, se.Value)
+	}
+	return faultAt("/", "the document does not follow the Serverless Workflow schema: %v", err)
+}
+
+// pointerIn follows Go field names (Do[1], Task, Wait) through a decoded document and returns the
+// JSON pointer of the deepest value they reach.
+func pointerIn(doc map[string]any, fields []string) string {
+	var cur any = doc
+	var ptr []string
+	step := func(key string) bool {
+		switch c := cur.(type) {
+		case map[string]any:
+			for k, v := range c {
+				if strings.EqualFold(k, key) {
+					cur, ptr = v, append(ptr, escapePointer(k))
+					return true
+				}
+			}
+			if key == "task" && len(c) == 1 { // a task list's item: the task's name
+				for k, v := range c {
+					cur, ptr = v, append(ptr, escapePointer(k))
+				}
+				return true
+			}
+		case []any:
+			if i, err := strconv.Atoi(key); err == nil && i >= 0 && i < len(c) {
+				cur, ptr = c[i], append(ptr, key)
+				return true
+			}
+		}
+		return false
+	}
+	for _, f := range fields {
+		name, idx, hasIdx := strings.Cut(f, "[")
+		if name != "" {
+			step(strings.ToLower(name))
+		}
+		if hasIdx {
+			step(strings.TrimSuffix(idx, "]"))
+		}
+	}
+	return "/" + strings.Join(ptr, "/")
+}
+
+// index lists a program's tasks by path and its tasks to run in document order.
+func (p *program) index(t *task) {
+	p.byPath[t.path] = t
+	if !composite(t.kind) {
+		p.leaves = append(p.leaves, t)
+	}
+	for _, l := range []*taskList{t.body, catchList(t)} {
+		if l == nil {
+			continue
+		}
+		for _, c := range l.tasks {
+			p.index(c)
+		}
+	}
+}
+
+func catchList(t *task) *taskList {
+	if t.catch == nil {
+		return nil
+	}
+	return t.catch.do
+}
+
+// definition builds the state machine: a start state, one state per task to run, an end and a
+// fault state. Each state lists where its step may go, found by exploring every choice.
+func (p *program) definition() workflow.Definition {
+	d := workflow.Definition{Type: p.typ, Description: p.title}
+	next := p.successors()
+	// A document whose every path faults still validates: the start lists the end too.
+	startNext := append(next[""], stateEnd)
+	d.States = append(d.States, workflow.State{Name: stateStart, Kind: workflow.Start, Handler: p.handler(nil), Next: dedupe(startNext),
+		Description: "the workflow's input, then its first task"})
+	for _, t := range p.leaves {
+		s := workflow.State{Name: t.path, Kind: workflow.Normal, Handler: p.handler(t), Next: next[t.path], Description: t.kind + " " + t.name}
+		if t.kind == kindListen {
+			s.Kind = workflow.Wait
+			s.WaitFor = &workflow.WaitFor{Signal: t.listen}
+		}
+		// A task's faults are Problems handled by try/catch; the engine's own retries are only
+		// for a step that could not run at all (a crash, a lost database).
+		s.Retry = &workflow.RetryPolicy{MaxAttempts: 3, MinBackoff: defaultBackoff, MaxBackoff: 10 * defaultBackoff}
+		d.States = append(d.States, s)
+		if t.kind == kindRun && t.run.await {
+			d.States = append(d.States, workflow.State{Name: t.path + awaitSuffix, Kind: workflow.Wait, Handler: p.awaitHandler(t),
+				WaitFor: &workflow.WaitFor{Children: true}, Next: next[t.path+awaitSuffix], Retry: s.Retry,
+				Description: "waits for the workflow " + t.name + " runs"})
+		}
+	}
+	d.States = append(d.States,
+		workflow.State{Name: stateEnd, Kind: workflow.End, Description: "the workflow completed"},
+		workflow.State{Name: stateFault, Kind: workflow.ErrorKind, Description: "the workflow faulted (lastError holds the Problem Details)"})
+	return d
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	out := in[:0]
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,76 @@
+package persistence_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/persistence/dbtest"
+)
+
+// A claim skips workflows still held by an attempt, a stopped executor claims nothing, step
+// deadlines follow the states' own timeouts, and a release lets go only of its executor's claim.
+func TestClaimHeldStoppedDeadlinesAndRelease(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		now := persistence.Now()
+		past := now.Add(-time.Minute)
+		exec, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: "default", Expiry: time.Minute})
+		require.NoError(t, err)
+		other, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 2, Group: "default", Expiry: time.Minute})
+		require.NoError(t, err)
+
+		held := newWorkflow("t", persistence.StatusInProgress, &past) // resumed while its old attempt runs
+		held.ExecutorID = &other.ID
+		long := newWorkflow("t", persistence.StatusCreated, &past)
+		long.State = "long"
+		short := newWorkflow("t", persistence.StatusCreated, &past)
+		short.State = "short"
+		plain := newWorkflow("t", persistence.StatusCreated, &past)
+		require.NoError(t, store.WorkflowInsertMany(ctx, []*persistence.Workflow{held, long, short, plain}))
+
+		stopped, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 3, Group: "default", Expiry: time.Minute})
+		require.NoError(t, err)
+		require.NoError(t, store.ExecutorStop(ctx, stopped.ID))
+		none, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: stopped.ID, Group: "default", Limit: 10, Now: now,
+			StepDeadline: now.Add(time.Minute), Types: []string{"t"}})
+		require.NoError(t, err)
+		require.Empty(t, none, "a stopped executor claims nothing")
+
+		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 10, Now: now,
+			StepDeadline: now.Add(time.Minute), Types: []string{"t"}, StepTimeouts: []persistence.StepTimeout{
+				{Type: "t", Version: 1, State: "long", Timeout: 5 * time.Minute},
+				{Type: "t", Version: 1, State: "short", Timeout: 3 * time.Second},
+				{Type: "t", Version: 2, State: "start", Timeout: time.Hour}, // another version: not these
+			}})
+		require.NoError(t, err)
+		require.Len(t, claimed, 3, "the held workflow is not claimed")
+		for _, w := range claimed {
+			require.NotEqual(t, held.ID, w.ID)
+			want := map[string]time.Duration{"long": 5 * time.Minute, "short": 3 * time.Second, "start": time.Minute}[w.State]
+			require.NotNil(t, w.StepDeadline)
+			require.WithinDuration(t, now.Add(want), *w.StepDeadline, time.Millisecond, "state %s", w.State)
+		}
+
+		// The held workflow's attempt ends: only its own executor's release lets go of it.
+		got, err := store.WorkflowRelease(ctx, persistence.WorkflowReleaseParams{ExecutorID: exec.ID, IDs: []int64{held.ID}})
+		require.NoError(t, err)
+		require.Empty(t, got)
+		got, err = store.WorkflowRelease(ctx, persistence.WorkflowReleaseParams{ExecutorID: other.ID, IDs: []int64{held.ID}})
+		require.NoError(t, err)
+		require.Equal(t, []int64{held.ID}, got)
+		w, err := store.WorkflowGet(ctx, held.ID)
+		require.NoError(t, err)
+		require.Nil(t, w.ExecutorID)
+		require.Equal(t, persistence.StatusInProgress, w.Status, "a release keeps the status an operator left")
+		again, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 10, Now: now,
+			StepDeadline: now.Add(time.Minute), Types: []string{"t"}})
+		require.NoError(t, err)
+		require.Len(t, again, 1)
+		require.Equal(t, held.ID, again[0].ID)
+	})
+}

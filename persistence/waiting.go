@@ -1,0 +1,18 @@
+package persistence
+
+import (
+	"context"
+	"fmt"
+)
+
+// WorkflowWaitingForSignal returns the IDs of up to limit WAITING workflows that wait for a
+// signal of a name, oldest first.
+func (s *Store) WorkflowWaitingForSignal(ctx context.Context, name string, limit int64) ([]int64, error) {
+	var ids []int64
+	err := s.idb.NewSelect().Model((*Workflow)(nil)).Column("id").
+		Where("status = ? AND wait_signal = ?", StatusWaiting, name).OrderExpr("id").Limit(limit).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("error listing workflows waiting for signal %q: %w", name, err)
+	}
+	return ids, nil
+}

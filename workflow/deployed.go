@@ -1,0 +1,240 @@
+package workflow
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cairnflow/cairn/persistence"
+)
+
+// DocumentCompiler turns a declarative document (a Serverless Workflow definition, YAML or JSON)
+// into a Definition with handlers. cairn's compiler lives in internal/serverless; Install it on an
+// engine with SetCompiler. Every node that runs deployed definitions needs one.
+type DocumentCompiler interface {
+	// Compile parses and checks a document. A document at fault gives an *Error with Code
+	// INVALID_INPUT and Field the JSON pointer of the fault.
+	Compile(source []byte) (*CompiledDocument, error)
+}
+
+// CompiledDocument is what a DocumentCompiler makes of a document.
+type CompiledDocument struct {
+	// Definition is the state machine with its handlers; its Type names the document.
+	Definition Definition
+	// Canonical is the document in a canonical JSON form: its sha256 tells one version from the next.
+	Canonical []byte
+	// Label is the document's own version (document.version), kept as a label.
+	Label string
+}
+
+// deployedSpec is the stored spec of a deployed definition: the compiled states (for clients that
+// draw them) and the source every node compiles again.
+type deployedSpec struct {
+	Definition
+	Source string `json:"source"`
+	Label  string `json:"label,omitempty"`
+}
+
+// MaxDocumentBytes bounds the source of a deployed document.
+const MaxDocumentBytes = 1 << 20
+
+// deployedTypeTTL is how long a node trusts its list of deployed types before reading it again: a
+// definition deployed on another node becomes claimable here within it.
+const deployedTypeTTL = 2 * time.Second
+
+// deployState is what an Engine knows about deployed definitions.
+type deployState struct {
+	mu       sync.Mutex
+	compiler DocumentCompiler
+	groups   map[string]string // deployed type -> executor group
+	read     time.Time
+}
+
+// SetCompiler installs the compiler of deployed documents: from then on this node deploys them
+// and runs the deployed definitions stored by any node.
+func (e *Engine) SetCompiler(c DocumentCompiler) {
+	e.deploy.mu.Lock()
+	defer e.deploy.mu.Unlock()
+	e.deploy.compiler = c
+}
+
+func (e *Engine) compiler() DocumentCompiler {
+	e.deploy.mu.Lock()
+	defer e.deploy.mu.Unlock()
+	return e.deploy.compiler
+}
+
+// DeployResult is a deployed definition version.
+type DeployResult struct {
+	Definition *persistence.Definition
+	// Created is false when the document was unchanged since a stored version, which is returned.
+	Created bool
+}
+
+// Deploy compiles a document and stores it as a new version of its type, unless an unchanged
+// version is stored already. Workflows already running keep the version they started with.
+func (e *Engine) Deploy(ctx context.Context, source string) (DeployResult, error) {
+	c := e.compiler()
+	if c == nil {
+		return DeployResult{}, invalid("source", "this node has no compiler of deployed definitions")
+	}
+	if len(bytes.TrimSpace([]byte(source))) == 0 {
+		return DeployResult{}, invalid("source", "the document is empty")
+	}
+	if len(source) > MaxDocumentBytes {
+		return DeployResult{}, invalid("source", "the document has %d bytes; at most %d are accepted", len(source), MaxDocumentBytes)
+	}
+	if err := CheckString("source", source, MaxDocumentBytes); err != nil {
+		return DeployResult{}, err
+	}
+	doc, err := c.Compile([]byte(source))
+	if err != nil {
+		return DeployResult{}, err
+	}
+	def := doc.Definition.withDefaults()
+	if err := def.Validate(); err != nil {
+		return DeployResult{}, err
+	}
+	if _, ok := e.Definition(def.Type); ok {
+		return DeployResult{}, conflict("type %q is defined in code on this node and cannot be deployed", def.Type)
+	}
+	newest, err := e.store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: def.Type})
+	switch {
+	case err == nil && sourceOf(newest.Spec) == "":
+		return DeployResult{}, conflict("type %q is defined in code and cannot be deployed", def.Type)
+	case err != nil && !errors.Is(err, persistence.ErrNotFound):
+		return DeployResult{}, err
+	}
+	spec, err := json.Marshal(deployedSpec{Definition: def, Source: source, Label: doc.Label})
+	if err != nil {
+		return DeployResult{}, fmt.Errorf("error encoding deployed definition %s: %w", def.Type, err)
+	}
+	sum := sha256.Sum256(doc.Canonical)
+	row, created, err := e.store.DefinitionSave(ctx, persistence.DefinitionSaveParams{
+		Type: def.Type, Checksum: "sw:" + hex.EncodeToString(sum[:]), Description: def.Description, Spec: spec, ExecutorGroup: def.ExecutorGroup})
+	if err != nil {
+		return DeployResult{}, err
+	}
+	if created {
+		e.specs.Store(persistence.DefinitionKey{Type: row.Type, Version: row.Version}, &def)
+	}
+	e.noteDeployed(row.Type, row.ExecutorGroup)
+	if created {
+		e.notifier.Notify(persistence.TopicWake, row.ExecutorGroup)
+	}
+	return DeployResult{Definition: row, Created: created}, nil
+}
+
+// DeployedSource returns the source of a deployed definition's spec ("" for one defined in code).
+func DeployedSource(spec json.RawMessage) string { return sourceOf(spec) }
+
+// DeployedLabel returns the document's own version of a deployed definition's spec ("" for one
+// defined in code).
+func DeployedLabel(spec json.RawMessage) string {
+	if sourceOf(spec) == "" {
+		return ""
+	}
+	var probe struct {
+		Label string `json:"label"`
+	}
+	_ = json.Unmarshal(spec, &probe)
+	return probe.Label
+}
+
+// OutputVariable is the variable that holds a workflow's output (a deployed definition's sets it
+// when the workflow finishes).
+const OutputVariable = "output"
+
+// OutputOf returns a workflow's output: its variable OutputVariable (nil when unset).
+func OutputOf(w *persistence.Workflow) json.RawMessage {
+	if !bytes.Contains(w.Variables, []byte(`"`+OutputVariable+`"`)) {
+		return nil
+	}
+	var vars map[string]json.RawMessage
+	if json.Unmarshal(w.Variables, &vars) != nil {
+		return nil
+	}
+	return vars[OutputVariable]
+}
+
+func sourceOf(spec json.RawMessage) string {
+	if !bytes.Contains(spec, []byte(`"source"`)) {
+		return ""
+	}
+	var probe struct {
+		Source string `json:"source"`
+	}
+	if json.Unmarshal(spec, &probe) != nil {
+		return ""
+	}
+	return probe.Source
+}
+
+// parseRow decodes a stored definition version: a deployed one is compiled again (with handlers)
+// when this node has a compiler, any other decoded as it is.
+func (e *Engine) parseRow(row *persistence.Definition) (*Definition, error) {
+	src := sourceOf(row.Spec)
+	c := e.compiler()
+	if src == "" || c == nil {
+		return ParseSpec(row.Spec)
+	}
+	doc, err := c.Compile([]byte(src))
+	if err != nil {
+		return nil, NonRetryable(fmt.Errorf("error compiling deployed definition %s v%d: %w", row.Type, row.Version, err))
+	}
+	def := doc.Definition.withDefaults()
+	e.noteDeployed(row.Type, row.ExecutorGroup)
+	return &def, nil
+}
+
+func (e *Engine) noteDeployed(typ, group string) {
+	e.deploy.mu.Lock()
+	defer e.deploy.mu.Unlock()
+	if e.deploy.groups == nil {
+		e.deploy.groups = map[string]string{}
+	}
+	e.deploy.groups[typ] = group
+}
+
+// deployedTypes returns the deployed types of an executor group, sorted, reading the stored
+// definitions again when the list is older than deployedTypeTTL (so a type deployed on another
+// node becomes claimable here). A node without a compiler runs none.
+func (e *Engine) deployedTypes(group string) []string {
+	e.deploy.mu.Lock()
+	defer e.deploy.mu.Unlock()
+	if e.deploy.compiler == nil {
+		return nil
+	}
+	if time.Since(e.deploy.read) > deployedTypeTTL {
+		e.deploy.read = time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defs, err := e.store.DefinitionList(ctx, persistence.DefinitionListParams{})
+		cancel()
+		if err != nil {
+			e.log.Warn("error reading deployed definitions", "error", err)
+		}
+		for _, d := range defs {
+			if sourceOf(d.Spec) != "" {
+				if e.deploy.groups == nil {
+					e.deploy.groups = map[string]string{}
+				}
+				e.deploy.groups[d.Type] = d.ExecutorGroup
+			}
+		}
+	}
+	var out []string
+	for typ, g := range e.deploy.groups {
+		if g == group {
+			out = append(out, typ)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

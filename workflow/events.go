@@ -1,0 +1,59 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/cairnflow/cairn/persistence"
+)
+
+// MaxEventDeliveries bounds the workflows one published event is delivered to.
+const MaxEventDeliveries = 1000
+
+// PublishEvent delivers a CloudEvent (a JSON object with specversion, id, source and type) to
+// every workflow waiting for a signal named by its type, as that signal with the event as its
+// payload. A workflow that is not waiting yet does not get it (signal it by ID for that). The same
+// event (source and id) published again is delivered once to each workflow. It returns the
+// workflows it was delivered to.
+func (e *Engine) PublishEvent(ctx context.Context, event json.RawMessage) ([]*persistence.Workflow, error) {
+	if err := CheckJSON("event", event); err != nil {
+		return nil, err
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(event, &ev); err != nil || ev == nil {
+		return nil, invalid("event", "an event must be a JSON object (a CloudEvent)")
+	}
+	attrs := map[string]string{}
+	for _, a := range []string{"specversion", "id", "source", "type"} {
+		s, _ := ev[a].(string)
+		if s == "" {
+			return nil, invalid("event."+a, "a CloudEvent needs %s, a non-empty string", a)
+		}
+		if err := CheckString("event."+a, s, MaxKeyLength); err != nil {
+			return nil, err
+		}
+		attrs[a] = s
+	}
+	ids, err := e.store.WorkflowWaitingForSignal(ctx, attrs["type"], MaxEventDeliveries)
+	if err != nil {
+		return nil, err
+	}
+	key := fmt.Sprintf("event:%s:%s", attrs["source"], attrs["id"])
+	if len(key) > MaxKeyLength {
+		key = key[:MaxKeyLength]
+	}
+	var out []*persistence.Workflow
+	for _, id := range ids {
+		w, err := e.Signal(ctx, SignalParams{ID: id, Name: attrs["type"], Payload: event, IdempotencyKey: key, Actor: "publishEvent"})
+		if err == nil {
+			out = append(out, w)
+			continue
+		}
+		if c := CodeOf(err); c == CodeConflict || c == CodeNotFound {
+			continue // it ended, or was removed, since it was listed: it no longer listens
+		}
+		return out, err
+	}
+	return out, nil
+}

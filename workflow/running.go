@@ -1,0 +1,29 @@
+package workflow
+
+import (
+	"context"
+
+	"github.com/cairnflow/cairn/persistence"
+)
+
+// RunningAttempt returns the attempt that holds a workflow now as a RUNNING task instance, or nil
+// when none does. It is derived from the claimed workflow row, not stored (its ID is 0): an
+// attempt's row is written once, when it ends, so that a step costs no extra write. It started
+// when its executor claimed the workflow for it: its step deadline less its state's timeout.
+func (e *Engine) RunningAttempt(ctx context.Context, w *persistence.Workflow) *persistence.TaskInstance {
+	if w.ExecutorID == nil {
+		return nil
+	}
+	t := &persistence.TaskInstance{WorkflowID: w.ID, State: w.State, TaskType: taskTypeOf(nil), Attempt: w.Retries + 1,
+		Status: persistence.TaskRunning, ExecutorID: w.ExecutorID, Started: w.Modified}
+	def, err := e.specOf(ctx, e.store, w)
+	if err != nil {
+		return t // the definition is gone: the row still shows what runs, with the claim's time
+	}
+	s, _ := def.State(w.State)
+	t.TaskType = taskTypeOf(s)
+	if w.StepDeadline != nil {
+		t.Started = w.StepDeadline.Add(-def.TimeoutOf(s))
+	}
+	return t
+}
