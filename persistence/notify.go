@@ -19,11 +19,15 @@ const (
 	TopicWake = "wake"
 	// TopicEvents: change events were committed.
 	TopicEvents = "events"
-	// TopicCancel: the workflow whose ID is the payload was cancelled; its running step must stop.
+	// TopicCancel: the workflow in the payload ("id:version") was paused or cancelled at that
+	// version; its attempts claimed before must stop.
 	TopicCancel = "cancel"
 )
 
-const notifyChannel = "cairn"
+// notifyChannelSQL names the LISTEN/NOTIFY channel of the schema a connection works in: nodes of
+// one cairn share it, and cairns in other schemas of the same database never hear each other's
+// hints (workflow IDs repeat across schemas). Hashed, so that any schema name fits a channel name.
+const notifyChannelSQL = "'cairn_' || left(md5(current_schema()), 16)"
 
 // Notifier delivers hints between the parts of one node at once, and between nodes sharing a
 // PostgreSQL through LISTEN/NOTIFY, coalescing identical hints sent within a few milliseconds.
@@ -122,7 +126,7 @@ func (n *Notifier) sendLoop(ctx context.Context) {
 		n.mu.Unlock()
 		if len(batch) > 0 {
 			// Bind parameters straight to pgx (the array travels as text[], no quoting by hand).
-			if _, err := n.store.db.DB.ExecContext(ctx, "SELECT pg_notify($1, x) FROM unnest($2::text[]) AS x", notifyChannel, batch); err != nil && ctx.Err() == nil {
+			if _, err := n.store.db.DB.ExecContext(ctx, "SELECT pg_notify("+notifyChannelSQL+", x) FROM unnest($1::text[]) AS x", batch); err != nil && ctx.Err() == nil {
 				n.log.Warn("error sending notifications", "error", err)
 			}
 		}
@@ -152,7 +156,11 @@ func (n *Notifier) listen(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+	var channel string
+	if err := conn.QueryRow(ctx, "SELECT "+notifyChannelSQL).Scan(&channel); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return err
 	}
 	// Anything sent while we were not listening is covered by waking every subscriber once.
