@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,7 +40,22 @@ type Engine struct {
 	// running cancels the attempts running on this node, by workflow and claimed version: an
 	// attempt, not a workflow, is what runs (a late one of a node declared dead may overlap).
 	running map[int64]map[int]runningStep
+	// cancelled holds, for a while, the newest version of each workflow a cancel hint named: an
+	// attempt claimed at an older version is stale, also one that starts only after the hint came.
+	cancelled   map[int64]cancelHint
+	cancelPrune time.Time
 }
+
+// cancelHint is the newest cancel hint received for a workflow: the version the workflow had after
+// it was paused or cancelled, and when the hint came.
+type cancelHint struct {
+	version int
+	at      time.Time
+}
+
+// cancelHintKept is how long a cancel hint is remembered for attempts that have not started yet:
+// far longer than a claimed attempt takes to start.
+const cancelHintKept = time.Minute
 
 type registered struct {
 	def Definition
@@ -56,7 +72,8 @@ func New(store *persistence.Store, opts Options) *Engine {
 	if n == nil {
 		n = persistence.NewNotifier(store, log)
 	}
-	return &Engine{store: store, notifier: n, log: log, defs: map[string]*registered{}, running: map[int64]map[int]runningStep{}}
+	return &Engine{store: store, notifier: n, log: log, defs: map[string]*registered{}, running: map[int64]map[int]runningStep{},
+		cancelled: map[int64]cancelHint{}}
 }
 
 // Store returns the Store the engine works on.
@@ -188,14 +205,19 @@ type runningStep struct {
 }
 
 // trackRunning remembers how to cancel a running attempt (a workflow claimed at a version by an
-// executor); the returned func forgets it.
+// executor); the returned func forgets it. An attempt whose workflow was paused or cancelled after
+// it was claimed, and the hint came before the attempt started, is cancelled at once.
 func (e *Engine) trackRunning(id int64, version int, executorID int64, cancel context.CancelFunc) func() {
 	e.runMu.Lock()
 	if e.running[id] == nil {
 		e.running[id] = map[int]runningStep{}
 	}
 	e.running[id][version] = runningStep{executorID: executorID, cancel: cancel}
+	hint, hinted := e.cancelled[id]
 	e.runMu.Unlock()
+	if hinted && hint.version > version {
+		cancel()
+	}
 	return func() {
 		e.runMu.Lock()
 		delete(e.running[id], version)
@@ -206,17 +228,61 @@ func (e *Engine) trackRunning(id int64, version int, executorID int64, cancel co
 	}
 }
 
-// cancelRunning cancels every attempt of a workflow running on this node.
-func (e *Engine) cancelRunning(id int64) {
+// cancelRunning cancels the attempts of a workflow running on this node that were claimed before
+// it reached version (0: every attempt), and remembers the version for attempts claimed before it
+// that have not started yet. An attempt claimed after the pause or cancel (at a newer version,
+// after a resume) goes on.
+func (e *Engine) cancelRunning(id int64, version int) {
+	now := time.Now()
 	e.runMu.Lock()
+	if version > 0 && version > e.cancelled[id].version {
+		e.cancelled[id] = cancelHint{version: version, at: now}
+	}
+	if now.Sub(e.cancelPrune) > cancelHintKept {
+		for k, h := range e.cancelled {
+			if now.Sub(h.at) > cancelHintKept {
+				delete(e.cancelled, k)
+			}
+		}
+		e.cancelPrune = now
+	}
 	cancels := make([]context.CancelFunc, 0, len(e.running[id]))
-	for _, r := range e.running[id] {
-		cancels = append(cancels, r.cancel)
+	for v, r := range e.running[id] {
+		if version == 0 || v < version {
+			cancels = append(cancels, r.cancel)
+		}
 	}
 	e.runMu.Unlock()
 	for _, cancel := range cancels {
 		cancel()
 	}
+}
+
+// interrupt cancels the attempts of a workflow, paused or cancelled at version, claimed before
+// that: on this node at once (before the operation returns), and on other nodes through the
+// notifier.
+func (e *Engine) interrupt(id int64, version int) {
+	e.cancelRunning(id, version)
+	e.notifier.Notify(persistence.TopicCancel, cancelHintPayload(id, version))
+}
+
+// cancelHintPayload is the payload of a TopicCancel hint: the workflow and the version it reached
+// when it was paused or cancelled.
+func cancelHintPayload(id int64, version int) string { return fmt.Sprintf("%d:%d", id, version) }
+
+// parseCancelHint reads a TopicCancel payload: "id:version", or "id" alone (every attempt).
+func parseCancelHint(payload string) (id int64, version int, ok bool) {
+	idText, versionText, hasVersion := strings.Cut(payload, ":")
+	id, err := strconv.ParseInt(idText, 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	if hasVersion {
+		if version, err = strconv.Atoi(versionText); err != nil || version < 0 {
+			return 0, 0, false
+		}
+	}
+	return id, version, true
 }
 
 // CancelExecutorSteps cancels the steps running on this node for an executor, and returns how
@@ -248,8 +314,8 @@ func (e *Engine) RunCancelListener(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case payload := <-ch:
-			if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
-				e.cancelRunning(id)
+			if id, version, ok := parseCancelHint(payload); ok {
+				e.cancelRunning(id, version)
 				continue
 			}
 			// An empty hint (after a reconnect): check every running step's workflow.
@@ -271,7 +337,7 @@ func (e *Engine) cancelStale(ctx context.Context) {
 	}
 	for _, w := range wfs {
 		if w.Status != persistence.StatusExecuting {
-			e.cancelRunning(w.ID) // cancelled or paused while its step ran
+			e.cancelRunning(w.ID, 0) // cancelled or paused while its step ran
 		}
 	}
 }

@@ -365,7 +365,7 @@ func (e *Engine) change(ctx context.Context, op string, p ChangeParams, fn func(
 	}
 	if interrupted {
 		// Paused or cancelled while its step ran: the step sees its context cancelled.
-		e.notifier.Notify(persistence.TopicCancel, fmtID(out.ID))
+		e.interrupt(out.ID, out.Version)
 	}
 	e.afterCommit(wake, true)
 	return out, nil
@@ -550,7 +550,7 @@ func (e *Engine) Resume(ctx context.Context, p ChangeParams) (*persistence.Workf
 // Cancel ends a workflow that has not ended, and every descendant that has not ended either: none
 // is claimed again and a step running for any of them sees its context cancelled.
 func (e *Engine) Cancel(ctx context.Context, p ChangeParams) (*persistence.Workflow, error) {
-	var cascaded []int64
+	var cascaded []*persistence.Workflow
 	w, err := e.change(ctx, "cancel", p, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
 		if w.Status.Terminal() {
 			return nil, conflict("workflow %v is already %s", workflowRef(w.ID), w.Status)
@@ -560,8 +560,8 @@ func (e *Engine) Cancel(ctx context.Context, p ChangeParams) (*persistence.Workf
 		cascaded, err = e.cancelDescendants(ctx, tx, w, p)
 		return nil, err
 	})
-	for _, id := range cascaded {
-		e.notifier.Notify(persistence.TopicCancel, fmtID(id))
+	for _, d := range cascaded {
+		e.interrupt(d.ID, d.Version)
 	}
 	return w, err
 }
@@ -575,14 +575,14 @@ func cancelWorkflow(w *persistence.Workflow) {
 }
 
 // cancelDescendants cancels the active descendants of a workflow being cancelled, each with its own
-// EXTERNAL_CHANGE action and change event, and returns their IDs.
-func (e *Engine) cancelDescendants(ctx context.Context, tx *persistence.Store, root *persistence.Workflow, p ChangeParams) ([]int64, error) {
+// EXTERNAL_CHANGE action and change event, and returns them as they now are.
+func (e *Engine) cancelDescendants(ctx context.Context, tx *persistence.Store, root *persistence.Workflow, p ChangeParams) ([]*persistence.Workflow, error) {
 	actor := p.Actor
 	if actor == "" {
 		actor = "api"
 	}
 	text := fmt.Sprintf("cancel: its ancestor (a %s workflow) was cancelled", root.Type)
-	var all []int64
+	var all []*persistence.Workflow
 	parents := []int64{root.ID}
 	for len(parents) > 0 {
 		ids, err := tx.WorkflowActiveChildIDs(ctx, parents)
@@ -612,7 +612,7 @@ func (e *Engine) cancelDescendants(ctx context.Context, tx *persistence.Store, r
 				ActionID: &a.ID, Status: child.Status, State: child.State, At: child.Modified}}); err != nil {
 				return nil, err
 			}
-			all = append(all, child.ID)
+			all = append(all, child)
 			parents = append(parents, child.ID)
 		}
 	}
