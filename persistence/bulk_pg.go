@@ -194,6 +194,9 @@ func (s *Store) workflowCompletePG(ctx context.Context, cs []WorkflowCompletion,
 		text[i], wait[i], lastErr[i], next[i], finished[i] = c.StateText, c.WaitSignal, c.LastError, UTCPtr(c.NextActivation), UTCPtr(c.Finished)
 		keep[i], deadline[i] = c.KeepClaim, UTCPtr(c.StepDeadline)
 	}
+	// The batch finds its rows by primary key only. The fence on executor_id is written so that no
+	// index can serve it (v.exec is never null): with the statistics of a quiet moment the planner
+	// would otherwise walk workflows_executor_idx, every workflow the executors hold, per batch.
 	rows, err := s.rawSQL().QueryContext(ctx, `UPDATE workflows AS w SET status = v.status, state = v.state, state_text = v.text,
 			next_activation = v.next, retries = v.retries, executor_id = CASE WHEN v.keep THEN v.exec ELSE NULL END,
 			variables = v.vars::jsonb, wait_signal = v.wait, last_error = v.lerr, step_deadline = v.deadline, finished = v.finished,
@@ -201,7 +204,7 @@ func (s *Store) workflowCompletePG(ctx context.Context, cs []WorkflowCompletion,
 		FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int[], $9::text[],
 			$10::text[], $11::text[], $12::timestamptz[], $14::boolean[], $15::timestamptz[])
 			AS v(id, exec, ver, status, state, text, next, retries, vars, wait, lerr, finished, keep, deadline)
-		WHERE w.id = v.id AND w.executor_id = v.exec AND w.version = v.ver AND w.status = 'EXECUTING'
+		WHERE w.id = v.id AND w.executor_id IS NOT DISTINCT FROM v.exec AND w.version = v.ver AND w.status = 'EXECUTING'
 		RETURNING w.id`, id, exec, ver, status, state, text, next, retries, vars, wait, lastErr, finished, UTC(now), keep, deadline)
 	if err != nil {
 		return nil, err

@@ -99,13 +99,19 @@ func (s *Store) ExecutorExpireDead(ctx context.Context, now time.Time) ([]int64,
 
 // WorkflowOrphaned returns up to limit workflows held by an executor that has stopped or was
 // declared dead (EXECUTING ones, and ones paused, cancelled or changed while their step ran),
-// locking them (SKIP LOCKED) so that two recovering nodes never take the same one.
+// locking them (SKIP LOCKED) so that two recovering nodes never take the same one. The stopped
+// executors are read first and their workflows looked up by executor: a join would let the
+// planner walk every held workflow, the live executors' too, on every recovery pass.
 func (s *Store) WorkflowOrphaned(ctx context.Context, limit int64) ([]*Workflow, error) {
+	var stopped []int64
+	if err := s.idb.NewSelect().Model((*Executor)(nil)).Column("id").Where("stopped IS NOT NULL").Scan(ctx, &stopped); err != nil {
+		return nil, fmt.Errorf("error listing stopped executors: %w", err)
+	}
+	if len(stopped) == 0 {
+		return nil, nil
+	}
 	var wfs []*Workflow
-	q := s.idb.NewSelect().Model(&wfs).
-		Where("w.executor_id IS NOT NULL").
-		Where("w.executor_id IN (SELECT e.id FROM executors AS e WHERE e.stopped IS NOT NULL)").
-		OrderExpr("w.id").Limit(limit)
+	q := s.idb.NewSelect().Model(&wfs).Where("w.executor_id IN (?)", bun.List(stopped)).Limit(limit)
 	if s.isPostgres() {
 		q = q.For("UPDATE SKIP LOCKED")
 	}

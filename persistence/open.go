@@ -31,6 +31,9 @@ type OpenOptions struct {
 	// nothing for this long (default 5s): a node frozen mid-transaction (SIGSTOP, a VM pause) would
 	// otherwise keep its workflows locked, and out of other nodes' recovery, until it thaws.
 	IdleInTransactionTimeout time.Duration
+	// QueryTracer, on PostgreSQL, sees every statement the Store sends with its arguments
+	// (tracing; the plan tests EXPLAIN what a workload ran). Nil: none.
+	QueryTracer pgx.QueryTracer
 }
 
 // Open connects to the database a URL names: sqlite:///path/file.db, sqlite://relative.db,
@@ -137,6 +140,9 @@ func openPostgres(rawURL string, opts OpenOptions) (*bun.DB, error) {
 	}
 	if _, set := cfg.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
 		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(idle.Milliseconds())
+	}
+	if opts.QueryTracer != nil {
+		cfg.Tracer = opts.QueryTracer
 	}
 	sqldb := stdlib.OpenDB(*cfg)
 	max := opts.MaxConns
