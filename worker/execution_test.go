@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -213,7 +214,11 @@ func TestCancelStopsTheRunningStep(t *testing.T) {
 		require.Equal(t, "ship", final.State)
 		require.Nil(t, final.ExecutorID, "the cancelled attempt let go of the workflow")
 		tasks := b.tasks(t, w.ID)
-		require.Len(t, tasks, 3, "the cancelled step records only its CANCELLED attempt")
+		var seen []string
+		for _, ti := range tasks {
+			seen = append(seen, fmt.Sprintf("%s %s %v", ti.State, ti.Status, ti.Error))
+		}
+		require.Len(t, tasks, 3, "the cancelled step records only its CANCELLED attempt: %v", seen)
 		require.Equal(t, persistence.TaskCancelled, tasks[2].Status)
 		require.Equal(t, "ship", tasks[2].State)
 	})
@@ -225,7 +230,8 @@ func TestPauseDuringAStepRunsItAgainAfterResume(t *testing.T) {
 		ctx := context.Background()
 		b := setup(t, store)
 		b.startWorker(t, fastOptions())
-		w := b.start(t, "demo.order", `{"shipDelayMs": 300}`)
+		// Long enough for a loaded machine to see the step running before it ends.
+		w := b.start(t, "demo.order", `{"shipDelayMs": 2000}`)
 		b.waitFor(t, w.ID, "shipping", func(w *persistence.Workflow) bool {
 			return w.State == "ship" && w.Status == persistence.StatusExecuting
 		})
