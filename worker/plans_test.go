@@ -176,7 +176,9 @@ func TestHotStatementsKeepTheirPlans(t *testing.T) {
 		ids = append(ids, b.start(t, "demo.fanout", `{"children": 3}`).ID)
 	}
 	slow := b.start(t, "demo.order", `{"shipDelayMs": 60000}`)
-	b.waitFor(t, slow.ID, "shipping", func(w *persistence.Workflow) bool { return w.State == "ship" && w.Status == persistence.StatusExecuting })
+	b.waitFor(t, slow.ID, "shipping", func(w *persistence.Workflow) bool {
+		return w.State == "ship" && w.Status == persistence.StatusExecuting
+	})
 	_, err = b.engine.Cancel(ctx, workflow.ChangeParams{ID: slow.ID})
 	require.NoError(t, err)
 	for _, id := range ids {
