@@ -19,6 +19,9 @@ const (
 	// codeSlowSubscriber ends a subscription that could not keep up; extensions.cursor says where
 	// to resume.
 	codeSlowSubscriber = "SLOW_SUBSCRIBER"
+	// codeCursorExpired refuses to resume from a cursor older than the change events kept;
+	// extensions.oldestCursor says where the events held begin.
+	codeCursorExpired = "CURSOR_EXPIRED"
 	// codeDepthLimit refuses a query nested deeper than Config.MaxDepth.
 	codeDepthLimit = "DEPTH_LIMIT_EXCEEDED"
 )

@@ -38,6 +38,27 @@ func parseEventCursor(s string) (persistence.EventCursor, error) {
 	return persistence.EventCursor{TxID: c.TxID, ID: c.ID}, nil
 }
 
+// checkCursorHeld refuses a cursor from before the oldest change event still stored (events are
+// kept for a window, see serve --event-retention): events after it may be gone. The error carries
+// the cursor to resume from instead, just before the oldest event held. The start cursor always
+// passes: it asks for whatever is stored.
+func (r *Resolver) checkCursorHeld(ctx context.Context, c persistence.EventCursor) error {
+	if c == (persistence.EventCursor{}) {
+		return nil
+	}
+	oldest, ok, err := r.store.ChangeEventOldest(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	if resume := oldest.Before(); resume.After(c) {
+		return &gqlerror.Error{
+			Message: "events after this cursor are no longer kept; resume from extensions.oldestCursor (the oldest event held comes next)",
+			Extensions: map[string]any{"code": codeCursorExpired, "field": "after", "oldestCursor": eventCursorOf(resume)},
+		}
+	}
+	return nil
+}
+
 // backlog reads the stored events matching f in (from, to] and hands each to send, in stream
 // order, at the pace send takes them. It returns false when send does, or when ctx ends.
 func (r *Resolver) backlog(ctx context.Context, f persistence.WorkflowFilter, from, to persistence.EventCursor, send func(*liveEvent) bool) bool {
@@ -92,6 +113,9 @@ func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFil
 	var cursor persistence.EventCursor
 	if after != nil {
 		if cursor, err = parseEventCursor(*after); err != nil {
+			return nil, err
+		}
+		if err := r.checkCursorHeld(ctx, cursor); err != nil {
 			return nil, err
 		}
 	}

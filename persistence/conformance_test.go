@@ -550,3 +550,47 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 	require.Error(t, err)
 	require.False(t, errors.Is(err, persistence.ErrUnsupportedURL))
 }
+
+// Trimming looks only at the head of the stream, deletes only events older than the cutoff, and
+// never more than its limit; the oldest cursor follows the head.
+func TestChangeEventTrimAndOldest(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		_, ok, err := store.ChangeEventOldest(ctx)
+		require.NoError(t, err)
+		require.False(t, ok, "no events yet")
+		old, recent := persistence.Now().Add(-48*time.Hour), persistence.Now()
+		var evs []*persistence.ChangeEvent
+		for i := range 10 {
+			at := recent
+			if i < 6 {
+				at = old
+			}
+			evs = append(evs, &persistence.ChangeEvent{WorkflowID: int64(i + 1), Type: "CREATED", Status: persistence.StatusCreated, State: "s", At: at})
+		}
+		require.NoError(t, store.ChangeEventInsertMany(ctx, evs))
+		cutoff := persistence.Now().Add(-24 * time.Hour)
+
+		n, err := store.ChangeEventTrim(ctx, persistence.ChangeEventTrimParams{Before: cutoff, Limit: 4})
+		require.NoError(t, err)
+		require.Equal(t, 4, n, "at most the limit")
+		oldest, ok, err := store.ChangeEventOldest(ctx)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, evs[4].ID, oldest.ID)
+		n, err = store.ChangeEventTrim(ctx, persistence.ChangeEventTrimParams{Before: cutoff, Limit: 4})
+		require.NoError(t, err)
+		require.Equal(t, 2, n, "only those older than the cutoff")
+		n, err = store.ChangeEventTrim(ctx, persistence.ChangeEventTrimParams{Before: cutoff})
+		require.NoError(t, err)
+		require.Zero(t, n)
+		left, err := store.ChangeEventList(ctx, persistence.ChangeEventListParams{Limit: 100})
+		require.NoError(t, err)
+		require.Len(t, left, 4)
+		oldest, _, err = store.ChangeEventOldest(ctx)
+		require.NoError(t, err)
+		require.Equal(t, evs[6].ID, oldest.ID)
+		require.Equal(t, left[0].CursorOf(), oldest)
+	})
+}

@@ -14,9 +14,11 @@ type WorkflowPurgeParams struct {
 	Limit int
 }
 
-// historyTables are the tables whose rows belong to a workflow, deleted with it.
+// historyTables are the tables whose rows belong to a workflow, deleted with it. Change events are
+// not among them: they are kept for a window of their own and trimmed by age (ChangeEventTrim),
+// and a subscriber reading an event of a purged workflow gets the event without the workflow.
 var historyTables = []string{"actions", "action_variables", "task_instances", "activity_logs", "side_effects",
-	"signals", "form_submissions", "idempotency_keys", "change_events"}
+	"signals", "form_submissions", "idempotency_keys"}
 
 // WorkflowPurge deletes, in one transaction, up to Limit workflow trees (a root and all its
 // descendants) whose root ended before a time and none of whose workflows is still running, with

@@ -93,3 +93,23 @@ func TestWorkersFireSchedules(t *testing.T) {
 		require.LessOrEqual(t, len(runs), int(time.Since(sc.Created)/time.Second)+2, "no fire started two runs")
 	})
 }
+
+func TestEventRetentionTrimsOldChangeEvents(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		b := setup(t, store)
+		opts := fastOptions()
+		opts.EventRetention = time.Second
+		b.startWorker(t, opts)
+		w := b.start(t, "demo.order", `{}`)
+		b.waitStatus(t, w.ID, persistence.StatusFinished)
+		require.Eventually(t, func() bool {
+			events, err := store.ChangeEventList(ctx, persistence.ChangeEventListParams{Limit: 10})
+			require.NoError(t, err)
+			return len(events) == 0
+		}, 20*time.Second, 50*time.Millisecond, "events older than the window are trimmed")
+		_, err := store.WorkflowGet(ctx, w.ID)
+		require.NoError(t, err, "the workflow stays: events have a window of their own")
+	})
+}

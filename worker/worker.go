@@ -47,6 +47,9 @@ type Options struct {
 	// Retention, when positive, deletes workflow trees that ended longer ago than this, with their
 	// history, checked about every 30s (more often for a retention under 5 minutes; 0 keeps everything).
 	Retention time.Duration
+	// EventRetention, when positive, deletes change events (what subscriptions replay from a
+	// cursor) older than this, oldest first, checked like Retention; 0 keeps them all.
+	EventRetention time.Duration
 	// Host names this node on its executor row (os.Hostname()).
 	Host string
 	// Logger receives the pool's logs (the engine's logger).
@@ -271,7 +274,7 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 func (w *Worker) maintainLoop(ctx context.Context) {
 	t := time.NewTicker(w.opts.HeartbeatInterval)
 	defer t.Stop()
-	lastPurge := time.Now()
+	lastPurge, lastTrim := time.Now(), time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -282,6 +285,10 @@ func (w *Worker) maintainLoop(ctx context.Context) {
 		if w.opts.Retention > 0 && time.Since(lastPurge) >= min(30*time.Second, w.opts.Retention/10) {
 			lastPurge = time.Now()
 			w.purge(ctx)
+		}
+		if w.opts.EventRetention > 0 && time.Since(lastTrim) >= min(30*time.Second, w.opts.EventRetention/10) {
+			lastTrim = time.Now()
+			w.trimEvents(ctx)
 		}
 		n, err := w.engine.Recover(ctx, workflow.RecoverParams{ExecutorID: w.ExecutorID()})
 		if err != nil && ctx.Err() == nil {
@@ -315,6 +322,23 @@ func (w *Worker) purge(ctx context.Context) {
 			w.log.Info("purged ended workflows", "count", n, "ended_before", before)
 		}
 		if n < 500 {
+			return
+		}
+	}
+}
+
+// trimEvents deletes the change events older than the event retention, a bounded amount per call.
+func (w *Worker) trimEvents(ctx context.Context) {
+	before := persistence.Now().Add(-w.opts.EventRetention)
+	for range 20 {
+		n, err := w.store.ChangeEventTrim(ctx, persistence.ChangeEventTrimParams{Before: before, Limit: 5000})
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.Warn("trimming change events failed", "error", err)
+			}
+			return
+		}
+		if n < 5000 {
 			return
 		}
 	}

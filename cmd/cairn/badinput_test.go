@@ -101,6 +101,8 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"serve", "--no-api", "--no-workers"}, "leave nothing to run"},
 		{[]string{"serve", "--log-format", "xml"}, `invalid --log-format "xml"`},
 		{[]string{"serve", "--concurrency", "0"}, "--concurrency must be at least 1"},
+		{[]string{"serve", "--retention", "-1h"}, "--retention must not be negative"},
+		{[]string{"serve", "--event-retention", "-1s"}, "--event-retention must not be negative"},
 		{[]string{"migrate"}, "want one of up, down, status"},
 		{[]string{"migrate", "sideways"}, `unknown action "sideways"`},
 	}

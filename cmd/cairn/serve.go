@@ -24,32 +24,33 @@ import (
 
 // serveConfig is the configuration of cairn serve, read from flags and their CAIRN_* twins.
 type serveConfig struct {
-	database      string
-	addr          string
-	demo          bool
-	noWorkers     bool
-	noAPI         bool
-	noMigrate     bool
-	groups        string
-	concurrency   int
-	pollInterval  time.Duration
-	heartbeat     time.Duration
-	expiry        time.Duration
-	drainTimeout  time.Duration
-	retention     time.Duration
-	maxConns      int
-	logLevel      string
-	logFormat     string
-	introspection bool
-	auth          bool
-	origins       string
-	definitions   string
-	httpAllow     string
-	httpDeny      string
-	httpTimeout   time.Duration
-	httpMaxBytes  int64
-	secretsFile   string
-	limits        apiLimits
+	database       string
+	addr           string
+	demo           bool
+	noWorkers      bool
+	noAPI          bool
+	noMigrate      bool
+	groups         string
+	concurrency    int
+	pollInterval   time.Duration
+	heartbeat      time.Duration
+	expiry         time.Duration
+	drainTimeout   time.Duration
+	retention      time.Duration
+	eventRetention time.Duration
+	maxConns       int
+	logLevel       string
+	logFormat      string
+	introspection  bool
+	auth           bool
+	origins        string
+	definitions    string
+	httpAllow      string
+	httpDeny       string
+	httpTimeout    time.Duration
+	httpMaxBytes   int64
+	secretsFile    string
+	limits         apiLimits
 }
 
 func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
@@ -67,6 +68,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.heartbeat, "heartbeat-interval", 2*time.Second, "how often the node heartbeats and looks for dead nodes' work")
 	fs.DurationVar(&c.expiry, "executor-expiry", 10*time.Second, "how long after its last heartbeat a node counts as dead and its work is taken over")
 	fs.DurationVar(&c.retention, "retention", 0, "delete workflows (with their history) that ended longer ago than this, e.g. 720h; 0 keeps everything")
+	fs.DurationVar(&c.eventRetention, "event-retention", 24*time.Hour, "delete change events (what subscriptions resume from) older than this; 0 keeps them all")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 30*time.Second, "on shutdown, how long to wait for running steps and HTTP requests")
 	fs.IntVar(&c.maxConns, "max-conns", 20, "PostgreSQL connection pool size (SQLite always uses one connection)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
@@ -93,6 +95,9 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	}
 	if c.retention < 0 {
 		return nil, usagef("--retention must not be negative, not %s", c.retention)
+	}
+	if c.eventRetention < 0 {
+		return nil, usagef("--event-retention must not be negative, not %s", c.eventRetention)
 	}
 	if c.concurrency < 1 {
 		return nil, usagef("--concurrency must be at least 1, not %d", c.concurrency)
@@ -222,6 +227,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 				Expiry:            cfg.expiry,
 				DrainTimeout:      cfg.drainTimeout,
 				Retention:         cfg.retention,
+				EventRetention:    cfg.eventRetention,
 				Logger:            log,
 			})
 			workers = append(workers, w)
