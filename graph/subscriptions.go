@@ -52,7 +52,7 @@ func (r *Resolver) checkCursorHeld(ctx context.Context, c persistence.EventCurso
 	}
 	if resume := oldest.Before(); resume.After(c) {
 		return &gqlerror.Error{
-			Message: "events after this cursor are no longer kept; resume from extensions.oldestCursor (the oldest event held comes next)",
+			Message:    "events after this cursor are no longer kept; resume from extensions.oldestCursor (the oldest event held comes next)",
 			Extensions: map[string]any{"code": codeCursorExpired, "field": "after", "oldestCursor": eventCursorOf(resume)},
 		}
 	}
