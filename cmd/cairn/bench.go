@@ -31,6 +31,7 @@ type benchConfig struct {
 	definition    string
 	input         string
 	count         int
+	preload       int
 	duration      time.Duration
 	rate          float64
 	workers       int
@@ -62,6 +63,7 @@ func parseBenchConfig(env *environment, args []string) (*benchConfig, error) {
 	fs.StringVar(&c.definition, "definition", "bench.noop", "definition to run: bench.noop, demo.order, or a deployed type (cairn definitions apply)")
 	fs.StringVar(&c.input, "input", "{}", "input of every workflow, a JSON `object` (demo.order: {\"shipDelayMs\": 5})")
 	fs.IntVar(&c.count, "count", 0, "insert `N` workflows in bulk, then start the workers and drain them")
+	fs.IntVar(&c.preload, "preload", 0, "first fill the database with `N` ended workflows of --definition with their history (kept afterwards), to measure on a database like one after weeks of traffic")
 	fs.DurationVar(&c.duration, "duration", 0, "start workflows continuously at --rate while the workers run, for this long, then wait for the rest")
 	fs.Float64Var(&c.rate, "rate", 1000, "starts per second with --duration")
 	fs.IntVar(&c.workers, "workers", 8000, "steps each worker pool runs at once (its concurrency)")
@@ -84,6 +86,8 @@ func parseBenchConfig(env *environment, args []string) (*benchConfig, error) {
 	switch {
 	case c.count < 0:
 		return nil, usagef("--count must be positive, not %d", c.count)
+	case c.preload < 0 || c.preload > maxPreload:
+		return nil, usagef("--preload must be between 0 and %d, not %d", maxPreload, c.preload)
 	case c.duration < 0:
 		return nil, usagef("--duration must be positive, not %s", c.duration)
 	case c.count > 0 && c.duration > 0:
@@ -139,6 +143,8 @@ type benchReport struct {
 	FinishP50ms     float64 `json:"finish_p50_ms"`
 	FinishP99ms     float64 `json:"finish_p99_ms"`
 	InsertSeconds   float64 `json:"insert_seconds,omitempty"`
+	Preloaded       int     `json:"preloaded,omitempty"`
+	PreloadSeconds  float64 `json:"preload_seconds,omitempty"`
 }
 
 // runBench runs cairn bench: it migrates the database, starts the workflows (all before the workers
@@ -259,6 +265,13 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	}()
 
 	report := &benchReport{Definition: cfg.definition, Nodes: cfg.nodes, Workers: cfg.workers}
+	if cfg.preload > 0 {
+		began := time.Now()
+		if err := b.preload(ctx, engine, cfg.preload); err != nil {
+			return nil, err
+		}
+		report.Preloaded, report.PreloadSeconds = cfg.preload, time.Since(began).Seconds()
+	}
 	if cfg.count > 0 {
 		report.Mode = "count"
 		began := time.Now()
@@ -537,6 +550,9 @@ func printBenchReport(w io.Writer, r *benchReport, asJSON bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "database\t%s\n", r.Database)
 	fmt.Fprintf(tw, "definition\t%s (%s mode, %d node(s) x %d workers)\n", r.Definition, r.Mode, r.Nodes, r.Workers)
+	if r.Preloaded > 0 {
+		fmt.Fprintf(tw, "preloaded\t%d ended workflows with their history in %.2fs (kept)\n", r.Preloaded, r.PreloadSeconds)
+	}
 	if r.InsertSeconds > 0 {
 		fmt.Fprintf(tw, "inserted\t%d workflows in %.2fs (before the timer)\n", r.Count, r.InsertSeconds)
 	}

@@ -81,6 +81,28 @@ func TestBenchOnPostgresLeavesOnlyTheTables(t *testing.T) {
 	}
 }
 
+// --preload fills the database with ended workflows and their history before the run, and they
+// stay; the run's own workflows are cleaned up as always.
+func TestBenchPreloadsEndedWorkflows(t *testing.T) {
+	t.Parallel()
+	url := dbtest.URL(t, persistence.KindPostgres)
+	f := runBenchJSON(t, "--database", url, "--preload", "300", "--count", "50", "--definition", "demo.order")
+	require.Equal(t, 50, f.Finished)
+	require.Equal(t, 150, f.Steps, "the preloaded history is not counted in the run")
+	ctx := context.Background()
+	store := openStore(t, url)
+	count := func(q string) int {
+		var n int
+		require.NoError(t, store.DB().NewRaw(q).Scan(ctx, &n), q)
+		return n
+	}
+	require.Equal(t, 300, count("SELECT count(*) FROM workflows WHERE status = 'FINISHED' AND state = 'done' AND type = 'demo.order'"))
+	require.Equal(t, 900, count("SELECT count(*) FROM task_instances"), "validate, charge and ship for each")
+	require.Equal(t, 900, count("SELECT count(*) FROM actions WHERE task_instance_id IS NOT NULL"))
+	require.Equal(t, 1200, count("SELECT count(*) FROM change_events"), "created and one per step")
+	require.Zero(t, count("SELECT count(*) FROM workflows w WHERE NOT EXISTS (SELECT 1 FROM actions a WHERE a.workflow_id = w.id)"))
+}
+
 func TestBenchStartsAtARateForADuration(t *testing.T) {
 	t.Parallel()
 	f := runBenchJSON(t, "--duration", "1s", "--rate", "200")
@@ -98,6 +120,8 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 		{[]string{}, "give --count N or --duration D"},
 		{[]string{"--count", "10", "--duration", "1s"}, "exclude each other"},
 		{[]string{"--count", "-1"}, "--count must be positive"},
+		{[]string{"--count", "10", "--preload", "-1"}, "--preload must be between 0 and 10000000"},
+		{[]string{"--count", "10", "--preload", "10000001"}, "--preload must be between 0 and 10000000"},
 		{[]string{"--count", "ten"}, "invalid value"},
 		{[]string{"--duration", "1s", "--rate", "0"}, "--rate must be positive"},
 		{[]string{"--count", "10", "--workers", "0"}, "--workers must be at least 1"},

@@ -1,0 +1,16 @@
+package persistence
+
+import (
+	"context"
+	"fmt"
+)
+
+// Analyze refreshes the planner's statistics of every table (what autovacuum does in the
+// background on PostgreSQL), so that what is measured next runs with the plans a settled database
+// gets.
+func (s *Store) Analyze(ctx context.Context) error {
+	if _, err := s.idb.NewRaw("ANALYZE").Exec(ctx); err != nil {
+		return fmt.Errorf("error analyzing the database: %w", err)
+	}
+	return nil
+}
