@@ -17,7 +17,6 @@ import (
 var unsupportedTasks = map[string]string{
 	"call": "only call: http is supported by cairn yet",
 	"run":  "only run: workflow is supported by cairn yet",
-	"fork": "fork is not supported by cairn yet",
 }
 
 // MaxTasks bounds the tasks of one document (every list, nested ones included), and MaxDepth how
@@ -249,6 +248,8 @@ func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (
 		return t, c.compileHTTP(t, def, sc)
 	case def["run"] != nil:
 		return t, c.compileRunWorkflow(t, def["run"].(map[string]any), sc)
+	case def["fork"] != nil:
+		return t, c.compileFork(t, def, sc)
 	case def["for"] != nil:
 		return t, c.compileFor(t, def, sc)
 	case def["do"] != nil:
@@ -290,7 +291,7 @@ func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (
 		t.emit, err = compileTemplate(with, sc, ptr+"/emit/event/with")
 		return t, err
 	}
-	return nil, faultAt(ptr, "task %q has no task type cairn knows (set, switch, for, do, try, raise, wait, listen, emit)", name)
+	return nil, faultAt(ptr, "task %q has no task type cairn knows (set, switch, for, fork, do, try, raise, wait, listen, emit, call, run)", name)
 }
 
 func (c *compiler) compileFor(t *task, def map[string]any, sc scope) error {

@@ -31,7 +31,6 @@ const ctkDir = "../../../shared/serverless-workflow-ctk/features"
 var outOfScope = map[string]string{
 	"call.feature/Call OpenAPI With Content Output":                "call: openapi is not supported yet",
 	"call.feature/Call OpenAPI With Response Output":               "call: openapi is not supported yet",
-	"branch.feature/Fork Task With Competing Concurrent Sub Tasks": "fork is not supported yet",
 }
 
 // divergent lists scenarios that run but end otherwise than the feature says, with the reason and

@@ -41,6 +41,7 @@ type data struct {
 	Frames    []frame    `json:"frames"`
 	Output    any        `json:"output,omitempty"`
 	WaitUntil *time.Time `json:"waitUntil,omitempty"`
+	Branch    *branchRef `json:"branch,omitempty"` // a child that runs one branch of its parent's fork
 }
 
 // run moves through a program from one task to the next, evaluating as it goes. The moves are
@@ -231,6 +232,9 @@ func (r *run) complete(t *task, input, raw any, then string) target {
 
 // next follows a flow directive after task t completed.
 func (r *run) next(t *task, then string) target {
+	if t.list.fork || (then == "end" && r.st.Branch != nil) {
+		return r.endBranch() // a branch ends its child workflow, whatever its directive
+	}
 	switch then {
 	case "end":
 		r.st.Frames = r.st.Frames[:1]
@@ -270,6 +274,9 @@ func (r *run) fault(t *task, p *Problem) target {
 	}
 	for i := len(r.st.Frames) - 1; i >= 0; i-- {
 		owner := r.prog.byPath[r.st.Frames[i].Path]
+		if owner != nil && owner.kind == kindFork {
+			break // a branch's fault ends its child workflow; the fork faults in the parent
+		}
 		if owner == nil || owner.kind != kindTry || r.st.Frames[i].Catching {
 			continue
 		}

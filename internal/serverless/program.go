@@ -6,6 +6,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
 )
 
 // The kinds of task cairn runs.
@@ -22,6 +23,7 @@ const (
 	kindEmit   = "emit"
 	kindCall   = "call" // call: http
 	kindRun    = "run"  // run: workflow
+	kindFork   = "fork" // its branches run as child workflows of the same definition version
 )
 
 // composite reports whether a kind holds task lists of its own; such a task is structure, entered
@@ -41,6 +43,7 @@ type program struct {
 	byPath  map[string]*task
 	http    *httpRunner
 	store   *persistence.Store
+	engine  *workflow.Engine // where forks claim a win and cancel the branches that lost
 	secrets map[string]any
 }
 
@@ -51,6 +54,8 @@ type taskList struct {
 	tasks []*task
 	// catch marks a try task's catch.do list.
 	catch bool
+	// fork marks a fork task's branches: each task runs on its own, as a child workflow.
+	fork bool
 }
 
 // byName returns the task of the list with a name.
@@ -93,6 +98,7 @@ type task struct {
 	emit    *template
 	http    *httpCall
 	run     *runWorkflow
+	fork    *forkSpec
 }
 
 type switchCase struct {

@@ -20,6 +20,7 @@ const (
 	varFrames    = "frames"
 	varOutput    = workflow.OutputVariable
 	varWaitUntil = "waitUntil"
+	varBranch    = "branch"
 )
 
 // The names of the states that are not tasks.
@@ -32,7 +33,7 @@ const (
 // load reads a step's data from the workflow's variables.
 func (p *program) load(sc *workflow.StepContext) (*run, error) {
 	st := &data{}
-	for key, dst := range map[string]any{varInput: &st.Input, varData: &st.Data, varContext: &st.Context, varFrames: &st.Frames, varWaitUntil: &st.WaitUntil} {
+	for key, dst := range map[string]any{varInput: &st.Input, varData: &st.Data, varContext: &st.Context, varFrames: &st.Frames, varWaitUntil: &st.WaitUntil, varBranch: &st.Branch} {
 		if _, err := sc.Var(key, dst); err != nil {
 			return nil, err
 		}
@@ -44,6 +45,11 @@ func (p *program) load(sc *workflow.StepContext) (*run, error) {
 func (r *run) save(sc *workflow.StepContext) error {
 	for key, v := range map[string]any{varInput: r.st.Input, varData: r.st.Data, varContext: r.st.Context, varFrames: r.st.Frames} {
 		if err := sc.SetVar(key, v); err != nil {
+			return err
+		}
+	}
+	if r.st.Branch != nil {
+		if err := sc.SetVar(varBranch, r.st.Branch); err != nil {
 			return err
 		}
 	}
@@ -67,7 +73,12 @@ func (p *program) handler(t *task) workflow.StepFunc {
 			if err := json.Unmarshal(sc.RawInput(), &input); err != nil {
 				return workflow.Next{}, workflow.NonRetryable(fmt.Errorf("error decoding the workflow's input: %w", err))
 			}
-			tg = r.start(input)
+			wf := sc.Workflow()
+			if b := branchOf(&wf, input); b != nil {
+				tg = r.startBranch(b)
+			} else {
+				tg = r.start(input)
+			}
 		case t.kind == kindWait:
 			// A durable timer: the step records when the wait ends and is run again then by the
 			// engine (the workflow's next activation); it never sleeps.
@@ -92,6 +103,11 @@ func (p *program) handler(t *task) workflow.StepFunc {
 
 // finishStep saves the step's data and turns where it goes into the engine's Next.
 func (r *run) finishStep(sc *workflow.StepContext, tg target) (workflow.Next, error) {
+	if tg.end {
+		if err := r.claimWin(sc); err != nil {
+			return workflow.Next{}, err
+		}
+	}
 	if err := r.save(sc); err != nil {
 		return workflow.Next{}, err
 	}
@@ -122,13 +138,21 @@ func (p *program) awaitHandler(t *task) workflow.StepFunc {
 		var tg target
 		if in, pr := r.taskInput(t); pr != nil {
 			tg = r.fault(t, pr)
-		} else if out, pr := r.childOutcome(sc, t); pr != nil {
+		} else if out, pr := r.awaited(sc, t); pr != nil {
 			tg = r.fault(t, pr)
 		} else {
 			tg = r.complete(t, in, out, t.then)
 		}
 		return r.finishStep(sc, tg)
 	}
+}
+
+// awaited is the outcome of the children a task waited for.
+func (r *run) awaited(sc *workflow.StepContext, t *task) (any, *Problem) {
+	if t.kind == kindFork {
+		return r.forkOutcome(sc, t)
+	}
+	return r.childOutcome(sc, t)
 }
 
 // taskInput is a task's input: the data, checked by input.schema and transformed by input.from.
@@ -154,6 +178,11 @@ func (r *run) runTask(sc *workflow.StepContext, t *task) target {
 		return r.fault(t, p)
 	}
 	switch t.kind {
+	case kindFork:
+		if p := r.startBranches(sc, t, in); p != nil {
+			return r.fault(t, p)
+		}
+		return target{leaf: t, await: true}
 	case kindRun:
 		if p := r.startChild(sc, t, in); p != nil {
 			return r.fault(t, p)

@@ -34,6 +34,7 @@ type Compiler struct {
 	http    *httpRunner
 	secrets map[string]any
 	store   *persistence.Store // where run: workflow tasks read their children
+	engine  *workflow.Engine
 }
 
 var _ workflow.DocumentCompiler = (*Compiler)(nil)
@@ -50,7 +51,7 @@ func NewCompiler(opts Options) *Compiler {
 // Install makes an engine deploy and run Serverless Workflow documents.
 func Install(e *workflow.Engine, opts Options) {
 	c := NewCompiler(opts)
-	c.store = e.Store()
+	c.store, c.engine = e.Store(), e
 	e.SetCompiler(c)
 }
 
@@ -60,7 +61,7 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.http, p.store, p.secrets = c.http, c.store, c.secrets
+	p.http, p.store, p.engine, p.secrets = c.http, c.store, c.engine, c.secrets
 	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label}, nil
 }
 
@@ -178,10 +179,10 @@ func (p *program) definition() workflow.Definition {
 		// for a step that could not run at all (a crash, a lost database).
 		s.Retry = &workflow.RetryPolicy{MaxAttempts: 3, MinBackoff: defaultBackoff, MaxBackoff: 10 * defaultBackoff}
 		d.States = append(d.States, s)
-		if t.kind == kindRun && t.run.await {
+		if t.kind == kindFork || (t.kind == kindRun && t.run.await) {
 			d.States = append(d.States, workflow.State{Name: t.path + awaitSuffix, Kind: workflow.Wait, Handler: p.awaitHandler(t),
 				WaitFor: &workflow.WaitFor{Children: true}, Next: next[t.path+awaitSuffix], Retry: s.Retry,
-				Description: "waits for the workflow " + t.name + " runs"})
+				Description: "waits for the child workflows of " + t.kind + " " + t.name})
 		}
 	}
 	d.States = append(d.States,
