@@ -15,7 +15,7 @@ import (
 
 // unsupportedTasks are the task types cairn refuses at deploy, with the reason.
 var unsupportedTasks = map[string]string{
-	"call": "only call: http is supported by cairn yet",
+	"call": "only call: http and call: openapi are supported by cairn yet",
 	"run":  "only run: workflow is supported by cairn yet",
 }
 
@@ -202,7 +202,7 @@ func checkThen(l *taskList, then, ptr string) error {
 func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (*task, error) {
 	t := &task{name: name, path: ptr}
 	for key, reason := range unsupportedTasks {
-		if v, ok := def[key]; ok && !(key == "call" && v == "http") && !(key == "run" && isRunWorkflow(v)) {
+		if v, ok := def[key]; ok && !(key == "call" && (v == "http" || v == "openapi")) && !(key == "run" && isRunWorkflow(v)) {
 			what := key
 			if s, ok := v.(string); ok {
 				what = key + ": " + s
@@ -246,6 +246,8 @@ func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (
 	case def["call"] == "http":
 		t.kind = kindCall
 		return t, c.compileHTTP(t, def, sc)
+	case def["call"] == "openapi":
+		return t, c.compileOpenAPI(t, def, sc)
 	case def["run"] != nil:
 		return t, c.compileRunWorkflow(t, def["run"].(map[string]any), sc)
 	case def["fork"] != nil:

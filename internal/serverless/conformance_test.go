@@ -28,10 +28,7 @@ const ctkDir = "../../../shared/serverless-workflow-ctk/features"
 
 // outOfScope lists the conformance scenarios cairn does not run yet, with the reason: their
 // documents must be refused at deploy (INVALID_INPUT). Every other scenario must pass.
-var outOfScope = map[string]string{
-	"call.feature/Call OpenAPI With Content Output":                "call: openapi is not supported yet",
-	"call.feature/Call OpenAPI With Response Output":               "call: openapi is not supported yet",
-}
+var outOfScope = map[string]string{}
 
 // divergent lists scenarios that run but end otherwise than the feature says, with the reason and
 // how they end in cairn (checked, so a change is noticed).
@@ -58,7 +55,15 @@ func fakeEndpoints() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(v)
 	}
+	mux.HandleFunc("GET /v2/swagger.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(petstoreSwagger))
+	})
 	mux.HandleFunc("GET /v2/pet/findByStatus", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("status") == "" {
+			http.Error(w, "status is required", http.StatusBadRequest)
+			return
+		}
 		writeJSON(w, []any{pet("1"), pet("2")})
 	})
 	mux.HandleFunc("GET /v2/pet/getPetByName/{name}", func(w http.ResponseWriter, r *http.Request) {
@@ -75,6 +80,34 @@ func fakeEndpoints() http.Handler {
 	})
 	return mux
 }
+
+// petstoreSwagger is the part of the Swagger Petstore's document (Swagger 2.0) the features call.
+const petstoreSwagger = `{
+  "swagger": "2.0",
+  "info": {"title": "Swagger Petstore", "version": "1.0.7"},
+  "host": "petstore.swagger.io",
+  "basePath": "/v2",
+  "schemes": ["https", "http"],
+  "paths": {
+    "/pet/findByStatus": {
+      "get": {
+        "operationId": "findPetsByStatus",
+        "produces": ["application/json"],
+        "parameters": [{"name": "status", "in": "query", "required": true, "type": "array",
+          "items": {"type": "string", "enum": ["available", "pending", "sold"]}, "collectionFormat": "multi"}],
+        "responses": {"200": {"description": "successful operation"}}
+      }
+    },
+    "/pet/{petId}": {
+      "get": {
+        "operationId": "getPetById",
+        "produces": ["application/json"],
+        "parameters": [{"name": "petId", "in": "path", "required": true, "type": "integer", "format": "int64"}],
+        "responses": {"200": {"description": "successful operation"}}
+      }
+    }
+  }
+}`
 
 // toServer sends every request to a local test server, whatever host it names.
 type toServer struct{ host string }

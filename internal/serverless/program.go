@@ -11,19 +11,20 @@ import (
 
 // The kinds of task cairn runs.
 const (
-	kindRoot   = "workflow" // the document itself: its `do` list, input and output
-	kindSet    = "set"
-	kindSwitch = "switch"
-	kindFor    = "for"
-	kindDo     = "do"
-	kindTry    = "try"
-	kindRaise  = "raise"
-	kindWait   = "wait"
-	kindListen = "listen"
-	kindEmit   = "emit"
-	kindCall   = "call" // call: http
-	kindRun    = "run"  // run: workflow
-	kindFork   = "fork" // its branches run as child workflows of the same definition version
+	kindRoot    = "workflow" // the document itself: its `do` list, input and output
+	kindSet     = "set"
+	kindSwitch  = "switch"
+	kindFor     = "for"
+	kindDo      = "do"
+	kindTry     = "try"
+	kindRaise   = "raise"
+	kindWait    = "wait"
+	kindListen  = "listen"
+	kindEmit    = "emit"
+	kindCall    = "call"    // call: http
+	kindOpenAPI = "openapi" // call: openapi
+	kindRun     = "run"     // run: workflow
+	kindFork    = "fork"    // its branches run as child workflows of the same definition version
 )
 
 // composite reports whether a kind holds task lists of its own; such a task is structure, entered
@@ -97,6 +98,7 @@ type task struct {
 	listen  string // the CloudEvent type a listen task waits for
 	emit    *template
 	http    *httpCall
+	openapi *openapiCall
 	run     *runWorkflow
 	fork    *forkSpec
 }

@@ -230,6 +230,12 @@ func (r *run) runTask(sc *workflow.StepContext, t *task) target {
 			return r.fault(t, p)
 		}
 		return r.complete(t, in, out, t.then)
+	case kindOpenAPI:
+		out, p := r.callOpenAPI(t, in)
+		if p != nil {
+			return r.fault(t, p)
+		}
+		return r.complete(t, in, out, t.then)
 	case kindListen:
 		var event any
 		if s := sc.Signal(); s != nil && len(s.Payload) > 0 {
