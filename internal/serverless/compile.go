@@ -29,11 +29,12 @@ const (
 // compiler walks a decoded document and builds its program, refusing at the JSON pointer of the
 // first fault what cairn cannot run or what does not hold together.
 type compiler struct {
-	prog    *program
-	tasks   int
-	depth   int
-	errors  map[string]any // use.errors
-	retries map[string]any // use.retries
+	prog     *program
+	tasks    int
+	depth    int
+	errors   map[string]any // use.errors
+	retries  map[string]any // use.retries
+	timeouts map[string]any // use.timeouts
 }
 
 // decodeSource reads YAML or JSON (JSON is YAML) into plain values and its canonical JSON form.
@@ -73,16 +74,21 @@ func (c *compiler) compileDocument(doc map[string]any) error {
 	} else if s, ok := meta["summary"].(string); ok {
 		c.prog.title = s
 	}
-	for _, f := range []string{"timeout", "schedule"} {
-		if _, ok := doc[f]; ok {
-			return faultAt("/"+f, "a workflow-level %s is not supported by cairn yet", f)
-		}
+	if _, ok := doc["schedule"]; ok {
+		return faultAt("/schedule", "a workflow-level schedule is not supported by cairn yet (use cairn's schedules)")
 	}
 	if use, ok := doc["use"].(map[string]any); ok {
 		c.errors, _ = use["errors"].(map[string]any)
 		c.retries, _ = use["retries"].(map[string]any)
+		c.timeouts, _ = use["timeouts"].(map[string]any)
 	}
 	root := &task{name: "", path: "", kind: kindRoot}
+	if v, ok := doc["timeout"]; ok {
+		var err error
+		if root.timeout, err = c.compileTimeout(v, "/timeout"); err != nil {
+			return err
+		}
+	}
 	sc := scope(baseVars).with()
 	if err := compileData(root, doc, sc, ""); err != nil {
 		return err
@@ -214,8 +220,11 @@ func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (
 			return nil, faultAt(ptr+"/"+key, "task %q (%s): %s", name, what, reason)
 		}
 	}
-	if _, ok := def["timeout"]; ok {
-		return nil, faultAt(ptr+"/timeout", "task %q: task timeouts are not supported by cairn yet", name)
+	if v, ok := def["timeout"]; ok {
+		var err error
+		if t.timeout, err = c.compileTimeout(v, ptr+"/timeout"); err != nil {
+			return nil, err
+		}
 	}
 	if s, ok := def["if"].(string); ok {
 		x, err := compileExpr(s, sc, ptr+"/if")

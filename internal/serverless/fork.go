@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
@@ -34,6 +35,8 @@ type branchStart struct {
 	Context       any     `json:"context"`
 	WorkflowInput any     `json:"workflowInput"`
 	Frames        []frame `json:"frames"`
+	// Deadline is when the fork task times out.
+	Deadline *time.Time `json:"deadline,omitempty"`
 }
 
 // branchRef is what a branch child keeps to finish its branch.
@@ -84,7 +87,7 @@ func (r *run) startBranches(sc *workflow.StepContext, t *task, in any) *Problem 
 	token := newEventID()
 	for i := range t.body.tasks {
 		b, err := json.Marshal(map[string]any{forkKey: branchStart{Fork: t.path, Branch: i, Token: token, Compete: t.fork.compete,
-			Input: in, Context: r.st.Context, WorkflowInput: r.st.Input, Frames: r.st.Frames}})
+			Input: in, Context: r.st.Context, WorkflowInput: r.st.Input, Frames: r.st.Frames, Deadline: r.st.TaskDeadline}})
 		if err != nil {
 			return &Problem{Type: errTypeRuntime, Status: 500, Title: "Cannot Fork", Detail: err.Error(), Instance: t.path}
 		}
@@ -121,7 +124,7 @@ func (r *run) startBranch(b *branchStart) target {
 		return target{fault: &Problem{Type: errTypeRuntime, Status: 500, Title: "Unknown Branch", Detail: fmt.Sprintf("no branch %d of a fork at %s", b.Branch, b.Fork)}}
 	}
 	r.st.Input, r.st.Context, r.st.Data = b.WorkflowInput, b.Context, b.Input
-	r.st.Frames = append(b.Frames, frame{Path: fork.path, Input: b.Input})
+	r.st.Frames = append(b.Frames, frame{Path: fork.path, Input: b.Input, Deadline: b.Deadline})
 	r.st.Branch = &branchRef{Fork: b.Fork, Branch: b.Branch, Token: b.Token, Compete: b.Compete}
 	return r.enter(fork.body.tasks[b.Branch])
 }

@@ -31,6 +31,8 @@ type frame struct {
 	Started  time.Time `json:"started,omitzero"`
 	Catching bool      `json:"catching,omitempty"`
 	Error    any       `json:"error,omitempty"`
+	// Deadline is when the composite task (or the workflow) times out.
+	Deadline *time.Time `json:"deadline,omitempty"`
 }
 
 // data is what a workflow of a deployed definition keeps in its variables between steps.
@@ -42,6 +44,8 @@ type data struct {
 	Output    any        `json:"output,omitempty"`
 	WaitUntil *time.Time `json:"waitUntil,omitempty"`
 	Branch    *branchRef `json:"branch,omitempty"` // a child that runs one branch of its parent's fork
+	// TaskDeadline is when the task to run (or running) times out.
+	TaskDeadline *time.Time `json:"taskDeadline,omitempty"`
 }
 
 // run moves through a program from one task to the next, evaluating as it goes. The moves are
@@ -124,7 +128,7 @@ func (r *run) start(input any) target {
 		in = v
 	}
 	r.st.Input, r.st.Data = in, in
-	r.push(frame{Path: root.path, Input: in})
+	r.push(frame{Path: root.path, Input: in, Deadline: startDeadline(r.now, root.timeout)})
 	return r.enter(root.body.tasks[0])
 }
 
@@ -157,7 +161,7 @@ func (r *run) enter(t *task) target {
 		}
 		in = v
 	}
-	f := frame{Path: t.path, Input: in}
+	f := frame{Path: t.path, Input: in, Deadline: startDeadline(r.now, t.timeout)}
 	r.st.Data = in
 	switch t.kind {
 	case kindFor:

@@ -84,6 +84,7 @@ type task struct {
 	outputAs     *template // output.as
 	exportAs     *template // export.as
 	then         string    // "" (continue), continue, exit, end, or a sibling's name
+	timeout      time.Duration
 
 	set     *template
 	cases   []switchCase

@@ -75,11 +75,52 @@ func compile(source []byte) (*program, []byte, error) {
 	if err := c.compileDocument(doc); err != nil {
 		return nil, nil, err
 	}
-	if _, err := parser.FromJSONSource(canonical); err != nil {
+	if _, err := parser.FromJSONSource(forSDK(doc, canonical)); err != nil {
 		return nil, nil, sdkFault(doc, err)
 	}
 	c.prog.index(c.prog.root)
 	return c.prog, canonical, nil
+}
+
+// forSDK is the document as the SDK validates it: its timeouts named from use.timeouts inlined,
+// since the SDK (v3.2.0) refuses a timeout given by name (its rule names a field that does not
+// exist). The names were checked by the compiler; the definitions are still validated.
+func forSDK(doc map[string]any, canonical []byte) []byte {
+	use, _ := doc["use"].(map[string]any)
+	named, _ := use["timeouts"].(map[string]any)
+	if len(named) == 0 {
+		return canonical
+	}
+	var copyOf map[string]any
+	if json.Unmarshal(canonical, &copyOf) != nil {
+		return canonical
+	}
+	var inline func(v any)
+	inline = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				if ref, ok := c.(string); ok && k == "timeout" && named[ref] != nil {
+					x[k] = named[ref]
+					continue
+				}
+				inline(c)
+			}
+		case []any:
+			for _, c := range x {
+				inline(c)
+			}
+		}
+	}
+	keep := copyOf["use"]
+	delete(copyOf, "use")
+	inline(copyOf)
+	copyOf["use"] = keep
+	out, err := json.Marshal(copyOf)
+	if err != nil {
+		return canonical
+	}
+	return out
 }
 
 // sdkFault turns the SDK's validation error into a refusal at the JSON pointer of the fault: its
@@ -173,7 +214,7 @@ func (p *program) definition() workflow.Definition {
 		s := workflow.State{Name: t.path, Kind: workflow.Normal, Handler: p.handler(t), Next: next[t.path], Description: t.kind + " " + t.name}
 		if t.kind == kindListen {
 			s.Kind = workflow.Wait
-			s.WaitFor = &workflow.WaitFor{Signal: t.listen}
+			s.WaitFor = &workflow.WaitFor{Signal: t.listen, DeadlineVariable: varDeadline}
 		}
 		// A task's faults are Problems handled by try/catch; the engine's own retries are only
 		// for a step that could not run at all (a crash, a lost database).
@@ -181,7 +222,7 @@ func (p *program) definition() workflow.Definition {
 		d.States = append(d.States, s)
 		if t.kind == kindFork || (t.kind == kindRun && t.run.await) {
 			d.States = append(d.States, workflow.State{Name: t.path + awaitSuffix, Kind: workflow.Wait, Handler: p.awaitHandler(t),
-				WaitFor: &workflow.WaitFor{Children: true}, Next: next[t.path+awaitSuffix], Retry: s.Retry,
+				WaitFor: &workflow.WaitFor{Children: true, DeadlineVariable: varDeadline}, Next: next[t.path+awaitSuffix], Retry: s.Retry,
 				Description: "waits for the child workflows of " + t.kind + " " + t.name})
 		}
 	}
