@@ -287,7 +287,7 @@ func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (
 		t.wait, err = parseDuration(def["wait"], ptr+"/wait")
 		return t, err
 	case def["listen"] != nil:
-		return t, c.compileListen(t, def["listen"])
+		return t, c.compileListen(t, def["listen"], sc)
 	case def["emit"] != nil:
 		t.kind = kindEmit
 		ev, _ := def["emit"].(map[string]any)
@@ -504,44 +504,6 @@ func (c *compiler) compileRaise(t *task, raw any, sc scope) error {
 	var err error
 	t.raise, err = compileTemplate(em, sc, ptr)
 	return err
-}
-
-func (c *compiler) compileListen(t *task, raw any) error {
-	t.kind = kindListen
-	m, _ := raw.(map[string]any)
-	to, ok := m["to"].(map[string]any)
-	if !ok {
-		return faultAt(t.path+"/listen/to", "listen needs to: one, any or all")
-	}
-	var filters []any
-	ptr := t.path + "/listen/to"
-	switch {
-	case to["one"] != nil:
-		filters, ptr = []any{to["one"]}, ptr+"/one"
-	case to["any"] != nil:
-		filters, _ = to["any"].([]any)
-		ptr += "/any"
-	case to["all"] != nil:
-		filters, _ = to["all"].([]any)
-		ptr += "/all"
-	}
-	if len(filters) != 1 {
-		return faultAt(ptr, "cairn listens for exactly one event filter (a signal named by the event type); several are not supported yet")
-	}
-	f, _ := filters[0].(map[string]any)
-	with, _ := f["with"].(map[string]any)
-	typ, _ := with["type"].(string)
-	if typ == "" {
-		return faultAt(ptr+"/with/type", "cairn needs the event type to listen for (the name of the signal that delivers it)")
-	}
-	if err := workflow.CheckString(ptr+"/with/type", typ, workflow.MaxKeyLength); err != nil {
-		return faultAt(ptr+"/with/type", "the event type (the signal's name) must have at most %d bytes, without NUL", workflow.MaxKeyLength)
-	}
-	if _, ok := f["correlate"]; ok {
-		return faultAt(ptr+"/correlate", "event correlation is not supported by cairn yet")
-	}
-	t.listen = typ
-	return nil
 }
 
 var isoDuration = regexp.MustCompile(`^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)

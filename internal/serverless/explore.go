@@ -106,6 +106,9 @@ func (g *graph) leaf(t *task) map[string]bool {
 		if t.kind == kindRaise {
 			return
 		}
+		if t.kind == kindListen && t.listenSpec.waitsOn() {
+			add(one(t.path)) // an event that does not match: it listens on
+		}
 		if t.kind == kindFork || (t.kind == kindRun && t.run.await) {
 			add(one(t.path + awaitSuffix))
 			return

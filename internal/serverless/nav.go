@@ -16,6 +16,7 @@ const maxHops = 10000
 type target struct {
 	leaf  *task
 	await bool // the leaf is a run: workflow task that started its child and waits for it
+	again bool // the leaf is the listen task that runs: it waits on (its deadline stays)
 	delay time.Duration
 	end   bool
 	fault *Problem
@@ -46,6 +47,8 @@ type data struct {
 	Branch    *branchRef `json:"branch,omitempty"` // a child that runs one branch of its parent's fork
 	// TaskDeadline is when the task to run (or running) times out.
 	TaskDeadline *time.Time `json:"taskDeadline,omitempty"`
+	// Listen is the progress of the listen task that waits.
+	Listen *listenState `json:"listen,omitempty"`
 }
 
 // run moves through a program from one task to the next, evaluating as it goes. The moves are
@@ -273,6 +276,7 @@ func (r *run) exitList(l *taskList) target {
 // fault handles a Problem raised in task t: the innermost try around it that catches it retries
 // its tasks, runs its catch.do, or completes; with none, the workflow faults.
 func (r *run) fault(t *task, p *Problem) target {
+	r.st.Listen = nil
 	if p.Instance == "" {
 		p.Instance = t.path
 	}

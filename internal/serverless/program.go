@@ -86,22 +86,23 @@ type task struct {
 	then         string    // "" (continue), continue, exit, end, or a sibling's name
 	timeout      time.Duration
 
-	set     *template
-	cases   []switchCase
-	forEach string
-	forAt   string
-	forIn   *expr
-	while   *expr
-	body    *taskList // do, for, root: the tasks it runs; try: its try list
-	catch   *catchSpec
-	raise   *template // the error's fields
-	wait    time.Duration
-	listen  string // the CloudEvent type a listen task waits for
-	emit    *template
-	http    *httpCall
-	openapi *openapiCall
-	run     *runWorkflow
-	fork    *forkSpec
+	set        *template
+	cases      []switchCase
+	forEach    string
+	forAt      string
+	forIn      *expr
+	while      *expr
+	body       *taskList // do, for, root: the tasks it runs; try: its try list
+	catch      *catchSpec
+	raise      *template // the error's fields
+	wait       time.Duration
+	listen     string // the CloudEvent type a listen task waits for
+	listenSpec *listenSpec
+	emit       *template
+	http       *httpCall
+	openapi    *openapiCall
+	run        *runWorkflow
+	fork       *forkSpec
 }
 
 type switchCase struct {

@@ -27,6 +27,7 @@ const (
 	// whatever it waits for (workflow.WaitFor.DeadlineVariable).
 	varTaskDeadline = "taskDeadline"
 	varDeadline     = "deadline"
+	varListen       = "listen"
 )
 
 // The names of the states that are not tasks.
@@ -39,7 +40,7 @@ const (
 // load reads a step's data from the workflow's variables.
 func (p *program) load(sc *workflow.StepContext) (*run, error) {
 	st := &data{}
-	for key, dst := range map[string]any{varInput: &st.Input, varData: &st.Data, varContext: &st.Context, varFrames: &st.Frames, varWaitUntil: &st.WaitUntil, varBranch: &st.Branch, varTaskDeadline: &st.TaskDeadline} {
+	for key, dst := range map[string]any{varInput: &st.Input, varData: &st.Data, varContext: &st.Context, varFrames: &st.Frames, varWaitUntil: &st.WaitUntil, varBranch: &st.Branch, varTaskDeadline: &st.TaskDeadline, varListen: &st.Listen} {
 		if _, err := sc.Var(key, dst); err != nil {
 			return nil, err
 		}
@@ -54,7 +55,7 @@ func (r *run) save(sc *workflow.StepContext) error {
 			return err
 		}
 	}
-	for key, v := range map[string]any{varTaskDeadline: r.st.TaskDeadline, varBranch: r.st.Branch, varWaitUntil: r.st.WaitUntil} {
+	for key, v := range map[string]any{varTaskDeadline: r.st.TaskDeadline, varBranch: r.st.Branch, varWaitUntil: r.st.WaitUntil, varListen: r.st.Listen} {
 		if err := setChanged(sc, key, v); err != nil {
 			return err
 		}
@@ -139,7 +140,7 @@ func (p *program) handler(t *task) workflow.StepFunc {
 func (r *run) finishStep(sc *workflow.StepContext, tg target) (workflow.Next, error) {
 	// The task to run next gets its deadline; one that has passed already faults it now.
 	for range maxHops {
-		if tg.leaf == nil || tg.await || tg.end || tg.fault != nil {
+		if tg.leaf == nil || tg.await || tg.again || tg.end || tg.fault != nil {
 			break
 		}
 		r.st.TaskDeadline = startDeadline(r.now.Add(tg.delay), tg.leaf.timeout)
@@ -308,15 +309,12 @@ func (r *run) runTask(sc *workflow.StepContext, t *task) target {
 			return r.fault(t, timeoutProblem(t))
 		}
 		var event any
-		if s := sc.Signal(); s != nil && len(s.Payload) > 0 {
+		if s := sc.Signal(); len(s.Payload) > 0 {
 			if err := json.Unmarshal(s.Payload, &event); err != nil {
 				return r.fault(t, &Problem{Type: errTypeValidation, Status: 400, Title: "Invalid Event", Detail: err.Error()})
 			}
 		}
-		if m, ok := event.(map[string]any); ok && m["specversion"] != nil {
-			event = m["data"] // a whole CloudEvent: the task reads its data
-		}
-		return r.complete(t, in, []any{event}, t.then)
+		return r.hear(t, in, envelopeOf(t.listen, event))
 	case kindEmit:
 		v, p := r.evalTpl(t, t.emit, in, nil)
 		if p != nil {
