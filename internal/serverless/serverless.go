@@ -2,8 +2,9 @@
 // runs them durably. A document is parsed and schema-validated by the specification's Go SDK, its
 // jq expressions are compiled at deploy time (gojq), and its flow is checked (every `then` names a
 // task, every reference is defined). Each task that does work (set, switch, raise, wait, listen,
-// emit) becomes a state named by its JSON pointer and runs as one durable step; composite tasks
-// (do, for, try) are entered and left by those steps. The task's data lives in the workflow's
+// emit, call, run, fork) becomes a state named by its JSON pointer and runs as one durable step;
+// composite tasks (do, for, try) are entered and left by those steps, and a fork's branches run
+// as child workflows. The task's data lives in the workflow's
 // variables, so history, retries, pause, cancel and recovery treat these workflows like any other.
 package serverless
 
