@@ -77,7 +77,18 @@ func (c *compiler) compileDocument(doc map[string]any) error {
 	if _, ok := doc["schedule"]; ok {
 		return faultAt("/schedule", "a workflow-level schedule is not supported by cairn yet (use cairn's schedules)")
 	}
+	if ev, ok := doc["evaluate"].(map[string]any); ok {
+		if l, ok := ev["language"].(string); ok && l != "jq" {
+			return faultAt("/evaluate/language", "cairn evaluates runtime expressions in jq only, not %q", l)
+		}
+		if m, ok := ev["mode"].(string); ok && m != "strict" {
+			return faultAt("/evaluate/mode", "cairn evaluates runtime expressions in strict mode only (${ }), not %q", m)
+		}
+	}
 	if use, ok := doc["use"].(map[string]any); ok {
+		if ext, ok := use["extensions"].([]any); ok && len(ext) > 0 {
+			return faultAt("/use/extensions", "extensions are not supported by cairn yet: their tasks would not run")
+		}
 		c.errors, _ = use["errors"].(map[string]any)
 		c.retries, _ = use["retries"].(map[string]any)
 		c.timeouts, _ = use["timeouts"].(map[string]any)

@@ -107,11 +107,11 @@ do:
         branches:
           - left:
               do:
-                - nap: {wait: PT1S}
+                - nap: {wait: PT2S}
                 - mark: {set: {side: left}}
           - right:
               do:
-                - nap: {wait: PT1S}
+                - nap: {wait: PT2S}
                 - mark: {set: {side: right}}
 `)
 		stop := first.startWorker(t)
