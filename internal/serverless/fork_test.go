@@ -59,6 +59,33 @@ do:
 			}
 		})
 
+		t.Run("nested forks and then end in a branch", func(t *testing.T) {
+			def := n.deploy(t, `
+document: {dsl: '1.0.0', namespace: test, name: fork-nested, version: '1.0.0'}
+do:
+  - outer:
+      fork:
+        branches:
+          - inner:
+              fork:
+                branches:
+                  - a: {set: {v: a}}
+                  - b: {set: {v: b}}
+          - early:
+              do:
+                - stop: {set: {v: early}, then: end}
+                - never: {set: {v: never}}
+  - after:
+      set: {got: '${ . }'}
+`)
+			w := n.waitEnded(t, n.start(t, def.Type, `{}`).ID)
+			require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
+			require.Equal(t, map[string]any{"got": []any{
+				[]any{map[string]any{"v": "a"}, map[string]any{"v": "b"}},
+				map[string]any{"v": "early"},
+			}}, output(t, w))
+		})
+
 		t.Run("a branch that faults faults the fork, caught by try", func(t *testing.T) {
 			def := n.deploy(t, `
 document: {dsl: '1.0.0', namespace: test, name: fork-fault, version: '1.0.0'}
