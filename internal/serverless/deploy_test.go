@@ -40,6 +40,7 @@ func TestDeployRefusesFaultsAtTheirPointer(t *testing.T) {
 		{"extensions", header + "use:\n  extensions:\n    - log: {extend: all, before: [{note: {set: {x: 1}}}]}\ndo:\n  - a: {set: {x: 1}}\n", "/use/extensions"},
 		{"loose evaluation", header + "evaluate: {language: jq, mode: loose}\ndo:\n  - a: {set: {x: 1}}\n", "/evaluate/mode"},
 		{"listen until", header + "do:\n  - l: {listen: {to: {any: [{with: {type: t.a}}], until: '${ false }'}}}\n", "/do/0/l/listen/to/until"},
+		{"fork branch that switches to another", header + "do:\n  - f:\n      fork:\n        branches:\n          - a:\n              switch:\n                - go: {then: b}\n          - b: {set: {x: 2}}\n", "/do/0/f/fork/branches/0/a/switch/0/go/then"},
 		{"undefined timeout", header + "do:\n  - a: {set: {x: 1}, timeout: missing}\n", "/do/0/a/timeout"},
 		{"timeout without after", header + "timeout: {seconds: 1}\ndo:\n  - a: {set: {x: 1}}\n", "/timeout"},
 		{"call http without endpoint", header + "do:\n  - fetch: {call: http, with: {method: get, endpoint: 'ftp://x'}}\n", "/do/0/fetch/with/endpoint"},

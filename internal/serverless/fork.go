@@ -73,13 +73,21 @@ func (c *compiler) compileFork(t *task, def map[string]any, sc scope) error {
 	}
 	t.body.fork = true
 	for _, b := range t.body.tasks {
-		switch b.then {
-		case "", "continue", "exit", "end":
-		default:
+		if !branchDirective(b.then) {
 			return faultAt(b.path+"/then", "a branch of a fork runs on its own: its then may only be continue, exit or end")
+		}
+		for i, cs := range b.cases {
+			if !branchDirective(cs.then) {
+				return faultAt(fmt.Sprintf("%s/switch/%d/%s/then", b.path, i, escapePointer(cs.name)),
+					"a branch of a fork runs on its own: its then may only be continue, exit or end")
+			}
 		}
 	}
 	return nil
+}
+
+func branchDirective(then string) bool {
+	return then == "" || then == "continue" || then == "exit" || then == "end"
 }
 
 // startBranches starts one child per branch of fork task t, created when the step completes.
