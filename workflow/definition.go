@@ -69,6 +69,11 @@ func (p RetryPolicy) Backoff(retries int) time.Duration {
 type WaitFor struct {
 	Signal   string `json:"signal,omitempty"`
 	Children bool   `json:"children,omitempty"`
+	// DeadlineVariable names a workflow variable holding a time (RFC 3339): once it has passed,
+	// the state's handler runs although what it waits for has not come (Signal returns nil), so
+	// the handler decides what the timeout means. Enter the state with MoveToAt(state, deadline)
+	// to be woken then.
+	DeadlineVariable string `json:"deadlineVariable,omitempty"`
 }
 
 // State is one state of a definition.

@@ -91,6 +91,15 @@ func (e *Engine) Execute(ctx context.Context, p ExecuteParams) *Outcome {
 		if deadline != nil && !deadline.After(now) {
 			return e.failure(o, def, state, fmt.Errorf("timed out after %s waiting in state %q", state.Timeout, state.Name), persistence.TaskTimedOut)
 		}
+		if own := variableDeadline(w, state); own != nil {
+			if !own.After(now) {
+				// The workflow's own deadline passed: its handler decides what a timeout means.
+				return e.run(ctx, o, def, state, nil)
+			}
+			if deadline == nil || own.Before(*deadline) {
+				deadline = own
+			}
+		}
 		// Woken early (another signal, a child still running): wait on, recording nothing. The
 		// condition is checked again inside the completion transaction, where a signal or child
 		// that lands meanwhile is seen (or sees this workflow WAITING): no wake-up is lost.
@@ -122,6 +131,23 @@ func (e *Engine) waitDeadline(ctx context.Context, w *persistence.Workflow, s *S
 		entered = last[0].At
 	}
 	return timePtr(entered.Add(s.Timeout)), nil
+}
+
+// variableDeadline is the deadline a WAIT state reads from the workflow's variables
+// (WaitFor.DeadlineVariable), nil when it has none or the variable holds no time.
+func variableDeadline(w *persistence.Workflow, s *State) *time.Time {
+	if s.WaitFor.DeadlineVariable == "" || s.Handler == nil || len(w.Variables) == 0 {
+		return nil
+	}
+	var vars map[string]json.RawMessage
+	if json.Unmarshal(w.Variables, &vars) != nil {
+		return nil
+	}
+	var t *time.Time
+	if raw, ok := vars[s.WaitFor.DeadlineVariable]; !ok || json.Unmarshal(raw, &t) != nil || t == nil {
+		return nil
+	}
+	return t
 }
 
 // waitSatisfied reports whether a WAIT state may go on, with the signal it consumes.
@@ -665,13 +691,14 @@ func (o *Outcome) continuation(c persistence.WorkflowCompletion, now time.Time) 
 
 // childWorkflow builds the row of a child a step asked for.
 func (e *Engine) childWorkflow(ctx context.Context, tx *persistence.Store, defs map[string]*persistence.Definition, parent *Outcome, req ChildRequest, now time.Time) (*persistence.Workflow, error) {
-	def, ok := defs[req.Type]
+	key := fmt.Sprintf("%s\x00%d", req.Type, req.Version)
+	def, ok := defs[key]
 	if !ok {
 		var err error
-		if def, err = tx.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: req.Type}); err != nil {
+		if def, err = tx.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: req.Type, Version: req.Version}); err != nil {
 			return nil, NonRetryable(fmt.Errorf("error starting child of type %q: %w", req.Type, err))
 		}
-		defs[req.Type] = def
+		defs[key] = def
 	}
 	if err := startable(def, "type"); err != nil {
 		return nil, NonRetryable(fmt.Errorf("error starting child of type %q: %w", req.Type, err))

@@ -497,6 +497,9 @@ func enterState(w *persistence.Workflow, s *State, at, now time.Time) {
 		if s.Timeout > 0 {
 			w.NextActivation = timePtr(now.Add(s.Timeout))
 		}
+		if !at.Equal(now) && (w.NextActivation == nil || at.Before(*w.NextActivation)) {
+			w.NextActivation = timePtr(at)
+		}
 		if s.WaitFor != nil && s.WaitFor.Signal != "" {
 			w.WaitSignal = &s.WaitFor.Signal
 		}

@@ -38,7 +38,9 @@ type Next struct {
 // MoveTo moves the workflow to a state now.
 func MoveTo(state string) Next { return Next{kind: nextMove, state: state} }
 
-// MoveToAt moves the workflow to a state, to run at a time (a durable timer).
+// MoveToAt moves the workflow to a state, to run at a time (a durable timer). For a WAIT state
+// the time is when the workflow is woken even if what it waits for has not come (see
+// WaitFor.DeadlineVariable).
 func MoveToAt(state string, at time.Time) Next { return Next{kind: nextMove, state: state, at: at} }
 
 // RetryAfter runs the same state again after a delay, without counting a failure (polling).
@@ -63,6 +65,8 @@ type ChildRequest struct {
 	ExternalID  string
 	BusinessKey string
 	Priority    int
+	// Version is the definition version the child runs (0: the newest).
+	Version int
 }
 
 // StepContext is what a step handler gets: the workflow, its input and variables, the signal it

@@ -15,9 +15,8 @@ import (
 
 // unsupportedTasks are the task types cairn refuses at deploy, with the reason.
 var unsupportedTasks = map[string]string{
-	"call": "only call: http is supported by cairn yet",
+	"call": "only call: http and call: openapi are supported by cairn yet",
 	"run":  "only run: workflow is supported by cairn yet",
-	"fork": "fork is not supported by cairn yet",
 }
 
 // MaxTasks bounds the tasks of one document (every list, nested ones included), and MaxDepth how
@@ -30,11 +29,12 @@ const (
 // compiler walks a decoded document and builds its program, refusing at the JSON pointer of the
 // first fault what cairn cannot run or what does not hold together.
 type compiler struct {
-	prog    *program
-	tasks   int
-	depth   int
-	errors  map[string]any // use.errors
-	retries map[string]any // use.retries
+	prog     *program
+	tasks    int
+	depth    int
+	errors   map[string]any // use.errors
+	retries  map[string]any // use.retries
+	timeouts map[string]any // use.timeouts
 }
 
 // decodeSource reads YAML or JSON (JSON is YAML) into plain values and its canonical JSON form.
@@ -74,16 +74,32 @@ func (c *compiler) compileDocument(doc map[string]any) error {
 	} else if s, ok := meta["summary"].(string); ok {
 		c.prog.title = s
 	}
-	for _, f := range []string{"timeout", "schedule"} {
-		if _, ok := doc[f]; ok {
-			return faultAt("/"+f, "a workflow-level %s is not supported by cairn yet", f)
+	if _, ok := doc["schedule"]; ok {
+		return faultAt("/schedule", "a workflow-level schedule is not supported by cairn yet (use cairn's schedules)")
+	}
+	if ev, ok := doc["evaluate"].(map[string]any); ok {
+		if l, ok := ev["language"].(string); ok && l != "jq" {
+			return faultAt("/evaluate/language", "cairn evaluates runtime expressions in jq only, not %q", l)
+		}
+		if m, ok := ev["mode"].(string); ok && m != "strict" {
+			return faultAt("/evaluate/mode", "cairn evaluates runtime expressions in strict mode only (${ }), not %q", m)
 		}
 	}
 	if use, ok := doc["use"].(map[string]any); ok {
+		if ext, ok := use["extensions"].([]any); ok && len(ext) > 0 {
+			return faultAt("/use/extensions", "extensions are not supported by cairn yet: their tasks would not run")
+		}
 		c.errors, _ = use["errors"].(map[string]any)
 		c.retries, _ = use["retries"].(map[string]any)
+		c.timeouts, _ = use["timeouts"].(map[string]any)
 	}
 	root := &task{name: "", path: "", kind: kindRoot}
+	if v, ok := doc["timeout"]; ok {
+		var err error
+		if root.timeout, err = c.compileTimeout(v, "/timeout"); err != nil {
+			return err
+		}
+	}
 	sc := scope(baseVars).with()
 	if err := compileData(root, doc, sc, ""); err != nil {
 		return err
@@ -203,7 +219,7 @@ func checkThen(l *taskList, then, ptr string) error {
 func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (*task, error) {
 	t := &task{name: name, path: ptr}
 	for key, reason := range unsupportedTasks {
-		if v, ok := def[key]; ok && !(key == "call" && v == "http") && !(key == "run" && isRunWorkflow(v)) {
+		if v, ok := def[key]; ok && !(key == "call" && (v == "http" || v == "openapi")) && !(key == "run" && isRunWorkflow(v)) {
 			what := key
 			if s, ok := v.(string); ok {
 				what = key + ": " + s
@@ -215,8 +231,11 @@ func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (
 			return nil, faultAt(ptr+"/"+key, "task %q (%s): %s", name, what, reason)
 		}
 	}
-	if _, ok := def["timeout"]; ok {
-		return nil, faultAt(ptr+"/timeout", "task %q: task timeouts are not supported by cairn yet", name)
+	if v, ok := def["timeout"]; ok {
+		var err error
+		if t.timeout, err = c.compileTimeout(v, ptr+"/timeout"); err != nil {
+			return nil, err
+		}
 	}
 	if s, ok := def["if"].(string); ok {
 		x, err := compileExpr(s, sc, ptr+"/if")
@@ -247,8 +266,12 @@ func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (
 	case def["call"] == "http":
 		t.kind = kindCall
 		return t, c.compileHTTP(t, def, sc)
+	case def["call"] == "openapi":
+		return t, c.compileOpenAPI(t, def, sc)
 	case def["run"] != nil:
 		return t, c.compileRunWorkflow(t, def["run"].(map[string]any), sc)
+	case def["fork"] != nil:
+		return t, c.compileFork(t, def, sc)
 	case def["for"] != nil:
 		return t, c.compileFor(t, def, sc)
 	case def["do"] != nil:
@@ -275,7 +298,7 @@ func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (
 		t.wait, err = parseDuration(def["wait"], ptr+"/wait")
 		return t, err
 	case def["listen"] != nil:
-		return t, c.compileListen(t, def["listen"])
+		return t, c.compileListen(t, def["listen"], sc)
 	case def["emit"] != nil:
 		t.kind = kindEmit
 		ev, _ := def["emit"].(map[string]any)
@@ -290,7 +313,7 @@ func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (
 		t.emit, err = compileTemplate(with, sc, ptr+"/emit/event/with")
 		return t, err
 	}
-	return nil, faultAt(ptr, "task %q has no task type cairn knows (set, switch, for, do, try, raise, wait, listen, emit)", name)
+	return nil, faultAt(ptr, "task %q has no task type cairn knows (set, switch, for, fork, do, try, raise, wait, listen, emit, call, run)", name)
 }
 
 func (c *compiler) compileFor(t *task, def map[string]any, sc scope) error {
@@ -492,44 +515,6 @@ func (c *compiler) compileRaise(t *task, raw any, sc scope) error {
 	var err error
 	t.raise, err = compileTemplate(em, sc, ptr)
 	return err
-}
-
-func (c *compiler) compileListen(t *task, raw any) error {
-	t.kind = kindListen
-	m, _ := raw.(map[string]any)
-	to, ok := m["to"].(map[string]any)
-	if !ok {
-		return faultAt(t.path+"/listen/to", "listen needs to: one, any or all")
-	}
-	var filters []any
-	ptr := t.path + "/listen/to"
-	switch {
-	case to["one"] != nil:
-		filters, ptr = []any{to["one"]}, ptr+"/one"
-	case to["any"] != nil:
-		filters, _ = to["any"].([]any)
-		ptr += "/any"
-	case to["all"] != nil:
-		filters, _ = to["all"].([]any)
-		ptr += "/all"
-	}
-	if len(filters) != 1 {
-		return faultAt(ptr, "cairn listens for exactly one event filter (a signal named by the event type); several are not supported yet")
-	}
-	f, _ := filters[0].(map[string]any)
-	with, _ := f["with"].(map[string]any)
-	typ, _ := with["type"].(string)
-	if typ == "" {
-		return faultAt(ptr+"/with/type", "cairn needs the event type to listen for (the name of the signal that delivers it)")
-	}
-	if err := workflow.CheckString(ptr+"/with/type", typ, workflow.MaxKeyLength); err != nil {
-		return faultAt(ptr+"/with/type", "the event type (the signal's name) must have at most %d bytes, without NUL", workflow.MaxKeyLength)
-	}
-	if _, ok := f["correlate"]; ok {
-		return faultAt(ptr+"/correlate", "event correlation is not supported by cairn yet")
-	}
-	t.listen = typ
-	return nil
 }
 
 var isoDuration = regexp.MustCompile(`^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)

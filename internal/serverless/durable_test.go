@@ -92,3 +92,51 @@ do:
 		require.Equal(t, map[string]any{"approvedBy": "bob"}, output(t, w))
 	})
 }
+
+// TestForkSurvivesARestart stops the node while a fork's branches wait, and lets another node,
+// which never deployed the document, run the branches on and join them in the parent.
+func TestForkSurvivesARestart(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		first := newNode(t, store)
+		def := first.deploy(t, `
+document: {dsl: '1.0.0', namespace: test, name: forknap, version: '1.0.0'}
+do:
+  - fan:
+      fork:
+        branches:
+          - left:
+              do:
+                - nap: {wait: PT2S}
+                - mark: {set: {side: left}}
+          - right:
+              do:
+                - nap: {wait: PT2S}
+                - mark: {set: {side: right}}
+`)
+		stop := first.startWorker(t)
+		w := first.start(t, def.Type, `{}`)
+		first.waitFor(t, w.ID, "waiting for its branches", func(w *persistence.Workflow) bool {
+			return w.Status == persistence.StatusWaiting && w.State == "/do/0/fan/await"
+		})
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			napping := 0
+			for _, c := range childrenOf(t, store, w.ID) {
+				if c.Status == persistence.StatusInProgress && c.NextActivation != nil && c.NextActivation.After(time.Now()) {
+					napping++
+				}
+			}
+			if napping == 2 {
+				break // both branches wait in their timers
+			}
+			require.True(t, time.Now().Before(deadline), "the branches never waited in their timers")
+		}
+		stop()
+
+		second := newNode(t, store)
+		second.startWorker(t)
+		w = second.waitEnded(t, w.ID)
+		require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
+		require.Equal(t, []any{map[string]any{"side": "left"}, map[string]any{"side": "right"}}, output(t, w))
+	})
+}

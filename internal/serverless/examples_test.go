@@ -38,6 +38,17 @@ func TestExamples(t *testing.T) {
 			require.Equal(t, map[string]any{"order": "o-2", "status": "approved", "approvedBy": "ann"}, output(t, w), lastError(w))
 		})
 
+		t.Run("fan-out", func(t *testing.T) {
+			def := n.deploy(t, read(t, "fan-out.yaml"))
+			w := n.waitEnded(t, n.start(t, def.Type, `{"weight":10}`).ID)
+			require.Equal(t, map[string]any{"weight": float64(10), "cheapest": "road", "price": float64(30),
+				"asked": []any{"road", "rail", "air"}}, output(t, w), lastError(w))
+			w = n.waitEnded(t, n.start(t, def.Type, `{"weight":100}`).ID)
+			require.Equal(t, map[string]any{"weight": float64(100), "cheapest": "rail", "price": float64(175),
+				"asked": []any{"road", "rail", "air"}}, output(t, w), lastError(w))
+			require.Len(t, childrenOf(t, store, w.ID), 3, "one child workflow per branch")
+		})
+
 		t.Run("retry-recovery", func(t *testing.T) {
 			def := n.deploy(t, read(t, "retry-recovery.yaml"))
 			w := n.waitEnded(t, n.start(t, def.Type, `{"succeedOnAttempt":3}`).ID)

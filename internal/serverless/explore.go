@@ -30,7 +30,7 @@ func (p *program) successors() map[string][]string {
 		sets := map[string]map[string]bool{"": g.start()}
 		for _, t := range p.leaves {
 			sets[t.path] = g.leaf(t)
-			if t.kind == kindRun && t.run.await {
+			if t.kind == kindFork || (t.kind == kindRun && t.run.await) {
 				sets[t.path+awaitSuffix] = g.awaited(t)
 			}
 		}
@@ -84,6 +84,18 @@ func (g *graph) start() map[string]bool {
 	for k := range g.enter(g.p.root.body.tasks[0]) {
 		set[k] = true
 	}
+	// A branch child starts at its branch's task.
+	for _, t := range g.p.leaves {
+		if t.kind != kindFork {
+			continue
+		}
+		set[stateFault] = true
+		for _, b := range t.body.tasks {
+			for k := range g.enter(b) {
+				set[k] = true
+			}
+		}
+	}
 	return set
 }
 
@@ -94,7 +106,10 @@ func (g *graph) leaf(t *task) map[string]bool {
 		if t.kind == kindRaise {
 			return
 		}
-		if t.kind == kindRun && t.run.await {
+		if t.kind == kindListen && t.listenSpec.waitsOn() {
+			add(one(t.path)) // an event that does not match: it listens on
+		}
+		if t.kind == kindFork || (t.kind == kindRun && t.run.await) {
 			add(one(t.path + awaitSuffix))
 			return
 		}
@@ -164,8 +179,14 @@ func (g *graph) complete(t *task, then string) map[string]bool {
 
 // next mirrors run.next.
 func (g *graph) next(t *task, then string) map[string]bool {
+	if t.list.fork {
+		return one(stateEnd)
+	}
 	switch then {
 	case "end":
+		if g.inBranch(t) {
+			return one(stateEnd)
+		}
 		return g.exitList(g.p.root.body)
 	case "exit":
 		return g.exitList(t.list)
@@ -177,6 +198,16 @@ func (g *graph) next(t *task, then string) map[string]bool {
 	default:
 		return g.enter(t.list.byName(then))
 	}
+}
+
+// inBranch reports whether a task lies inside a fork's branch.
+func (g *graph) inBranch(t *task) bool {
+	for l := t.list; l != nil; l = l.owner.list {
+		if l.fork {
+			return true
+		}
+	}
+	return false
 }
 
 // exitList mirrors run.exitList.
@@ -193,7 +224,7 @@ func (g *graph) exitList(l *taskList) map[string]bool {
 func (g *graph) fault(t *task) map[string]bool {
 	return g.cached("fault:"+t.path, func(add func(map[string]bool)) {
 		add(one(stateFault))
-		for l := t.list; l != nil; l = l.owner.list {
+		for l := t.list; l != nil && !l.fork; l = l.owner.list {
 			owner := l.owner
 			if owner.kind == kindTry && !l.catch {
 				c := owner.catch

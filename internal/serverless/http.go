@@ -1,6 +1,7 @@
 package serverless
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -228,12 +229,23 @@ func (o HTTPOptions) allowedByName(host string) bool {
 	return false
 }
 
+// httpRequest is a request of a task, its expressions evaluated.
+type httpRequest struct {
+	method   string
+	url      *url.URL
+	headers  map[string]string
+	body     any
+	hasBody  bool
+	basic    bool
+	user     string
+	password string
+	bearer   string
+	output   string // content, response or raw
+}
+
 // callHTTP makes the call of task t with its (transformed) input and returns its output.
 func (r *run) callHTTP(t *task, in any) (any, *Problem) {
-	h, hr := t.http, r.prog.http
-	fail := func(typ string, status int, title, detail string) *Problem {
-		return &Problem{Type: typ, Status: status, Title: title, Detail: detail, Instance: t.path}
-	}
+	h := t.http
 	uri := h.uri
 	if h.uriExpr != nil {
 		v, err := h.uriExpr.eval(r.ctx, in, r.vars(t, in, nil))
@@ -253,11 +265,9 @@ func (r *run) callHTTP(t *task, in any) (any, *Problem) {
 	}
 	u, err := url.Parse(uri)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fail(errTypeValidation, 400, "Invalid Endpoint", fmt.Sprintf("%q is not an http or https URI", uri))
+		return nil, &Problem{Type: errTypeValidation, Status: 400, Title: "Invalid Endpoint", Detail: fmt.Sprintf("%q is not an http or https URI", uri), Instance: t.path}
 	}
-	if err := hr.opts.check(u.Hostname()); err != nil {
-		return nil, fail(errTypeCommunication, 403, "Host Not Allowed", err.Error())
-	}
+	req := &httpRequest{method: h.method, url: u, output: h.output, headers: map[string]string{}}
 	evalMap := func(tpl *template) (map[string]any, *Problem) {
 		if tpl == nil {
 			return nil, nil
@@ -280,69 +290,57 @@ func (r *run) callHTTP(t *task, in any) (any, *Problem) {
 		}
 		u.RawQuery = q.Encode()
 	}
-	var body io.Reader
 	if h.body != nil {
 		v, p := r.evalTpl(t, h.body, in, nil)
 		if p != nil {
 			return nil, p
 		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fail(errTypeRuntime, 400, "Invalid Body", err.Error())
-		}
-		body = strings.NewReader(string(b))
-	}
-	ctx := r.ctx
-	if hr.opts.allowedByName(u.Hostname()) {
-		ctx = context.WithValue(ctx, allowPrivateKey{}, true)
-	}
-	req, err := http.NewRequestWithContext(ctx, h.method, u.String(), body)
-	if err != nil {
-		return nil, fail(errTypeValidation, 400, "Invalid Request", err.Error())
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.body, req.hasBody = v, true
 	}
 	headers, p := evalMap(h.headers)
 	if p != nil {
 		return nil, p
 	}
 	for k, v := range headers {
-		req.Header.Set(k, fmt.Sprint(v))
+		req.headers[k] = fmt.Sprint(v)
 	}
+	if p := r.evalAuth(t, h, in, req); p != nil {
+		return nil, p
+	}
+	return r.sendHTTP(t, req)
+}
+
+// evalAuth evaluates a call's basic or bearer authentication into its request.
+func (r *run) evalAuth(t *task, h *httpCall, in any, req *httpRequest) *Problem {
 	if h.user != nil {
 		user, p1 := r.evalTpl(t, h.user, in, nil)
 		pass, p2 := r.evalTpl(t, h.password, in, nil)
 		if p1 != nil {
-			return nil, p1
+			return p1
 		}
 		if p2 != nil {
-			return nil, p2
+			return p2
 		}
-		req.SetBasicAuth(fmt.Sprint(user), fmt.Sprint(pass))
+		req.basic, req.user, req.password = true, fmt.Sprint(user), fmt.Sprint(pass)
 	}
 	if h.bearer != nil {
 		tok, p := r.evalTpl(t, h.bearer, in, nil)
 		if p != nil {
-			return nil, p
+			return p
 		}
-		req.Header.Set("Authorization", "Bearer "+fmt.Sprint(tok))
+		req.bearer = fmt.Sprint(tok)
 	}
-	resp, err := hr.client.Do(req)
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
-			return nil, fail(errTypeTimeout, 408, "HTTP Timeout", err.Error())
-		}
-		return nil, fail(errTypeCommunication, 503, "HTTP Call Failed", err.Error())
+	return nil
+}
+
+// sendHTTP makes a request within the node's HTTP options and shapes its output.
+func (r *run) sendHTTP(t *task, req *httpRequest) (any, *Problem) {
+	resp, sent, raw, p := r.exchange(t, req)
+	if p != nil {
+		return nil, p
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, hr.opts.MaxResponseBytes+1))
-	if err != nil {
-		return nil, fail(errTypeCommunication, 503, "HTTP Call Failed", err.Error())
-	}
-	if int64(len(raw)) > hr.opts.MaxResponseBytes {
-		return nil, fail(errTypeCommunication, 502, "HTTP Response Too Large", fmt.Sprintf("the response is larger than %d bytes", hr.opts.MaxResponseBytes))
+	fail := func(typ string, status int, title, detail string) *Problem {
+		return &Problem{Type: typ, Status: status, Title: title, Detail: detail, Instance: t.path}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		detail := string(raw)
@@ -357,18 +355,76 @@ func (r *run) callHTTP(t *task, in any) (any, *Problem) {
 			return nil, fail(errTypeCommunication, 502, "Invalid JSON Response", err.Error())
 		}
 	}
-	switch h.output {
+	switch req.output {
 	case "raw":
 		return base64.StdEncoding.EncodeToString(raw), nil
 	case "response":
 		return map[string]any{
-			"request":    map[string]any{"method": h.method, "uri": u.String(), "headers": flatHeaders(req.Header, true)},
+			"request":    map[string]any{"method": req.method, "uri": sent.URL.String(), "headers": flatHeaders(sent.Header, true)},
 			"headers":    flatHeaders(resp.Header, false),
 			"statusCode": resp.StatusCode,
 			"content":    content,
 		}, nil
 	}
 	return content, nil
+}
+
+// exchange sends a request and reads its response's body, within the node's HTTP options: the
+// hosts it may reach, the time a call may take (and the task's deadline), the size of a response.
+func (r *run) exchange(t *task, hreq *httpRequest) (*http.Response, *http.Request, []byte, *Problem) {
+	hr := r.prog.http
+	fail := func(typ string, status int, title, detail string) *Problem {
+		return &Problem{Type: typ, Status: status, Title: title, Detail: detail, Instance: t.path}
+	}
+	u := hreq.url
+	if err := hr.opts.check(u.Hostname()); err != nil {
+		return nil, nil, nil, fail(errTypeCommunication, 403, "Host Not Allowed", err.Error())
+	}
+	var body io.Reader
+	if hreq.hasBody {
+		b, err := json.Marshal(hreq.body)
+		if err != nil {
+			return nil, nil, nil, fail(errTypeRuntime, 400, "Invalid Body", err.Error())
+		}
+		body = bytes.NewReader(b)
+	}
+	ctx := r.ctx
+	if hr.opts.allowedByName(u.Hostname()) {
+		ctx = context.WithValue(ctx, allowPrivateKey{}, true)
+	}
+	req, err := http.NewRequestWithContext(ctx, hreq.method, u.String(), body)
+	if err != nil {
+		return nil, nil, nil, fail(errTypeValidation, 400, "Invalid Request", err.Error())
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range hreq.headers {
+		req.Header.Set(k, v)
+	}
+	if hreq.basic {
+		req.SetBasicAuth(hreq.user, hreq.password)
+	}
+	if hreq.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+hreq.bearer)
+	}
+	resp, err := hr.client.Do(req)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+			return nil, nil, nil, fail(errTypeTimeout, 408, "HTTP Timeout", err.Error())
+		}
+		return nil, nil, nil, fail(errTypeCommunication, 503, "HTTP Call Failed", err.Error())
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, hr.opts.MaxResponseBytes+1))
+	if err != nil {
+		return nil, nil, nil, fail(errTypeCommunication, 503, "HTTP Call Failed", err.Error())
+	}
+	if int64(len(raw)) > hr.opts.MaxResponseBytes {
+		return nil, nil, nil, fail(errTypeCommunication, 502, "HTTP Response Too Large", fmt.Sprintf("the response is larger than %d bytes", hr.opts.MaxResponseBytes))
+	}
+	return resp, req, raw, nil
 }
 
 // flatHeaders is a header as a JSON object (the Authorization of a request is left out: it is a

@@ -16,6 +16,7 @@ const maxHops = 10000
 type target struct {
 	leaf  *task
 	await bool // the leaf is a run: workflow task that started its child and waits for it
+	again bool // the leaf is the listen task that runs: it waits on (its deadline stays)
 	delay time.Duration
 	end   bool
 	fault *Problem
@@ -31,6 +32,8 @@ type frame struct {
 	Started  time.Time `json:"started,omitzero"`
 	Catching bool      `json:"catching,omitempty"`
 	Error    any       `json:"error,omitempty"`
+	// Deadline is when the composite task (or the workflow) times out.
+	Deadline *time.Time `json:"deadline,omitempty"`
 }
 
 // data is what a workflow of a deployed definition keeps in its variables between steps.
@@ -41,6 +44,11 @@ type data struct {
 	Frames    []frame    `json:"frames"`
 	Output    any        `json:"output,omitempty"`
 	WaitUntil *time.Time `json:"waitUntil,omitempty"`
+	Branch    *branchRef `json:"branch,omitempty"` // a child that runs one branch of its parent's fork
+	// TaskDeadline is when the task to run (or running) times out.
+	TaskDeadline *time.Time `json:"taskDeadline,omitempty"`
+	// Listen is the progress of the listen task that waits.
+	Listen *listenState `json:"listen,omitempty"`
 }
 
 // run moves through a program from one task to the next, evaluating as it goes. The moves are
@@ -123,7 +131,7 @@ func (r *run) start(input any) target {
 		in = v
 	}
 	r.st.Input, r.st.Data = in, in
-	r.push(frame{Path: root.path, Input: in})
+	r.push(frame{Path: root.path, Input: in, Deadline: startDeadline(r.now, root.timeout)})
 	return r.enter(root.body.tasks[0])
 }
 
@@ -156,7 +164,7 @@ func (r *run) enter(t *task) target {
 		}
 		in = v
 	}
-	f := frame{Path: t.path, Input: in}
+	f := frame{Path: t.path, Input: in, Deadline: startDeadline(r.now, t.timeout)}
 	r.st.Data = in
 	switch t.kind {
 	case kindFor:
@@ -231,6 +239,9 @@ func (r *run) complete(t *task, input, raw any, then string) target {
 
 // next follows a flow directive after task t completed.
 func (r *run) next(t *task, then string) target {
+	if t.list.fork || (then == "end" && r.st.Branch != nil) {
+		return r.endBranch() // a branch ends its child workflow, whatever its directive
+	}
 	switch then {
 	case "end":
 		r.st.Frames = r.st.Frames[:1]
@@ -265,11 +276,15 @@ func (r *run) exitList(l *taskList) target {
 // fault handles a Problem raised in task t: the innermost try around it that catches it retries
 // its tasks, runs its catch.do, or completes; with none, the workflow faults.
 func (r *run) fault(t *task, p *Problem) target {
+	r.st.Listen = nil
 	if p.Instance == "" {
 		p.Instance = t.path
 	}
 	for i := len(r.st.Frames) - 1; i >= 0; i-- {
 		owner := r.prog.byPath[r.st.Frames[i].Path]
+		if owner != nil && owner.kind == kindFork {
+			break // a branch's fault ends its child workflow; the fork faults in the parent
+		}
 		if owner == nil || owner.kind != kindTry || r.st.Frames[i].Catching {
 			continue
 		}

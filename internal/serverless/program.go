@@ -6,22 +6,25 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
 )
 
 // The kinds of task cairn runs.
 const (
-	kindRoot   = "workflow" // the document itself: its `do` list, input and output
-	kindSet    = "set"
-	kindSwitch = "switch"
-	kindFor    = "for"
-	kindDo     = "do"
-	kindTry    = "try"
-	kindRaise  = "raise"
-	kindWait   = "wait"
-	kindListen = "listen"
-	kindEmit   = "emit"
-	kindCall   = "call" // call: http
-	kindRun    = "run"  // run: workflow
+	kindRoot    = "workflow" // the document itself: its `do` list, input and output
+	kindSet     = "set"
+	kindSwitch  = "switch"
+	kindFor     = "for"
+	kindDo      = "do"
+	kindTry     = "try"
+	kindRaise   = "raise"
+	kindWait    = "wait"
+	kindListen  = "listen"
+	kindEmit    = "emit"
+	kindCall    = "call"    // call: http
+	kindOpenAPI = "openapi" // call: openapi
+	kindRun     = "run"     // run: workflow
+	kindFork    = "fork"    // its branches run as child workflows of the same definition version
 )
 
 // composite reports whether a kind holds task lists of its own; such a task is structure, entered
@@ -41,6 +44,7 @@ type program struct {
 	byPath  map[string]*task
 	http    *httpRunner
 	store   *persistence.Store
+	engine  *workflow.Engine // where forks claim a win and cancel the branches that lost
 	secrets map[string]any
 }
 
@@ -51,6 +55,8 @@ type taskList struct {
 	tasks []*task
 	// catch marks a try task's catch.do list.
 	catch bool
+	// fork marks a fork task's branches: each task runs on its own, as a child workflow.
+	fork bool
 }
 
 // byName returns the task of the list with a name.
@@ -78,21 +84,25 @@ type task struct {
 	outputAs     *template // output.as
 	exportAs     *template // export.as
 	then         string    // "" (continue), continue, exit, end, or a sibling's name
+	timeout      time.Duration
 
-	set     *template
-	cases   []switchCase
-	forEach string
-	forAt   string
-	forIn   *expr
-	while   *expr
-	body    *taskList // do, for, root: the tasks it runs; try: its try list
-	catch   *catchSpec
-	raise   *template // the error's fields
-	wait    time.Duration
-	listen  string // the CloudEvent type a listen task waits for
-	emit    *template
-	http    *httpCall
-	run     *runWorkflow
+	set        *template
+	cases      []switchCase
+	forEach    string
+	forAt      string
+	forIn      *expr
+	while      *expr
+	body       *taskList // do, for, root: the tasks it runs; try: its try list
+	catch      *catchSpec
+	raise      *template // the error's fields
+	wait       time.Duration
+	listen     string // the CloudEvent type a listen task waits for
+	listenSpec *listenSpec
+	emit       *template
+	http       *httpCall
+	openapi    *openapiCall
+	run        *runWorkflow
+	fork       *forkSpec
 }
 
 type switchCase struct {

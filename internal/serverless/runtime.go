@@ -1,6 +1,8 @@
 package serverless
 
 import (
+	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -20,6 +22,12 @@ const (
 	varFrames    = "frames"
 	varOutput    = workflow.OutputVariable
 	varWaitUntil = "waitUntil"
+	varBranch    = "branch"
+	// varTaskDeadline is when the current task times out; varDeadline is when a WAIT state wakes
+	// whatever it waits for (workflow.WaitFor.DeadlineVariable).
+	varTaskDeadline = "taskDeadline"
+	varDeadline     = "deadline"
+	varListen       = "listen"
 )
 
 // The names of the states that are not tasks.
@@ -32,7 +40,7 @@ const (
 // load reads a step's data from the workflow's variables.
 func (p *program) load(sc *workflow.StepContext) (*run, error) {
 	st := &data{}
-	for key, dst := range map[string]any{varInput: &st.Input, varData: &st.Data, varContext: &st.Context, varFrames: &st.Frames, varWaitUntil: &st.WaitUntil} {
+	for key, dst := range map[string]any{varInput: &st.Input, varData: &st.Data, varContext: &st.Context, varFrames: &st.Frames, varWaitUntil: &st.WaitUntil, varBranch: &st.Branch, varTaskDeadline: &st.TaskDeadline, varListen: &st.Listen} {
 		if _, err := sc.Var(key, dst); err != nil {
 			return nil, err
 		}
@@ -47,10 +55,34 @@ func (r *run) save(sc *workflow.StepContext) error {
 			return err
 		}
 	}
-	if r.st.WaitUntil != nil {
-		return sc.SetVar(varWaitUntil, r.st.WaitUntil)
+	for key, v := range map[string]any{varTaskDeadline: r.st.TaskDeadline, varBranch: r.st.Branch, varWaitUntil: r.st.WaitUntil, varListen: r.st.Listen} {
+		if err := setChanged(sc, key, v); err != nil {
+			return err
+		}
 	}
-	return sc.SetVar(varWaitUntil, nil)
+	return nil
+}
+
+// setChanged sets a variable only when its value changes (null removes it): the variables a
+// step sets are written with its action.
+func setChanged(sc *workflow.StepContext, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("error encoding variable %q: %w", key, err)
+	}
+	var old json.RawMessage
+	had, err := sc.Var(key, &old)
+	if err != nil {
+		return err
+	}
+	isNull := string(b) == "null"
+	switch {
+	case isNull && (!had || string(old) == "null"), had && bytes.Equal(old, b):
+		return nil
+	case isNull:
+		return sc.SetVar(key, nil)
+	}
+	return sc.SetVar(key, json.RawMessage(b))
 }
 
 // handler is the step of a state: the start, or a task.
@@ -60,38 +92,77 @@ func (p *program) handler(t *task) workflow.StepFunc {
 		if err != nil {
 			return workflow.Next{}, workflow.NonRetryable(err)
 		}
-		var tg target
-		switch {
-		case t == nil:
+		if t == nil {
 			var input any
 			if err := json.Unmarshal(sc.RawInput(), &input); err != nil {
 				return workflow.Next{}, workflow.NonRetryable(fmt.Errorf("error decoding the workflow's input: %w", err))
 			}
-			tg = r.start(input)
-		case t.kind == kindWait:
+			wf := sc.Workflow()
+			if b := branchOf(&wf, input); b != nil {
+				return r.finishStep(sc, r.startBranch(b))
+			}
+			return r.finishStep(sc, r.start(input))
+		}
+		if tg, ok := r.timedOut(t, r.now); ok {
+			return r.finishStep(sc, tg)
+		}
+		deadline := r.deadline()
+		if deadline != nil {
+			// A call or an expression is bounded by the task's deadline too.
+			ctx, cancel := context.WithDeadline(sc, *deadline)
+			defer cancel()
+			r.ctx = ctx
+		}
+		if t.kind == kindWait {
 			// A durable timer: the step records when the wait ends and is run again then by the
-			// engine (the workflow's next activation); it never sleeps.
+			// engine (the workflow's next activation), or at its deadline; it never sleeps.
 			if r.st.WaitUntil == nil {
 				until := r.now.Add(t.wait)
 				r.st.WaitUntil = &until
 			}
-			if left := r.st.WaitUntil.Sub(r.now); left > 0 {
+			wake := *r.st.WaitUntil
+			if deadline != nil && deadline.Before(wake) {
+				wake = *deadline
+			}
+			if left := wake.Sub(r.now); left > 0 {
 				if err := r.save(sc); err != nil {
 					return workflow.Next{}, err
 				}
 				return workflow.RetryAfter(left).WithText("waiting until " + r.st.WaitUntil.Format(time.RFC3339Nano)), nil
 			}
 			r.st.WaitUntil = nil
-			tg = r.runTask(sc, t)
-		default:
-			tg = r.runTask(sc, t)
 		}
-		return r.finishStep(sc, tg)
+		return r.finishStep(sc, r.runTask(sc, t))
 	}
 }
 
 // finishStep saves the step's data and turns where it goes into the engine's Next.
 func (r *run) finishStep(sc *workflow.StepContext, tg target) (workflow.Next, error) {
+	// The task to run next gets its deadline; one that has passed already faults it now.
+	for range maxHops {
+		if tg.leaf == nil || tg.await || tg.again || tg.end || tg.fault != nil {
+			break
+		}
+		r.st.TaskDeadline = startDeadline(r.now.Add(tg.delay), tg.leaf.timeout)
+		next, ok := r.timedOut(tg.leaf, time.Now().UTC())
+		if !ok {
+			break
+		}
+		tg = next
+	}
+	if tg.end {
+		if err := r.claimWin(sc); err != nil {
+			return workflow.Next{}, err
+		}
+	}
+	// A WAIT state (listen, the children of fork and run) is woken at its deadline.
+	var wake *time.Time
+	if tg.fault == nil && !tg.end && (tg.await || tg.leaf.kind == kindListen) {
+		wake = r.deadline()
+	}
+	if err := setChanged(sc, varDeadline, wake); err != nil {
+		return workflow.Next{}, err
+	}
 	if err := r.save(sc); err != nil {
 		return workflow.Next{}, err
 	}
@@ -103,10 +174,18 @@ func (r *run) finishStep(sc *workflow.StepContext, tg target) (workflow.Next, er
 			return workflow.Next{}, err
 		}
 		return workflow.Finish(), nil
+	case tg.await && wake != nil:
+		return workflow.MoveToAt(tg.leaf.path+awaitSuffix, *wake), nil
 	case tg.await:
 		return workflow.MoveTo(tg.leaf.path + awaitSuffix), nil
+	case wake != nil:
+		return workflow.MoveToAt(tg.leaf.path, *wake), nil
 	case tg.delay > 0:
-		return workflow.MoveToAt(tg.leaf.path, r.now.Add(tg.delay)).WithText("retrying after " + tg.delay.String()), nil
+		at := r.now.Add(tg.delay)
+		if d := r.deadline(); d != nil && d.Before(at) {
+			at = *d
+		}
+		return workflow.MoveToAt(tg.leaf.path, at).WithText("retrying after " + tg.delay.String()), nil
 	default:
 		return workflow.MoveTo(tg.leaf.path), nil
 	}
@@ -120,15 +199,28 @@ func (p *program) awaitHandler(t *task) workflow.StepFunc {
 			return workflow.Next{}, workflow.NonRetryable(err)
 		}
 		var tg target
-		if in, pr := r.taskInput(t); pr != nil {
+		if timeout, ok := r.timedOut(t, r.now); ok {
+			if err := r.cancelAwaited(sc, t); err != nil {
+				return workflow.Next{}, err
+			}
+			tg = timeout
+		} else if in, pr := r.taskInput(t); pr != nil {
 			tg = r.fault(t, pr)
-		} else if out, pr := r.childOutcome(sc, t); pr != nil {
+		} else if out, pr := r.awaited(sc, t); pr != nil {
 			tg = r.fault(t, pr)
 		} else {
 			tg = r.complete(t, in, out, t.then)
 		}
 		return r.finishStep(sc, tg)
 	}
+}
+
+// awaited is the outcome of the children a task waited for.
+func (r *run) awaited(sc *workflow.StepContext, t *task) (any, *Problem) {
+	if t.kind == kindFork {
+		return r.forkOutcome(sc, t)
+	}
+	return r.childOutcome(sc, t)
 }
 
 // taskInput is a task's input: the data, checked by input.schema and transformed by input.from.
@@ -154,6 +246,11 @@ func (r *run) runTask(sc *workflow.StepContext, t *task) target {
 		return r.fault(t, p)
 	}
 	switch t.kind {
+	case kindFork:
+		if p := r.startBranches(sc, t, in); p != nil {
+			return r.fault(t, p)
+		}
+		return target{leaf: t, await: true}
 	case kindRun:
 		if p := r.startChild(sc, t, in); p != nil {
 			return r.fault(t, p)
@@ -201,17 +298,23 @@ func (r *run) runTask(sc *workflow.StepContext, t *task) target {
 			return r.fault(t, p)
 		}
 		return r.complete(t, in, out, t.then)
+	case kindOpenAPI:
+		out, p := r.callOpenAPI(t, in)
+		if p != nil {
+			return r.fault(t, p)
+		}
+		return r.complete(t, in, out, t.then)
 	case kindListen:
+		if sc.Signal() == nil { // run without its event: woken at its deadline
+			return r.fault(t, timeoutProblem(t))
+		}
 		var event any
-		if s := sc.Signal(); s != nil && len(s.Payload) > 0 {
+		if s := sc.Signal(); len(s.Payload) > 0 {
 			if err := json.Unmarshal(s.Payload, &event); err != nil {
 				return r.fault(t, &Problem{Type: errTypeValidation, Status: 400, Title: "Invalid Event", Detail: err.Error()})
 			}
 		}
-		if m, ok := event.(map[string]any); ok && m["specversion"] != nil {
-			event = m["data"] // a whole CloudEvent: the task reads its data
-		}
-		return r.complete(t, in, []any{event}, t.then)
+		return r.hear(t, in, envelopeOf(t.listen, event))
 	case kindEmit:
 		v, p := r.evalTpl(t, t.emit, in, nil)
 		if p != nil {

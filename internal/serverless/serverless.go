@@ -2,8 +2,9 @@
 // runs them durably. A document is parsed and schema-validated by the specification's Go SDK, its
 // jq expressions are compiled at deploy time (gojq), and its flow is checked (every `then` names a
 // task, every reference is defined). Each task that does work (set, switch, raise, wait, listen,
-// emit) becomes a state named by its JSON pointer and runs as one durable step; composite tasks
-// (do, for, try) are entered and left by those steps. The task's data lives in the workflow's
+// emit, call, run, fork) becomes a state named by its JSON pointer and runs as one durable step;
+// composite tasks (do, for, try) are entered and left by those steps, and a fork's branches run
+// as child workflows. The task's data lives in the workflow's
 // variables, so history, retries, pause, cancel and recovery treat these workflows like any other.
 package serverless
 
@@ -34,6 +35,7 @@ type Compiler struct {
 	http    *httpRunner
 	secrets map[string]any
 	store   *persistence.Store // where run: workflow tasks read their children
+	engine  *workflow.Engine
 }
 
 var _ workflow.DocumentCompiler = (*Compiler)(nil)
@@ -50,7 +52,7 @@ func NewCompiler(opts Options) *Compiler {
 // Install makes an engine deploy and run Serverless Workflow documents.
 func Install(e *workflow.Engine, opts Options) {
 	c := NewCompiler(opts)
-	c.store = e.Store()
+	c.store, c.engine = e.Store(), e
 	e.SetCompiler(c)
 }
 
@@ -60,7 +62,7 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.http, p.store, p.secrets = c.http, c.store, c.secrets
+	p.http, p.store, p.engine, p.secrets = c.http, c.store, c.engine, c.secrets
 	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label}, nil
 }
 
@@ -74,11 +76,52 @@ func compile(source []byte) (*program, []byte, error) {
 	if err := c.compileDocument(doc); err != nil {
 		return nil, nil, err
 	}
-	if _, err := parser.FromJSONSource(canonical); err != nil {
+	if _, err := parser.FromJSONSource(forSDK(doc, canonical)); err != nil {
 		return nil, nil, sdkFault(doc, err)
 	}
 	c.prog.index(c.prog.root)
 	return c.prog, canonical, nil
+}
+
+// forSDK is the document as the SDK validates it: its timeouts named from use.timeouts inlined,
+// since the SDK (v3.2.0) refuses a timeout given by name (its rule names a field that does not
+// exist). The names were checked by the compiler; the definitions are still validated.
+func forSDK(doc map[string]any, canonical []byte) []byte {
+	use, _ := doc["use"].(map[string]any)
+	named, _ := use["timeouts"].(map[string]any)
+	if len(named) == 0 {
+		return canonical
+	}
+	var copyOf map[string]any
+	if json.Unmarshal(canonical, &copyOf) != nil {
+		return canonical
+	}
+	var inline func(v any)
+	inline = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				if ref, ok := c.(string); ok && k == "timeout" && named[ref] != nil {
+					x[k] = named[ref]
+					continue
+				}
+				inline(c)
+			}
+		case []any:
+			for _, c := range x {
+				inline(c)
+			}
+		}
+	}
+	keep := copyOf["use"]
+	delete(copyOf, "use")
+	inline(copyOf)
+	copyOf["use"] = keep
+	out, err := json.Marshal(copyOf)
+	if err != nil {
+		return canonical
+	}
+	return out
 }
 
 // sdkFault turns the SDK's validation error into a refusal at the JSON pointer of the fault: its
@@ -172,16 +215,16 @@ func (p *program) definition() workflow.Definition {
 		s := workflow.State{Name: t.path, Kind: workflow.Normal, Handler: p.handler(t), Next: next[t.path], Description: t.kind + " " + t.name}
 		if t.kind == kindListen {
 			s.Kind = workflow.Wait
-			s.WaitFor = &workflow.WaitFor{Signal: t.listen}
+			s.WaitFor = &workflow.WaitFor{Signal: t.listen, DeadlineVariable: varDeadline}
 		}
 		// A task's faults are Problems handled by try/catch; the engine's own retries are only
 		// for a step that could not run at all (a crash, a lost database).
 		s.Retry = &workflow.RetryPolicy{MaxAttempts: 3, MinBackoff: defaultBackoff, MaxBackoff: 10 * defaultBackoff}
 		d.States = append(d.States, s)
-		if t.kind == kindRun && t.run.await {
+		if t.kind == kindFork || (t.kind == kindRun && t.run.await) {
 			d.States = append(d.States, workflow.State{Name: t.path + awaitSuffix, Kind: workflow.Wait, Handler: p.awaitHandler(t),
-				WaitFor: &workflow.WaitFor{Children: true}, Next: next[t.path+awaitSuffix], Retry: s.Retry,
-				Description: "waits for the workflow " + t.name + " runs"})
+				WaitFor: &workflow.WaitFor{Children: true, DeadlineVariable: varDeadline}, Next: next[t.path+awaitSuffix], Retry: s.Retry,
+				Description: "waits for the child workflows of " + t.kind + " " + t.name})
 		}
 	}
 	d.States = append(d.States,

@@ -1,0 +1,320 @@
+package serverless
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// A listen task waits in a WAIT state for the signal named by its event type (signalWorkflow, or
+// publishEvent for every workflow listening for that type). Each event that arrives is checked
+// against the task's filters: its attributes (a literal, a regular expression, or a runtime
+// expression on the attribute's value) and its correlations. An event that matches no filter is
+// consumed and the task waits on; `all` waits until every filter has matched an event.
+
+// listenSpec is a compiled listen task.
+type listenSpec struct {
+	mode    string // one, any or all
+	filters []eventFilter
+	read    string // data, envelope or raw
+}
+
+// eventFilter is one filter of a listen task.
+type eventFilter struct {
+	attrs     map[string]attrMatch // the attributes besides type
+	correlate []correlation
+}
+
+// attrMatch is how an event attribute matches: a runtime expression on its value that must be
+// truthy, or else a regular expression it must match whole, or else equality.
+type attrMatch struct {
+	expr    *expr
+	re      *regexp.Regexp
+	literal any
+}
+
+// correlation links an event to the workflow's data: the value from takes from the event must
+// equal expect, or without expect the value the first correlated event gave.
+type correlation struct {
+	name   string
+	from   *expr
+	expect *template
+}
+
+// listenState is a listen task's progress, kept with the workflow's data while it waits.
+type listenState struct {
+	Events  []any          `json:"events"`
+	Matched []bool         `json:"matched"`
+	Values  map[string]any `json:"values,omitempty"` // correlation values without expect
+}
+
+func (c *compiler) compileListen(t *task, raw any, sc scope) error {
+	t.kind = kindListen
+	m, _ := raw.(map[string]any)
+	to, ok := m["to"].(map[string]any)
+	if !ok {
+		return faultAt(t.path+"/listen/to", "listen needs to: one, any or all")
+	}
+	spec := &listenSpec{read: "data"}
+	if r, ok := m["read"].(string); ok {
+		switch r {
+		case "data", "envelope", "raw":
+			spec.read = r
+		default:
+			return faultAt(t.path+"/listen/read", "read must be data, envelope or raw, not %q", r)
+		}
+	}
+	if _, ok := to["until"]; ok {
+		return faultAt(t.path+"/listen/to/until", "listen until is not supported by cairn yet")
+	}
+	if _, ok := m["foreach"]; ok {
+		return faultAt(t.path+"/listen/foreach", "listen foreach is not supported by cairn yet")
+	}
+	var filters []any
+	ptr := t.path + "/listen/to"
+	switch {
+	case to["one"] != nil:
+		spec.mode, filters, ptr = "one", []any{to["one"]}, ptr+"/one"
+	case to["any"] != nil:
+		spec.mode, ptr = "any", ptr+"/any"
+		filters, _ = to["any"].([]any)
+	case to["all"] != nil:
+		spec.mode, ptr = "all", ptr+"/all"
+		filters, _ = to["all"].([]any)
+	}
+	if len(filters) == 0 {
+		return faultAt(ptr, "cairn listens for at least one event filter (an empty any, every event, is not supported)")
+	}
+	for i, raw := range filters {
+		fptr := ptr
+		if spec.mode != "one" {
+			fptr = fmt.Sprintf("%s/%d", ptr, i)
+		}
+		f, _ := raw.(map[string]any)
+		with, _ := f["with"].(map[string]any)
+		typ, _ := with["type"].(string)
+		if typ == "" || isStrict(typ) {
+			return faultAt(fptr+"/with/type", "cairn needs the event type to listen for, as a literal (the name of the signal that delivers it)")
+		}
+		if err := workflow.CheckString(fptr+"/with/type", typ, workflow.MaxKeyLength); err != nil {
+			return faultAt(fptr+"/with/type", "the event type (the signal's name) must have at most %d bytes, without NUL", workflow.MaxKeyLength)
+		}
+		if t.listen == "" {
+			t.listen = typ
+		} else if typ != t.listen {
+			return faultAt(fptr+"/with/type", "cairn waits for one event type per listen task (%q here); listening for %q as well is not supported yet", t.listen, typ)
+		}
+		ef, err := compileFilter(with, f["correlate"], sc, fptr)
+		if err != nil {
+			return err
+		}
+		spec.filters = append(spec.filters, ef)
+	}
+	t.listenSpec = spec
+	return nil
+}
+
+func compileFilter(with map[string]any, correlate any, sc scope, ptr string) (eventFilter, error) {
+	ef := eventFilter{attrs: map[string]attrMatch{}}
+	for k, v := range with {
+		if k == "type" {
+			continue
+		}
+		aptr := ptr + "/with/" + escapePointer(k)
+		s, isStr := v.(string)
+		switch {
+		case isStr && isStrict(s):
+			x, err := compileExpr(s, sc, aptr)
+			if err != nil {
+				return ef, err
+			}
+			ef.attrs[k] = attrMatch{expr: x}
+		case isStr:
+			re, err := regexp.Compile("^(?:" + s + ")$")
+			if err != nil {
+				re = nil // not a regular expression: compared as it is
+			}
+			ef.attrs[k] = attrMatch{re: re, literal: s}
+		default:
+			ef.attrs[k] = attrMatch{literal: v}
+		}
+	}
+	if correlate == nil {
+		return ef, nil
+	}
+	cm, ok := correlate.(map[string]any)
+	if !ok {
+		return ef, faultAt(ptr+"/correlate", "correlate must be an object of correlations (from, expect)")
+	}
+	names := make([]string, 0, len(cm))
+	for k := range cm {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		cptr := ptr + "/correlate/" + escapePointer(name)
+		def, _ := cm[name].(map[string]any)
+		from, _ := def["from"].(string)
+		if from == "" {
+			return ef, faultAt(cptr+"/from", "a correlation needs from, an expression on the event")
+		}
+		x, err := compileExpr(from, sc, cptr+"/from")
+		if err != nil {
+			return ef, err
+		}
+		co := correlation{name: name, from: x}
+		if e, ok := def["expect"]; ok {
+			if s, isStr := e.(string); isStr && !isStrict(s) {
+				co.expect = &template{literal: s} // a constant
+			} else if co.expect, err = compileTemplate(e, sc, cptr+"/expect"); err != nil {
+				return ef, err
+			}
+		}
+		ef.correlate = append(ef.correlate, co)
+	}
+	return ef, nil
+}
+
+// waitsOn reports whether an event may leave the task waiting for another (its state lists
+// itself as a next state).
+func (s *listenSpec) waitsOn() bool {
+	if s.mode == "all" && len(s.filters) > 1 {
+		return true
+	}
+	for _, f := range s.filters {
+		if len(f.attrs) > 0 || len(f.correlate) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// envelopeOf is a delivered event as a CloudEvent: the payload when it is one, else an event of
+// the signal's type whose data is the payload.
+func envelopeOf(typ string, payload any) map[string]any {
+	if m, ok := payload.(map[string]any); ok && m["specversion"] != nil {
+		return m
+	}
+	return map[string]any{"type": typ, "data": payload}
+}
+
+// hear handles one event delivered to listen task t: it is consumed, and the task completes
+// when its filters are satisfied, or waits on.
+func (r *run) hear(t *task, in any, ev map[string]any) target {
+	spec := t.listenSpec
+	st := r.st.Listen
+	if st == nil {
+		st = &listenState{Matched: make([]bool, len(spec.filters))}
+	}
+	matched := -1
+	for i, f := range spec.filters {
+		if st.Matched[i] && spec.mode == "all" {
+			continue
+		}
+		ok, p := r.matches(t, in, f, ev, st)
+		if p != nil {
+			r.st.Listen = nil
+			return r.fault(t, p)
+		}
+		if ok {
+			matched = i
+			break
+		}
+	}
+	if matched < 0 {
+		r.st.Listen = st
+		return target{leaf: t, again: true} // not for this workflow: listen on
+	}
+	st.Matched[matched] = true
+	switch spec.read {
+	case "envelope":
+		st.Events = append(st.Events, ev)
+	case "raw":
+		b, _ := json.Marshal(ev["data"])
+		st.Events = append(st.Events, string(b))
+	default:
+		st.Events = append(st.Events, ev["data"])
+	}
+	if spec.mode == "all" {
+		for _, m := range st.Matched {
+			if !m {
+				r.st.Listen = st
+				return target{leaf: t, again: true}
+			}
+		}
+	}
+	r.st.Listen = nil
+	return r.complete(t, in, st.Events, t.then)
+}
+
+// matches checks an event against one filter: its attributes, then its correlations.
+func (r *run) matches(t *task, in any, f eventFilter, ev map[string]any, st *listenState) (bool, *Problem) {
+	for k, m := range f.attrs {
+		v, present := ev[k]
+		switch {
+		case m.expr != nil:
+			res, err := m.expr.eval(r.ctx, v, r.vars(t, in, nil))
+			if err != nil {
+				return false, expressionProblem(t.path, err)
+			}
+			if !truthy(res) {
+				return false, nil
+			}
+		case !present:
+			return false, nil
+		case m.re != nil:
+			s, isStr := v.(string)
+			if !isStr || !m.re.MatchString(s) {
+				return false, nil
+			}
+		default:
+			if !sameJSON(v, m.literal) {
+				return false, nil
+			}
+		}
+	}
+	values := map[string]any{}
+	for _, c := range f.correlate {
+		got, err := c.from.eval(r.ctx, ev, r.vars(t, in, nil))
+		if err != nil {
+			return false, expressionProblem(t.path, err)
+		}
+		var want any
+		known := true
+		if c.expect != nil {
+			if want, err = c.expect.eval(r.ctx, in, r.vars(t, in, nil)); err != nil {
+				return false, expressionProblem(t.path, err)
+			}
+		} else {
+			want, known = st.Values[c.name]
+		}
+		if known && !sameJSON(got, want) {
+			return false, nil
+		}
+		values[c.name] = got
+	}
+	for k, v := range values {
+		if st.Values == nil {
+			st.Values = map[string]any{}
+		}
+		st.Values[k] = v
+	}
+	return true, nil
+}
+
+// sameJSON compares two values as JSON (numbers of any Go type alike).
+func sameJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	if errA != nil || errB != nil {
+		return reflect.DeepEqual(a, b)
+	}
+	var na, nb any
+	_ = json.Unmarshal(ja, &na)
+	_ = json.Unmarshal(jb, &nb)
+	return reflect.DeepEqual(na, nb)
+}
