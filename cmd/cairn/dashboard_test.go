@@ -43,7 +43,7 @@ func dashboardTools(t *testing.T) (node, dir, browser string) {
 		missing("Chromium (" + browser + ")")
 	}
 	dir = t.TempDir()
-	for _, f := range []string{"package.json", "package-lock.json", "dashboard.mjs"} {
+	for _, f := range []string{"package.json", "package-lock.json", "dashboard.mjs", "auth.mjs"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "dashboard", f))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
@@ -93,10 +93,34 @@ func TestDashboardInChromium(t *testing.T) {
 					Unit    string
 				}
 				if json.Unmarshal(sc.Bytes(), &m) == nil && m.Measure != "" {
-					t.Logf("%s on %s: %s = %g %s", "dashboard", kind, m.Measure, m.Value, m.Unit)
+					t.Logf("dashboard on %s: %s = %g %s", kind, m.Measure, m.Value, m.Unit)
 				}
 			}
 			require.Zero(t, n.stop(t), n.output())
 		})
 	}
+}
+
+// TestDashboardUnderAuth runs the binary with --auth: the page loads without a token, asks for
+// one, and with it reads over HTTP and subscribes over the websocket (testdata/dashboard/auth.mjs).
+func TestDashboardUnderAuth(t *testing.T) {
+	t.Parallel()
+	node, dir, browser := dashboardTools(t)
+	db := dbtest.URL(t, dbtest.Backends[0])
+	r := runCairn(t, "", nil, "migrate", "up", "--database", db)
+	require.Zero(t, r.code, r.stderr)
+	r = runCairn(t, "", nil, "token", "create", "--name", "dashboard", "--database", db)
+	require.Zero(t, r.code, r.stderr)
+	token := strings.TrimSpace(r.stdout)
+	n := startNode(t, nil, "--auth", "--database", db, "--demo", "--addr", "127.0.0.1:0", "--log-format", "json")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "auth.mjs", "http://"+n.addr, token)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the browser run failed:\n%s\ncairn's log:\n%s", out, n.output())
+	require.Equal(t, "ok", strings.TrimSpace(string(out)))
+	require.Zero(t, n.stop(t), n.output())
 }

@@ -14,7 +14,7 @@ export function getToken() { return localStorage.getItem(tokenKey) || ''; }
 export function setToken(t) {
   if (t) localStorage.setItem(tokenKey, t); else localStorage.removeItem(tokenKey);
   // A new token needs a new connection: connection_init carries it.
-  if (wsClient) { wsClient.dispose(); wsClient = null; }
+  if (wsClient) { const old = wsClient; wsClient = null; setLive(false); old.dispose(); }
 }
 
 export function onAuthNeeded(fn) { authListeners.add(fn); return () => authListeners.delete(fn); }
@@ -68,15 +68,19 @@ export function isLive() { return live; }
 
 function client() {
   if (!wsClient) {
-    wsClient = window.graphqlWs.createClient({
+    // A disposed client may report closed after its successor connected: only the current
+    // client's events count.
+    const mine = (fn) => (...a) => { if (wsClient === c) fn(...a); };
+    const c = window.graphqlWs.createClient({
       url: wsEndpoint,
       lazy: false, // stay connected between pages, so the indicator tells whether live updates arrive
       connectionParams: () => authHeaders(),
       retryAttempts: Infinity,
       shouldRetry: () => true,
       keepAlive: 20000,
-      on: { connected: () => setLive(true), closed: () => setLive(false) },
+      on: { connected: mine(() => setLive(true)), closed: mine(() => setLive(false)) },
     });
+    wsClient = c;
   }
   return wsClient;
 }
