@@ -14,7 +14,7 @@ export function getToken() { return localStorage.getItem(tokenKey) || ''; }
 export function setToken(t) {
   if (t) localStorage.setItem(tokenKey, t); else localStorage.removeItem(tokenKey);
   // A new token needs a new connection: connection_init carries it.
-  if (wsClient) { const old = wsClient; wsClient = null; setLive(false); old.dispose(); }
+  if (wsClient) { const old = wsClient; wsClient = null; setLive(null); old.dispose(); }
 }
 
 export function onAuthNeeded(fn) { authListeners.add(fn); return () => authListeners.delete(fn); }
@@ -61,7 +61,7 @@ export async function gql(query, variables = {}) {
 }
 
 let wsClient = null;
-let live = false;
+let live = null; // null until a page subscribes: no connection is wanted before
 
 function setLive(v) { if (v !== live) { live = v; liveListeners.forEach((fn) => fn(v)); } }
 export function isLive() { return live; }

@@ -48,7 +48,7 @@ function App() {
         ${Object.entries(pages).filter(([, v]) => v.nav).map(([path, v]) => html`<a href=${'#' + path} aria-current=${section === path ? 'page' : null}>${v.title}</a>`)}
       </nav>
       <div class="right">
-        <span class=${'live ' + (live ? 'on' : 'off')} role="status" aria-live="polite">${live ? 'live' : 'not live'}</span>
+        <span class=${'live ' + (live ? 'on' : live === false ? 'off' : '')} role="status" aria-live="polite">${live ? 'live' : live === false ? 'not live' : ''}</span>
         <button onClick=${() => setAuth(auth === null ? '' : null)}>API token${getToken() ? ' (set)' : ''}</button>
         <a href="../" style="color:#dbe6f3">GraphiQL</a>
       </div>

@@ -53,8 +53,8 @@ export function StateGraph({ states, current, taken = [], label }) {
   return html`<svg class="graph" role="img" aria-label=${desc} viewBox="0 0 ${width} ${height}" width=${width} height=${height} data-current=${current || ''}>
     <title>${desc}</title>
     <defs>
-      <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#6b7785" /></marker>
-      <marker id="arrow-taken" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#126b2f" /></marker>
+      <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" markerHeight="8" markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#6b7785" /></marker>
+      <marker id="arrow-taken" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" markerHeight="8" markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#126b2f" /></marker>
     </defs>
     ${states.flatMap((s) => s.next.filter((n) => pos.has(n)).map((n) => {
       const on = takenSet.has(s.name + '\u0000' + n);

@@ -82,7 +82,6 @@ try {
   await page.waitForSelector('.stats[data-total="121"]');
   const firstId = await page.locator('tbody tr[data-id]').first().getAttribute('data-id');
   assert.equal(firstId, manual.id, 'newest first');
-  if (shots) await page.screenshot({ path: shots + '/workflows.png' });
   await page.getByRole('button', { name: /Next 50/ }).click();
   await page.waitForFunction((id) => document.querySelector('tbody tr[data-id]')?.dataset.id !== id, firstId);
   await page.getByRole('button', { name: /Previous 50/ }).click();
@@ -124,7 +123,6 @@ try {
   await page.waitForSelector('h1 .status.MANUAL');
   await page.waitForSelector('svg.graph[data-current="spawn"]');
   await page.getByText('children must be between 0 and 10000, not -1').first().waitFor();
-  if (shots) await page.screenshot({ path: shots + '/workflow.png', fullPage: false });
   await page.getByLabel('Retry from state').selectOption('await');
   page.once('dialog', (d) => d.accept());
   await page.getByRole('button', { name: 'Retry', exact: true }).click();
@@ -160,12 +158,17 @@ try {
   for (const id of picked) assert.equal((await statusOf(id)).status, 'PAUSED', id);
 
   if (shots) {
+    await page.goto(ui + '#/workflows');
+    await page.waitForSelector('table[data-loaded="true"] tbody tr[data-id]');
+    await page.screenshot({ path: shots + '/workflows.png' });
+    const order = await start({ type: 'demo.order', input: { amount: 42, failFirstCharge: true }, businessKey: 'order-42' });
+    await eventually('the order to finish', async () => (await statusOf(order.id)).status === 'FINISHED');
+    await page.goto(ui + '#/workflow?id=' + encodeURIComponent(order.id));
+    await page.waitForSelector('h1 .status.FINISHED');
+    await page.screenshot({ path: shots + '/workflow.png', fullPage: true });
     await page.goto(ui + '#/definition?type=demo.order');
     await page.waitForSelector('svg.graph');
     await page.screenshot({ path: shots + '/definition.png' });
-    await page.goto(ui + '#/executors');
-    await page.waitForSelector('table[aria-label="Executors"]');
-    await page.screenshot({ path: shots + '/executors.png' });
   }
 
   assert.deepEqual(escaped, [], 'no request left the machine');
