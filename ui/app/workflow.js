@@ -290,10 +290,11 @@ function FormOp({ w, def, done }) {
     const data = {};
     for (const [k, p] of Object.entries(props)) {
       const v = values[k];
+      // An unticked box is an answer (false), not a blank.
+      if (p.type === 'boolean' && !Array.isArray(p.enum)) { data[k] = !!v; continue; }
       if (v === undefined || v === '') continue;
       if (Array.isArray(p.enum)) { const hit = p.enum.find((o) => String(o) === v); data[k] = hit === undefined ? v : hit; }
       else if (p.type === 'number' || p.type === 'integer') data[k] = Number(v);
-      else if (p.type === 'boolean') data[k] = !!v;
       else if (p.type && p.type !== 'string') data[k] = parseJSON(v, k);
       else data[k] = v;
     }
