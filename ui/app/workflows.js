@@ -8,6 +8,8 @@ export const pageSize = 50;
 export const statuses = ['CREATED', 'IN_PROGRESS', 'EXECUTING', 'WAITING', 'PAUSED', 'MANUAL', 'FINISHED', 'FAILED', 'CANCELLED'];
 const orderFields = ['CREATED', 'MODIFIED', 'NEXT_ACTIVATION', 'PRIORITY'];
 
+const statsEvery = 10000;
+
 const rowFields = 'id type status state stateText externalId businessKey created modified nextActivation retries';
 
 const listQuery = `query Workflows($filter: WorkflowFilter, $orderBy: WorkflowOrder, $first: Int, $after: String, $last: Int, $before: String) {
@@ -48,7 +50,18 @@ export function WorkflowsPage({ params }) {
     filter, orderBy: { field: sort, direction: dir },
     ...(before ? { last: pageSize, before } : { first: pageSize, after }),
   }).then((d) => d.workflows), key);
-  const stats = useLoad(() => gql(statsQuery, { filter }).then((d) => d.workflowStats), filterKey);
+  // Counting scans every matching workflow (seconds at 1M on SQLite, whose one connection the
+  // engine shares): the counts load after the page is drawn, and live events recount them at most
+  // every statsEvery ms, never two counts at once.
+  const [statsWanted, setStatsWanted] = useState(false);
+  const counting = useRef(false);
+  const stats = useLoad(() => {
+    if (!statsWanted) return Promise.resolve(null);
+    counting.current = true;
+    return gql(statsQuery, { filter }).then((d) => ({ ...d.workflowStats, at: new Date().toISOString() })).finally(() => { counting.current = false; });
+  }, filterKey + statsWanted);
+  const reloadStats = useRef(stats.reload);
+  reloadStats.current = stats.reload;
 
   // rows is the page as shown: the loaded page, updated in place by live events.
   const [rows, setRows] = useState([]);
@@ -60,6 +73,7 @@ export function WorkflowsPage({ params }) {
       setRows(list.data.edges.map((e) => e.node));
       setPending(0);
       if (!window.cairnFirstRender) requestAnimationFrame(() => { window.cairnFirstRender = performance.now(); });
+      setStatsWanted(true);
     }
   }, [list.data]);
   useEffect(() => setSelected(new Set()), [key]);
@@ -85,8 +99,11 @@ export function WorkflowsPage({ params }) {
       });
       setFresh((s) => new Set(s).add(w.id));
       window.cairnLastEvent = { id: w.id, at: ev.at, received: Date.now() };
-      // Counts follow events at most once a second: recounting at 1M workflows is not free.
-      if (!statsTimer.current) statsTimer.current = setTimeout(() => { statsTimer.current = null; stats.reload(); }, 1000);
+      if (!statsTimer.current) statsTimer.current = setTimeout(function recount() {
+        if (counting.current) { statsTimer.current = setTimeout(recount, statsEvery); return; }
+        statsTimer.current = null;
+        reloadStats.current();
+      }, statsEvery);
     });
     return () => { unsub(); clearTimeout(statsTimer.current); statsTimer.current = null; };
   }, [filterKey, inPlace]);
@@ -103,7 +120,7 @@ export function WorkflowsPage({ params }) {
   return html`
     <h1>Workflows</h1>
     <${Filters} params=${params} set=${set} />
-    <${StatusCounts} stats=${stats} params=${params} set=${set} />
+    <${StatusCounts} stats=${stats} params=${params} set=${set} reload=${stats.reload} />
     <${LoadError} error=${list.error} />
     <${Bulk} selected=${selected} rows=${rows} clear=${() => setSelected(new Set())} reload=${list.reload} />
     ${pending > 0 && html`<div class="banner" role="status">${pending} new workflow${pending > 1 ? 's' : ''} since this page loaded. <button onClick=${() => set({})}>Show the newest</button></div>`}
@@ -170,13 +187,14 @@ function Filters({ params, set }) {
   </form>`;
 }
 
-function StatusCounts({ stats, params, set }) {
+function StatusCounts({ stats, params, set, reload }) {
   const s = stats.data;
-  if (!s) return html`<div class="stats muted" aria-live="polite">${stats.error ? 'Counts unavailable: ' + stats.error.message : 'Counting…'}</div>`;
+  if (!s || stats.error) return html`<div class="stats muted" aria-live="polite">${stats.error ? 'Counts unavailable: ' + stats.error.message : 'Counting…'}</div>`;
   const current = params.get('status') || '';
-  return html`<div class="stats" aria-label="Counts by status" data-total=${s.total}>
+  return html`<div class="stats" aria-label="Counts by status" data-total=${s.total} title=${'Counted at ' + s.at}>
     <button aria-pressed=${current === '' ? 'true' : 'false'} onClick=${() => set({ status: '' })}>All <strong>${s.total}</strong></button>
     ${s.byStatus.map((c) => html`<button data-status=${c.status} aria-pressed=${current === c.status ? 'true' : 'false'} onClick=${() => set({ status: c.status })}>${c.status} <strong>${c.count}</strong></button>`)}
+    <button class="recount" aria-label="Count again" title="Live events recount every ${statsEvery / 1000} s at most" disabled=${stats.loading} onClick=${reload}>↻ counted <${Time} t=${s.at} /></button>
   </div>`;
 }
 
