@@ -1,6 +1,6 @@
 // What every page shares: htm bound to Preact, the hash router, formatting, and small components.
 import { h } from 'preact';
-import { useEffect, useState, useCallback, useRef } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState, useCallback, useRef } from 'preact/hooks';
 import htm from 'htm';
 
 export const html = htm.bind(h);
@@ -101,7 +101,8 @@ export function useLoad(fn, key) {
       if (n === seq.current) setState((s) => ({ data: s.data, error: e, loading: false }));
     }
   }, [key]);
-  useEffect(() => { load(); }, [load]);
+  // Started as soon as the component is in the document, not a frame later.
+  useLayoutEffect(() => { load(); }, [load]);
   return { ...state, reload: load };
 }
 
