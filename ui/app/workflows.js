@@ -127,7 +127,7 @@ export function WorkflowsPage({ params }) {
     <${Filters} params=${params} set=${set} />
     <${StatusCounts} stats=${stats} params=${params} set=${set} reload=${stats.reload} />
     <${LoadError} error=${list.error} />
-    <${Bulk} selected=${selected} rows=${rows} clear=${() => setSelected(new Set())} reload=${list.reload} />
+    <${Bulk} key=${key} selected=${selected} rows=${rows} clear=${() => setSelected(new Set())} reload=${list.reload} />
     ${pending > 0 && html`<div class="banner" role="status">${pending} new workflow${pending > 1 ? 's' : ''} since this page loaded. <button onClick=${() => set({})}>Show the newest</button></div>`}
     <table aria-label="Workflows" aria-busy=${list.loading ? 'true' : 'false'} data-loaded=${page ? 'true' : 'false'}>
       <thead><tr>
