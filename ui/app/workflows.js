@@ -9,6 +9,7 @@ export const statuses = ['CREATED', 'IN_PROGRESS', 'EXECUTING', 'WAITING', 'PAUS
 const orderFields = ['CREATED', 'MODIFIED', 'NEXT_ACTIVATION', 'PRIORITY'];
 
 const statsEvery = 10000;
+const slowCount = 1000;
 
 const rowFields = 'id type status state stateText externalId businessKey created modified nextActivation retries';
 
@@ -62,15 +63,21 @@ export function WorkflowsPage({ params }) {
     return d.workflows;
   }), key);
   // Counting scans every matching workflow (seconds at 1M on SQLite, whose one connection the
-  // engine shares): the counts load after the page is drawn, and live events recount them at most
-  // every statsEvery ms, never two counts at once.
+  // engine shares): the counts load after the page is drawn, live events recount them at most
+  // every statsEvery ms and never two counts at once, and a count slower than slowCount is
+  // redone only when the person asks.
   const [statsWanted, setStatsWanted] = useState(false);
   const counting = useRef(false);
   const stats = useLoad(() => {
     if (!statsWanted) return Promise.resolve(null);
     counting.current = true;
-    return gql(statsQuery, { filter }).then((d) => ({ ...d.workflowStats, at: new Date().toISOString() })).finally(() => { counting.current = false; });
+    const t0 = performance.now();
+    return gql(statsQuery, { filter })
+      .then((d) => ({ ...d.workflowStats, at: new Date().toISOString(), slow: performance.now() - t0 > slowCount }))
+      .finally(() => { counting.current = false; });
   }, filterKey + statsWanted);
+  const statsSlow = useRef(false);
+  statsSlow.current = !!(stats.data && stats.data.slow);
   const reloadStats = useRef(stats.reload);
   reloadStats.current = stats.reload;
 
@@ -104,7 +111,7 @@ export function WorkflowsPage({ params }) {
       });
       setFresh((s) => new Set(s).add(w.id));
       window.cairnLastEvent = { id: w.id, at: ev.at, received: Date.now() };
-      if (!statsTimer.current) statsTimer.current = setTimeout(function recount() {
+      if (!statsTimer.current && !statsSlow.current) statsTimer.current = setTimeout(function recount() {
         if (counting.current) { statsTimer.current = setTimeout(recount, statsEvery); return; }
         statsTimer.current = null;
         reloadStats.current();
@@ -199,7 +206,7 @@ function StatusCounts({ stats, params, set, reload }) {
   return html`<div class="stats" aria-label="Counts by status" data-total=${s.total} title=${'Counted at ' + s.at}>
     <button aria-pressed=${current === '' ? 'true' : 'false'} onClick=${() => set({ status: '' })}>All <strong>${s.total}</strong></button>
     ${s.byStatus.map((c) => html`<button data-status=${c.status} aria-pressed=${current === c.status ? 'true' : 'false'} onClick=${() => set({ status: c.status })}>${c.status} <strong>${c.count}</strong></button>`)}
-    <button class="recount" aria-label="Count again" title="Live events recount every ${statsEvery / 1000} s at most" disabled=${stats.loading} onClick=${reload}>↻ counted <${Time} t=${s.at} /></button>
+    <button class="recount" title=${s.slow ? 'Counting is slow here: count again by hand' : 'Live events recount every ' + statsEvery / 1000 + ' s at most'} disabled=${stats.loading} onClick=${reload}>↻ Recount <span class="muted">(counted <${Time} t=${s.at} />)</span></button>
   </div>`;
 }
 
