@@ -125,7 +125,7 @@ export function WorkflowPage({ params }) {
         ${w.signals.length ? html`<table><thead><tr><th>Name</th><th>Payload</th><th>Arrived</th><th>Consumed</th></tr></thead><tbody>
           ${w.signals.map((s) => html`<tr key=${s.id}><td>${s.name}</td><td><code>${JSON.stringify(s.payload)}</code></td><td><${Time} t=${s.created} /></td><td><${Time} t=${s.consumed} /></td></tr>`)}
         </tbody></table>` : html`<p class="muted">None.</p>`}
-        ${w.formSubmissions.length > 0 && html`<h3>Form submissions</h3><table><thead><tr><th>State</th><th>Data</th><th>By</th><th>When</th></tr></thead><tbody>
+        ${w.formSubmissions.length > 0 && html`<h3>Form submissions</h3><table aria-label="Form submissions"><thead><tr><th>State</th><th>Data</th><th>By</th><th>When</th></tr></thead><tbody>
           ${w.formSubmissions.map((f) => html`<tr key=${f.id}><td>${f.state}</td><td><code>${JSON.stringify(f.data)}</code></td><td>${f.submittedBy}</td><td><${Time} t=${f.created} /></td></tr>`)}
         </tbody></table>`}
       </section>
