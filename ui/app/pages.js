@@ -160,10 +160,10 @@ function CreateSchedule({ types, reload }) {
     reload();
     return 'Schedule created.';
   }); }}>
-    <label>Type<select value=${v.type} onChange=${set('type')}>${types.map((t) => html`<option value=${t}>${t}</option>`)}</select></label>
+    <label>Type<select aria-label="Type" value=${v.type} onChange=${set('type')}>${types.map((t) => html`<option value=${t}>${t}</option>`)}</select></label>
     <label>Cron<input value=${v.cron} onInput=${set('cron')} required /></label>
     <label>Time zone<input value=${v.timezone} onInput=${set('timezone')} /></label>
-    <label>When a run is still going<select value=${v.overlapPolicy} onChange=${set('overlapPolicy')}><option value="SKIP">skip the fire</option><option value="ALLOW">start another</option></select></label>
+    <label>When a run is still going<select aria-label="When a run is still going" value=${v.overlapPolicy} onChange=${set('overlapPolicy')}><option value="SKIP">skip the fire</option><option value="ALLOW">start another</option></select></label>
     <label style="flex:1 1 260px">Input (JSON object)<textarea rows="2" value=${v.input} onInput=${set('input')}></textarea></label>
     <button type="submit" class="primary" disabled=${op.busy}>Create</button><${Msg} m=${op.msg} />
   </form>`;

@@ -222,7 +222,7 @@ function Operations({ w, states, currentDef, reload }) {
       <${Msg} m=${basic.msg} />
     </div>
     <div class="op" role="group" aria-label="Retry">
-      <label>Retry from state<select value=${retryState} onChange=${(e) => setRetryState(e.target.value)}>
+      <label>Retry from state<select aria-label="Retry from state" value=${retryState} onChange=${(e) => setRetryState(e.target.value)}>
         <option value="">the one that failed</option>
         ${states.map((s) => html`<option value=${s.name}>${s.name} (${s.kind})</option>`)}
       </select></label>
@@ -245,7 +245,7 @@ function Operations({ w, states, currentDef, reload }) {
     <details>
       <summary>Update state, schedule or variables</summary>
       <div class="op" role="group" aria-label="Update">
-        <label>Move to state<select value=${moveTo} onChange=${(e) => setMoveTo(e.target.value)}>
+        <label>Move to state<select aria-label="Move to state" value=${moveTo} onChange=${(e) => setMoveTo(e.target.value)}>
           <option value="">(stay)</option>
           ${states.map((s) => html`<option value=${s.name}>${s.name} (${s.kind})</option>`)}
         </select></label>
@@ -280,7 +280,7 @@ function FormOp({ w, def, done }) {
   const setV = (k, v) => setValues((x) => ({ ...x, [k]: v }));
   const field = (k, p) => {
     const label = (p.title || k) + (required.has(k) ? ' (required)' : '');
-    if (Array.isArray(p.enum)) return html`<label>${label}<select value=${values[k] ?? ''} onChange=${(e) => setV(k, e.target.value)}><option value="">—</option>${p.enum.map((o) => html`<option value=${String(o)}>${String(o)}</option>`)}</select></label>`;
+    if (Array.isArray(p.enum)) return html`<label>${label}<select aria-label=${label} value=${values[k] ?? ''} onChange=${(e) => setV(k, e.target.value)}><option value="">—</option>${p.enum.map((o) => html`<option value=${String(o)}>${String(o)}</option>`)}</select></label>`;
     if (p.type === 'boolean') return html`<label class="inline"><input type="checkbox" checked=${!!values[k]} onChange=${(e) => setV(k, e.target.checked)} />${label}</label>`;
     if (p.type === 'number' || p.type === 'integer') return html`<label>${label}<input type="number" step=${p.type === 'integer' ? 1 : 'any'} value=${values[k] ?? ''} onInput=${(e) => setV(k, e.target.value)} /></label>`;
     if (p.type === 'string' || !p.type) return html`<label>${label}<input value=${values[k] ?? ''} onInput=${(e) => setV(k, e.target.value)} /></label>`;

@@ -179,7 +179,7 @@ function Filters({ params, set }) {
     onChange=${(e) => set({ [name]: fromLocalInput(e.target.value) || '' })} /></label>`;
   return html`<form class="filters" role="search" aria-label="Filter workflows" onSubmit=${submit}>
     ${field('type', 'Type', { placeholder: 'demo.order', list: 'known-types' })}
-    <label>Status<select name="status" value=${v.status || ''} onChange=${(e) => set({ status: e.target.value })}>
+    <label>Status<select aria-label="Status" name="status" value=${v.status || ''} onChange=${(e) => set({ status: e.target.value })}>
       <option value="">any</option>
       ${statuses.map((s) => html`<option value=${s}>${s}</option>`)}
     </select></label>
@@ -188,10 +188,10 @@ function Filters({ params, set }) {
     ${field('businessKey', 'Business key')}
     ${time('from', 'Created after')}
     ${time('to', 'Created before')}
-    <label>Sort by<select name="sort" value=${params.get('sort') || 'CREATED'} onChange=${(e) => set({ sort: e.target.value })}>
+    <label>Sort by<select aria-label="Sort by" name="sort" value=${params.get('sort') || 'CREATED'} onChange=${(e) => set({ sort: e.target.value })}>
       ${orderFields.map((f) => html`<option value=${f}>${f.toLowerCase().replace('_', ' ')}</option>`)}
     </select></label>
-    <label>Direction<select name="dir" value=${params.get('dir') || 'DESC'} onChange=${(e) => set({ dir: e.target.value })}>
+    <label>Direction<select aria-label="Direction" name="dir" value=${params.get('dir') || 'DESC'} onChange=${(e) => set({ dir: e.target.value })}>
       <option value="DESC">descending</option><option value="ASC">ascending</option>
     </select></label>
     <button type="submit" class="primary">Apply</button>
