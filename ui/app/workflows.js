@@ -20,7 +20,7 @@ const listQuery = `query Workflows($filter: WorkflowFilter, $orderBy: WorkflowOr
   }
 }`;
 const statsQuery = `query Stats($filter: WorkflowFilter) { workflowStats(filter: $filter) { total byStatus { status count } } }`;
-const eventsSub = `subscription Events($filter: WorkflowFilter) { workflowEvents(filter: $filter) { type at status state workflowId workflow { ${rowFields} } } }`;
+const eventsSub = `subscription Events($filter: WorkflowFilter, $after: String) { workflowEvents(filter: $filter, after: $after) { cursor type at status state workflowId workflow { ${rowFields} } } }`;
 
 // filterOf turns the route's parameters into a WorkflowFilter.
 function filterOf(p) {
@@ -53,6 +53,7 @@ export function WorkflowsPage({ params }) {
   const [fresh, setFresh] = useState(new Set());
   const [selected, setSelected] = useState(new Set());
   const [pending, setPending] = useState(0);
+  const [liveError, setLiveError] = useState(false);
   const currentKey = useRef(key);
   currentKey.current = key;
   const list = useLoad(() => gql(listQuery, {
@@ -96,8 +97,14 @@ export function WorkflowsPage({ params }) {
   const inPlace = !after && !before && sort === 'CREATED' && dir === 'DESC';
   const statsTimer = useRef(null);
   useEffect(() => {
-    const unsub = subscribe(eventsSub, { filter }, (data) => {
+    // A subscription the server ends with an error (SLOW_SUBSCRIBER, a restart) is taken up
+    // again after the last event seen, so no change is missed.
+    let cursor = null;
+    let unsub = () => {};
+    let retry = null;
+    const onEvent = (data) => {
       const ev = data.workflowEvents;
+      cursor = ev.cursor;
       const w = ev.workflow;
       if (!w) return;
       setRows((rs) => {
@@ -116,8 +123,16 @@ export function WorkflowsPage({ params }) {
         statsTimer.current = null;
         reloadStats.current();
       }, statsEvery);
-    });
-    return () => { unsub(); clearTimeout(statsTimer.current); statsTimer.current = null; };
+    };
+    const open = () => {
+      unsub = subscribe(eventsSub, { filter, ...(cursor ? { after: cursor } : {}) }, onEvent, () => {
+        unsub();
+        setLiveError(true);
+        retry = setTimeout(() => { setLiveError(false); open(); }, 2000);
+      });
+    };
+    open();
+    return () => { unsub(); clearTimeout(retry); clearTimeout(statsTimer.current); statsTimer.current = null; };
   }, [filterKey, inPlace]);
 
   const set = (changes) => {
@@ -135,6 +150,7 @@ export function WorkflowsPage({ params }) {
     <${StatusCounts} stats=${stats} params=${params} set=${set} reload=${stats.reload} />
     <${LoadError} error=${list.error} />
     <${Bulk} key=${key} selected=${selected} rows=${rows} clear=${() => setSelected(new Set())} reload=${list.reload} />
+    ${liveError && html`<div class="banner" role="status">Live updates were interrupted; taking them up again…</div>`}
     ${pending > 0 && html`<div class="banner" role="status">${pending} new workflow${pending > 1 ? 's' : ''} since this page loaded. <button onClick=${() => set({})}>Show the newest</button></div>`}
     <table aria-label="Workflows" aria-busy=${list.loading ? 'true' : 'false'} data-loaded=${page ? 'true' : 'false'}>
       <thead><tr>
@@ -211,7 +227,7 @@ function StatusCounts({ stats, params, set, reload }) {
 }
 
 const bulkOps = {
-  retry: { label: 'Retry', mutation: 'retryWorkflow', input: 'RetryWorkflowInput' },
+  retry: { label: 'Retry', mutation: 'retryWorkflow', input: 'RetryWorkflowInput', confirm: true },
   pause: { label: 'Pause', mutation: 'pauseWorkflow', input: 'WorkflowActionInput' },
   cancel: { label: 'Cancel', mutation: 'cancelWorkflow', input: 'WorkflowActionInput', confirm: true },
 };
@@ -223,7 +239,7 @@ function Bulk({ selected, rows, clear, reload }) {
   const ids = [...selected];
   const go = (name) => op.run(async () => {
     const o = bulkOps[name];
-    if (o.confirm && !confirm(`${o.label} ${ids.length} workflow${ids.length > 1 ? 's' : ''}? This cannot be undone.`)) return null;
+    if (o.confirm && !confirm(`${o.label} ${ids.length} workflow${ids.length > 1 ? 's' : ''}?${name === 'cancel' ? ' This cannot be undone.' : ''}`)) return null;
     const q = `mutation($input: ${o.input}!) { ${o.mutation}(input: $input) { workflow { id status } } }`;
     const results = await Promise.all(ids.map((id) => gql(q, { input: { id, reason: 'bulk ' + name + ' from the dashboard' } }).then(() => null, (e) => id + ': ' + e.describe())));
     const refused = results.filter(Boolean);
@@ -234,7 +250,7 @@ function Bulk({ selected, rows, clear, reload }) {
   });
   return html`<div class="toolbar" role="group" aria-label="Bulk actions on the selected workflows">
     <span class="muted">${ids.length} selected</span>
-    ${Object.entries(bulkOps).map(([name, o]) => html`<button class=${o.confirm ? 'danger' : ''} disabled=${ids.length === 0 || op.busy} onClick=${() => go(name)}>${o.label} selected</button>`)}
+    ${Object.entries(bulkOps).map(([name, o]) => html`<button class=${name === 'cancel' ? 'danger' : ''} disabled=${ids.length === 0 || op.busy} onClick=${() => go(name)}>${o.label} selected</button>`)}
     <${Msg} m=${op.msg} />
   </div>`;
 }
