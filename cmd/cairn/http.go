@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnflow/cairn/graph"
 	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/ui"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -68,6 +69,11 @@ func newHTTPHandler(cfg *serveConfig, engine *workflow.Engine, health *healthChe
 		metrics = graph.RequireToken(auth, metrics)
 	}
 	mux.Handle("GET /metrics", metrics)
+	// The dashboard's files hold no data: they load without a token, and the page asks for one
+	// when the API refuses it.
+	dashboard := ui.Handler("/ui")
+	mux.Handle("/ui", dashboard)
+	mux.Handle("/ui/", dashboard)
 	gcfg := graph.Config{
 		Engine:         engine,
 		Logger:         log,

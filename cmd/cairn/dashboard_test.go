@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairnflow/cairn/persistence/dbtest"
+)
+
+// chromiumPath is where Debian's chromium package puts the browser (CHROMIUM overrides it).
+const chromiumPath = "/usr/bin/chromium"
+
+// dashboardTools installs the browser test's npm packages (testdata/dashboard, with npm ci from
+// its lock file) into a temporary folder and returns node, that folder and the browser. Without
+// node, npm or Chromium the test skips, and fails under CI=true.
+func dashboardTools(t *testing.T) (node, dir, browser string) {
+	t.Helper()
+	missing := func(what string) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is needed for the dashboard's browser test", what)
+		}
+		t.Skipf("%s is not installed: the dashboard's browser test does not run", what)
+	}
+	node, errNode := exec.LookPath("node")
+	npm, errNPM := exec.LookPath("npm")
+	if errNode != nil || errNPM != nil {
+		missing("node with npm")
+	}
+	browser = os.Getenv("CHROMIUM")
+	if browser == "" {
+		browser = chromiumPath
+	}
+	if _, err := os.Stat(browser); err != nil {
+		missing("Chromium (" + browser + ")")
+	}
+	dir = t.TempDir()
+	for _, f := range []string{"package.json", "package-lock.json", "dashboard.mjs", "auth.mjs"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "dashboard", f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	install := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--silent")
+	install.Dir = dir
+	out, err := install.CombinedOutput()
+	require.NoError(t, err, "npm ci: %s", out)
+	return node, dir, browser
+}
+
+// TestDashboardInChromium runs the real binary with --demo on each backend and drives its
+// dashboard in Chromium through the list, a live update, a workflow's page, cancel, retry of a
+// MANUAL workflow, a refused operation and a bulk pause (testdata/dashboard/dashboard.mjs). The
+// script fails when any request leaves the machine. It measures the first render of the
+// workflows page and how long an event takes to reach the open page; they are logged, never
+// asserted (the machine running the test decides them).
+func TestDashboardInChromium(t *testing.T) {
+	t.Parallel()
+	node, dir, browser := dashboardTools(t)
+	for _, kind := range dbtest.Backends {
+		t.Run(string(kind), func(t *testing.T) {
+			n := startNode(t, nil, "--database", dbtest.URL(t, kind), "--demo", "--addr", "127.0.0.1:0", "--log-format", "json")
+			require.NotEmpty(t, n.addr)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			args := []string{"dashboard.mjs", "http://" + n.addr}
+			if shots := os.Getenv("CAIRN_UI_SCREENSHOTS"); shots != "" && kind == dbtest.Backends[0] {
+				args = append(args, shots) // to refresh the README's screenshots
+			}
+			cmd := exec.CommandContext(ctx, node, args...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "the browser run failed:\n%s\ncairn's log:\n%s", out, n.output())
+
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			require.Equal(t, "ok", lines[len(lines)-1], "%s", out)
+			sc := bufio.NewScanner(strings.NewReader(string(out)))
+			for sc.Scan() {
+				var m struct {
+					Measure string
+					Value   float64
+					Unit    string
+				}
+				if json.Unmarshal(sc.Bytes(), &m) == nil && m.Measure != "" {
+					t.Logf("dashboard on %s: %s = %g %s", kind, m.Measure, m.Value, m.Unit)
+				}
+			}
+			require.Zero(t, n.stop(t), n.output())
+		})
+	}
+}
+
+// TestDashboardUnderAuth runs the binary with --auth: the page loads without a token, asks for
+// one, and with it reads over HTTP and subscribes over the websocket (testdata/dashboard/auth.mjs).
+func TestDashboardUnderAuth(t *testing.T) {
+	t.Parallel()
+	node, dir, browser := dashboardTools(t)
+	db := dbtest.URL(t, dbtest.Backends[0])
+	r := runCairn(t, "", nil, "migrate", "up", "--database", db)
+	require.Zero(t, r.code, r.stderr)
+	r = runCairn(t, "", nil, "token", "create", "--name", "dashboard", "--database", db)
+	require.Zero(t, r.code, r.stderr)
+	token := strings.TrimSpace(r.stdout)
+	n := startNode(t, nil, "--auth", "--database", db, "--demo", "--addr", "127.0.0.1:0", "--log-format", "json")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "auth.mjs", "http://"+n.addr, token)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the browser run failed:\n%s\ncairn's log:\n%s", out, n.output())
+	require.Equal(t, "ok", strings.TrimSpace(string(out)))
+	require.Zero(t, n.stop(t), n.output())
+}

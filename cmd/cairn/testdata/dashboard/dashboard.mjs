@@ -1,0 +1,179 @@
+// Drives the dashboard of a running `cairn serve --demo` in Chromium, as a person would: the
+// workflows list and its paging and filters, a live update, a workflow's page, cancel, retry of a
+// MANUAL workflow, a refused operation, a bulk action. Any request to a host other than the
+// machine's fails the run. Prints one JSON object per measurement, then "ok".
+//
+// usage: node dashboard.mjs http://127.0.0.1:PORT [screenshot-dir]
+import { chromium } from 'playwright-core';
+import assert from 'node:assert/strict';
+
+const [base, shots] = process.argv.slice(2);
+const ui = base + '/ui/';
+const local = new Set(['127.0.0.1', 'localhost', '[::1]']);
+const escaped = [];
+
+async function gql(query, variables = {}) {
+  const res = await fetch(base + '/graphql', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+  const body = await res.json();
+  if (body.errors) throw new Error(JSON.stringify(body.errors));
+  return body.data;
+}
+const start = (input) => gql(`mutation($i: StartWorkflowInput!) { startWorkflow(input: $i) { workflow { id created status } } }`, { i: input }).then((d) => d.startWorkflow.workflow);
+const statusOf = (id) => gql(`query($id: ID!) { workflow(id: $id) { status state } }`, { id }).then((d) => d.workflow);
+const report = (name, value, unit) => console.log(JSON.stringify({ measure: name, value, unit }));
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+
+async function eventually(what, fn, ms = 15000) {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > until) throw new Error('timed out waiting for ' + what);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+});
+try {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  // Every request and websocket goes through here: one to any other host is refused and recorded.
+  await context.route('**/*', (route) => {
+    const host = new URL(route.request().url()).hostname;
+    if (local.has(host) || route.request().url().startsWith('data:')) return route.continue();
+    escaped.push(route.request().url());
+    return route.abort('blockedbyclient');
+  });
+  await context.routeWebSocket(/.*/, (ws) => {
+    if (local.has(new URL(ws.url()).hostname)) { ws.connectToServer(); return; }
+    escaped.push(ws.url());
+    ws.close();
+  });
+  const page = await context.newPage();
+  const pageErrors = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+
+  // The guard itself: a fetch to an outside address is caught and recorded.
+  await page.goto(base + '/healthz');
+  await page.evaluate(() => fetch('http://192.0.2.1/probe').catch(() => null));
+  assert.deepEqual(escaped, ['http://192.0.2.1/probe'], 'the request guard caught the probe');
+  escaped.length = 0;
+  pageErrors.length = 0;
+
+  // 120 waiting workflows: more than two pages of the list.
+  const seed = Array.from({ length: 120 }, (_, i) => ({ type: 'demo.approval', businessKey: 'seed-' + i }));
+  await gql(`mutation($i: StartWorkflowsInput!) { startWorkflows(input: $i) { results { created } } }`, { i: { workflows: seed } });
+  const manual = await start({ type: 'demo.fanout', input: { children: -1 }, businessKey: 'manual' });
+  await eventually('the fanout to need a person', async () => (await statusOf(manual.id)).status === 'MANUAL');
+
+  // The list: its first render, counts, paging.
+  // First render: from navigation to the first page of workflows drawn, as the page measures it;
+  // the first load of the browser (nothing cached), then again.
+  for (const name of ['firstRenderCold', 'firstRenderWarm']) {
+    await page.goto(ui + '?' + name);
+    await page.waitForSelector('table[data-loaded="true"] tbody tr[data-id]');
+    await page.waitForFunction(() => window.cairnFirstRender);
+    report(name, Math.round(await page.evaluate(() => window.cairnFirstRender)), 'ms');
+  }
+  assert.equal(await page.locator('tbody tr[data-id]').count(), 50, 'a page holds 50 workflows');
+  await page.waitForSelector('.stats[data-total="121"]');
+  const firstId = await page.locator('tbody tr[data-id]').first().getAttribute('data-id');
+  assert.equal(firstId, manual.id, 'newest first');
+  await page.getByRole('button', { name: /Next 50/ }).click();
+  await page.waitForFunction((id) => document.querySelector('tbody tr[data-id]')?.dataset.id !== id, firstId);
+  await page.getByRole('button', { name: /Previous 50/ }).click();
+  await page.waitForFunction((id) => document.querySelector('tbody tr[data-id]')?.dataset.id === id, firstId);
+
+  // Filters: by business key.
+  await page.getByLabel('Business key').fill('seed-7');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('tbody tr[data-id]').length === 1);
+  await page.getByRole('button', { name: 'Clear' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('tbody tr[data-id]').length === 50);
+
+  // Live: workflows started elsewhere appear on the open page; the time from their commit to
+  // their row in the page is measured by the page's own clock (same machine as the server).
+  await page.waitForSelector('.live.on');
+  await page.evaluate(() => {
+    window.cairnSeen = {};
+    new MutationObserver(() => {
+      for (const tr of document.querySelectorAll('tbody tr[data-id]')) if (!window.cairnSeen[tr.dataset.id]) window.cairnSeen[tr.dataset.id] = Date.now();
+    }).observe(document.querySelector('tbody'), { childList: true, subtree: true });
+    for (const tr of document.querySelectorAll('tbody tr[data-id]')) window.cairnSeen[tr.dataset.id] = 1;
+  });
+  const delays = [];
+  let live;
+  for (let i = 0; i < 5; i++) {
+    live = await start({ type: 'demo.approval', businessKey: 'live-' + i });
+    await page.waitForSelector(`tbody tr[data-id="${live.id}"]`);
+    const seen = await page.evaluate((id) => window.cairnSeen[id], live.id);
+    delays.push(seen - Date.parse(live.created));
+  }
+  report('eventToPageMedian', median(delays), 'ms');
+  report('eventToPageMax', Math.max(...delays), 'ms');
+  // A change of status shows too.
+  await gql(`mutation($id: ID!) { signalWorkflow(input: {id: $id, name: "approve"}) { workflow { id } } }`, { id: live.id });
+  await page.waitForSelector(`tbody tr[data-id="${live.id}"] .status.FINISHED`);
+
+  // Opening a workflow: the MANUAL one, its graph and its error; then retry it from a state.
+  await page.locator(`tbody tr[data-id="${manual.id}"] a`).click();
+  await page.waitForSelector('h1 .status.MANUAL');
+  await page.waitForSelector('svg.graph[data-current="spawn"]');
+  await page.getByText('children must be between 0 and 10000, not -1').first().waitFor();
+  await page.getByLabel('Retry from state').selectOption('await');
+  page.once('dialog', (d) => d.accept());
+  await page.getByRole('button', { name: 'Retry', exact: true }).click();
+  await page.waitForSelector('h1 .status.FINISHED');
+  assert.equal((await statusOf(manual.id)).status, 'FINISHED');
+
+  // A refused operation: pausing a finished workflow is a CONFLICT, shown by its button; the
+  // page keeps working.
+  await page.getByRole('button', { name: 'Pause', exact: true }).click();
+  const refusal = page.getByRole('group', { name: 'Pause, resume, wake up, cancel' }).getByRole('alert');
+  await refusal.waitFor();
+  assert.match(await refusal.innerText(), /CONFLICT/);
+  await page.getByRole('button', { name: 'Show the variables after the action' }).first().click();
+  await page.getByText('after this action').first().waitFor();
+
+  // Cancel with its button, confirmed.
+  const toCancel = await start({ type: 'demo.approval', businessKey: 'cancel-me' });
+  await eventually('the approval to wait', async () => (await statusOf(toCancel.id)).status === 'WAITING');
+  await page.goto(ui + '#/workflow?id=' + encodeURIComponent(toCancel.id));
+  await page.waitForSelector('h1 .status.WAITING');
+  page.once('dialog', (d) => d.accept());
+  await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+  await page.waitForSelector('h1 .status.CANCELLED');
+  assert.equal((await statusOf(toCancel.id)).status, 'CANCELLED');
+
+  // Bulk: pause three waiting workflows picked in the list.
+  await page.goto(ui + '#/workflows?status=WAITING');
+  await page.waitForSelector('table[data-loaded="true"] tbody tr[data-id]');
+  const picked = await page.locator('tbody tr[data-id]').evaluateAll((trs) => trs.slice(0, 3).map((tr) => tr.dataset.id));
+  for (const id of picked) await page.getByLabel('Select workflow ' + id).check();
+  await page.getByRole('button', { name: 'Pause selected' }).click();
+  await page.getByText('Pause: 3 done.').waitFor();
+  for (const id of picked) assert.equal((await statusOf(id)).status, 'PAUSED', id);
+
+  if (shots) {
+    await page.goto(ui + '#/workflows');
+    await page.waitForSelector('table[data-loaded="true"] tbody tr[data-id]');
+    await page.screenshot({ path: shots + '/workflows.png' });
+    const order = await start({ type: 'demo.order', input: { amount: 42, failFirstCharge: true }, businessKey: 'order-42' });
+    await eventually('the order to finish', async () => (await statusOf(order.id)).status === 'FINISHED');
+    await page.goto(ui + '#/workflow?id=' + encodeURIComponent(order.id));
+    await page.waitForSelector('h1 .status.FINISHED');
+    await page.screenshot({ path: shots + '/workflow.png', fullPage: true });
+    await page.goto(ui + '#/definition?type=demo.order');
+    await page.waitForSelector('svg.graph');
+    await page.screenshot({ path: shots + '/definition.png' });
+  }
+
+  assert.deepEqual(escaped, [], 'no request left the machine');
+  assert.deepEqual(pageErrors, [], 'the page logged no error');
+  console.log('ok');
+} finally {
+  await browser.close();
+}
