@@ -196,7 +196,7 @@ func TestCancelStopsTheRunningStep(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
 		b := setup(t, store)
-		b.startWorker(t, fastOptions())
+		b.startWorker(t, steadyOptions())
 		w := b.start(t, "demo.order", `{"shipDelayMs": 60000}`)
 		b.waitFor(t, w.ID, "shipping", func(w *persistence.Workflow) bool {
 			return w.State == "ship" && w.Status == persistence.StatusExecuting
@@ -229,7 +229,7 @@ func TestPauseDuringAStepRunsItAgainAfterResume(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
 		b := setup(t, store)
-		b.startWorker(t, fastOptions())
+		b.startWorker(t, steadyOptions())
 		// Long enough for a loaded machine to see the step running before it ends.
 		w := b.start(t, "demo.order", `{"shipDelayMs": 2000}`)
 		b.waitFor(t, w.ID, "shipping", func(w *persistence.Workflow) bool {

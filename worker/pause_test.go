@@ -50,7 +50,7 @@ func TestPauseResumeDuringAStepRunsOneAttemptAtATime(t *testing.T) {
 		ctx := context.Background()
 		slow := &slowStep{}
 		b := setup(t, store, slow.definition())
-		pool := b.startWorker(t, fastOptions())
+		pool := b.startWorker(t, steadyOptions())
 		w := b.start(t, "t.slow", `{}`)
 		b.waitFor(t, w.ID, "running", func(w *persistence.Workflow) bool { return w.Status == persistence.StatusExecuting })
 		require.Eventually(t, func() bool { return slow.running.Load() == 1 }, 5*time.Second, 5*time.Millisecond)
@@ -83,7 +83,7 @@ func TestPauseResumeRepeatedDuringShip(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
 		b := setup(t, store)
-		pool := b.startWorker(t, fastOptions())
+		pool := b.startWorker(t, steadyOptions())
 		w := b.start(t, "demo.order", `{"shipDelayMs": 400}`)
 		b.waitFor(t, w.ID, "shipping", func(w *persistence.Workflow) bool {
 			return w.State == "ship" && w.Status == persistence.StatusExecuting

@@ -59,6 +59,14 @@ func fastOptions() worker.Options {
 		Expiry: 600 * time.Millisecond, DrainTimeout: 5 * time.Second, Logger: testLogger()}
 }
 
+// steadyOptions are fastOptions with an expiry no loaded machine misses, for tests that assert
+// nothing was recovered (recovery has tests of its own).
+func steadyOptions() worker.Options {
+	o := fastOptions()
+	o.Expiry = 10 * time.Second
+	return o
+}
+
 // startWorker runs a worker until the test ends (and waits for its drain).
 func (b *bundle) startWorker(t *testing.T, opts worker.Options) *worker.Worker {
 	t.Helper()
