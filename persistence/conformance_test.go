@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -127,6 +128,39 @@ func TestDefinitionSaveConcurrent(t *testing.T) {
 		for _, id := range ids {
 			require.Equal(t, ids[0], id)
 		}
+	})
+}
+
+// Nodes saving different contents of one type at once each get a version of their own, and the
+// definition each is handed back is the one stored under its ID (MariaDB returns the stored row of
+// a duplicate from INSERT ... RETURNING, which once passed for a new version).
+func TestDefinitionSaveConcurrentVersions(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		defs := make([]*persistence.Definition, 6)
+		var wg sync.WaitGroup
+		for i := range defs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d, created, err := store.DefinitionSave(ctx, persistence.DefinitionSaveParams{Type: "v", Checksum: fmt.Sprint("sum-", i),
+					Spec: json.RawMessage(`{}`), ExecutorGroup: "default"})
+				require.NoError(t, err)
+				require.True(t, created)
+				defs[i] = d
+			}()
+		}
+		wg.Wait()
+		versions := map[int]bool{}
+		for i, d := range defs {
+			versions[d.Version] = true
+			stored, err := store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: "v", Version: d.Version})
+			require.NoError(t, err)
+			require.Equal(t, fmt.Sprint("sum-", i), stored.Checksum)
+			require.Equal(t, d.ID, stored.ID)
+		}
+		require.Len(t, versions, len(defs))
 	})
 }
 
@@ -496,6 +530,59 @@ func TestChangeEventsInCursorOrder(t *testing.T) {
 		filtered, err := store.ChangeEventList(ctx, persistence.ChangeEventListParams{WorkflowIDs: []int64{w.ID + 1}})
 		require.NoError(t, err)
 		require.Empty(t, filtered)
+	})
+}
+
+// A transaction that writes an event first but commits last must not be skipped by a reader that
+// already read the event of one that committed in between (an ID handed out earlier, committed
+// later).
+func TestChangeEventCommittedLateIsNotSkipped(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		if store.Kind() == persistence.KindSQLite {
+			t.Skip("SQLite commits one writer at a time: no transaction commits while another is open")
+		}
+		ctx := context.Background()
+		w := newWorkflow("t", persistence.StatusCreated, nil)
+		require.NoError(t, store.WorkflowInsertMany(ctx, []*persistence.Workflow{w}))
+		event := func(typ string) []*persistence.ChangeEvent {
+			return []*persistence.ChangeEvent{{WorkflowID: w.ID, Type: typ, Status: persistence.StatusCreated, State: "s"}}
+		}
+		inserted, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+				if err := tx.ChangeEventInsertMany(ctx, event("FIRST")); err != nil {
+					return err
+				}
+				// Make sure the transaction has begun writing before the other one commits.
+				if err := tx.WorkflowLock(ctx, []int64{w.ID}); err != nil {
+					return err
+				}
+				close(inserted)
+				<-release
+				return nil
+			})
+		}()
+		<-inserted
+		require.NoError(t, store.ChangeEventInsertMany(ctx, event("SECOND")))
+		var cursor persistence.EventCursor
+		var seen []string
+		read := func() {
+			events, err := store.ChangeEventList(ctx, persistence.ChangeEventListParams{After: cursor})
+			require.NoError(t, err)
+			for _, e := range events {
+				seen = append(seen, e.Type)
+				cursor = e.CursorOf()
+			}
+		}
+		read()
+		close(release)
+		require.NoError(t, <-done)
+		for deadline := time.Now().Add(10 * time.Second); len(seen) < 2 && time.Now().Before(deadline); {
+			read()
+			time.Sleep(5 * time.Millisecond)
+		}
+		require.ElementsMatch(t, []string{"FIRST", "SECOND"}, seen, "every event is read once, however the commits interleave")
 	})
 }
 

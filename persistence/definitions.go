@@ -39,11 +39,11 @@ func (s *Store) DefinitionSave(ctx context.Context, p DefinitionSaveParams) (def
 			Type: p.Type, Version: maxVersion + 1, Checksum: p.Checksum, Description: p.Description,
 			Spec: p.Spec, ExecutorGroup: p.ExecutorGroup, ReleaseState: ReleaseOnline, Created: now, Modified: now,
 		}
-		res, err := s.idb.NewInsert().Model(def).On("CONFLICT DO NOTHING").Returning("id").Exec(ctx)
+		n, err := s.dialect.insertSkippingDuplicates(ctx, s, def, "", true)
 		if err != nil {
 			return nil, false, fmt.Errorf("error saving definition %s: %w", p.Type, err)
 		}
-		if n, _ := res.RowsAffected(); n == 1 {
+		if n == 1 {
 			return def, true, nil
 		}
 		// Another node saved a version between our read and insert: read again.

@@ -89,9 +89,9 @@ func (s *Store) ExecutorGetMany(ctx context.Context, ids []int64) ([]*Executor, 
 // their IDs, locking them so that only one node recovers each.
 func (s *Store) ExecutorExpireDead(ctx context.Context, now time.Time) ([]int64, error) {
 	now = UTC(now)
-	var ids []int64
-	if err := s.idb.NewRaw("UPDATE executors SET stopped = ? WHERE stopped IS NULL AND expires < ? RETURNING id", now, now).
-		Scan(ctx, &ids); err != nil {
+	ids, err := s.dialect.updateReturningIDs(ctx, s, updateStatement{Table: "executors", Set: "stopped = ?", SetArgs: []any{now},
+		Where: "stopped IS NULL AND expires < ?", WhereArgs: []any{now}})
+	if err != nil {
 		return nil, fmt.Errorf("error expiring dead executors: %w", err)
 	}
 	return ids, nil
@@ -106,9 +106,7 @@ func (s *Store) WorkflowOrphaned(ctx context.Context, limit int64) ([]*Workflow,
 		Where("w.executor_id IS NOT NULL").
 		Where("w.executor_id IN (SELECT e.id FROM executors AS e WHERE e.stopped IS NOT NULL)").
 		OrderExpr("w.id").Limit(limit)
-	if s.isPostgres() {
-		q = q.For("UPDATE SKIP LOCKED")
-	}
+	q = s.forUpdate(q, true)
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("error loading orphaned workflows: %w", err)
 	}
@@ -126,31 +124,28 @@ func (s *Store) WorkflowClaimedBefore(ctx context.Context, executorID int64, cla
 	return ids, nil
 }
 
-// WorkflowHeldForUpdate returns the given workflows that an executor still holds, locked on
-// PostgreSQL.
+// WorkflowHeldForUpdate returns the given workflows that an executor still holds, locked (SKIP
+// LOCKED) where there are row locks.
 func (s *Store) WorkflowHeldForUpdate(ctx context.Context, executorID int64, ids []int64) ([]*Workflow, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	var wfs []*Workflow
-	q := s.idb.NewSelect().Model(&wfs).Where("id IN (?) AND executor_id = ?", bunIn(ids), executorID).OrderExpr("id")
-	if s.isPostgres() {
-		q = q.For("UPDATE SKIP LOCKED")
-	}
+	q := s.forUpdate(s.idb.NewSelect().Model(&wfs).Where("id IN (?) AND executor_id = ?", bunIn(ids), executorID).OrderExpr("id"), true)
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("error loading held workflows: %w", err)
 	}
 	return wfs, nil
 }
 
-// AsyncCommit lets the current transaction commit without waiting for its WAL to reach disk
+// AsyncCommit lets the current transaction commit without waiting for its log to reach disk
 // (PostgreSQL; a no-op elsewhere or outside a transaction). Only for writes whose loss in a
 // database crash is recovered by re-running a step: claims and completions.
 func (s *Store) AsyncCommit(ctx context.Context) error {
-	if !s.isPostgres() || !s.InTx() {
+	if !s.InTx() {
 		return nil
 	}
-	if _, err := s.idb.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+	if err := s.dialect.asyncCommit(ctx, s); err != nil {
 		return fmt.Errorf("error setting asynchronous commit: %w", err)
 	}
 	return nil

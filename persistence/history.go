@@ -16,33 +16,12 @@ func (s *Store) ActionInsertMany(ctx context.Context, actions []*Action) error {
 			a.At = Now()
 		}
 	}
-	if s.isPostgres() {
-		if err := s.actionInsertPG(ctx, actions); err != nil {
-			return fmt.Errorf("error inserting %d actions: %w", len(actions), err)
-		}
-		return nil
-	}
-	if _, err := s.idb.NewInsert().Model(&actions).Returning("id").Exec(ctx); err != nil {
-		return fmt.Errorf("error inserting %d actions: %w", len(actions), err)
-	}
-	return nil
+	return insertMany(ctx, s, actions, "actions", true)
 }
 
 // ActionVariableInsertMany records the variables actions set, in one statement.
 func (s *Store) ActionVariableInsertMany(ctx context.Context, vars []*ActionVariable) error {
-	if len(vars) == 0 {
-		return nil
-	}
-	if s.isPostgres() {
-		if err := s.actionVariableInsertPG(ctx, vars); err != nil {
-			return fmt.Errorf("error inserting %d action variables: %w", len(vars), err)
-		}
-		return nil
-	}
-	if _, err := s.idb.NewInsert().Model(&vars).Exec(ctx); err != nil {
-		return fmt.Errorf("error inserting %d action variables: %w", len(vars), err)
-	}
-	return nil
+	return insertMany(ctx, s, vars, "action variables", false)
 }
 
 // PageParams selects a page of a workflow's children rows by ID: after (exclusive) or before
@@ -161,7 +140,7 @@ func (s *Store) ActionVariableList(ctx context.Context, actionIDs []int64) ([]*A
 	}
 	var vars []*ActionVariable
 	if err := s.idb.NewSelect().Model(&vars).Where("action_id IN (?)", bunIn(actionIDs)).
-		OrderExpr("action_id, key").Scan(ctx); err != nil {
+		OrderExpr("av.action_id, av.key").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("error listing action variables: %w", err)
 	}
 	return vars, nil
@@ -189,19 +168,7 @@ func (s *Store) VariablesAsOf(ctx context.Context, workflowID, actionID int64) (
 
 // TaskInstanceInsertMany inserts task instances in one statement and sets their IDs.
 func (s *Store) TaskInstanceInsertMany(ctx context.Context, tis []*TaskInstance) error {
-	if len(tis) == 0 {
-		return nil
-	}
-	if s.isPostgres() {
-		if err := s.taskInstanceInsertPG(ctx, tis); err != nil {
-			return fmt.Errorf("error inserting %d task instances: %w", len(tis), err)
-		}
-		return nil
-	}
-	if _, err := s.idb.NewInsert().Model(&tis).Returning("id").Exec(ctx); err != nil {
-		return fmt.Errorf("error inserting %d task instances: %w", len(tis), err)
-	}
-	return nil
+	return insertMany(ctx, s, tis, "task instances", true)
 }
 
 // TaskInstanceGetMany returns the task instances with the given IDs.
@@ -218,19 +185,7 @@ func (s *Store) TaskInstanceGetMany(ctx context.Context, ids []int64) ([]*TaskIn
 
 // ActivityLogInsertMany inserts activity logs in one statement.
 func (s *Store) ActivityLogInsertMany(ctx context.Context, logs []*ActivityLog) error {
-	if len(logs) == 0 {
-		return nil
-	}
-	if s.isPostgres() {
-		if err := s.activityLogInsertPG(ctx, logs); err != nil {
-			return fmt.Errorf("error inserting %d activity logs: %w", len(logs), err)
-		}
-		return nil
-	}
-	if _, err := s.idb.NewInsert().Model(&logs).Returning("id").Exec(ctx); err != nil {
-		return fmt.Errorf("error inserting %d activity logs: %w", len(logs), err)
-	}
-	return nil
+	return insertMany(ctx, s, logs, "activity logs", true)
 }
 
 // ActivityLogListParams is the input of ActivityLogList.
@@ -358,30 +313,23 @@ func (s *Store) sideEffectRecordMany(ctx context.Context, ps []SideEffectRecordP
 	}
 	out := make([]*SideEffect, len(ps))
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
-		var inserted []*SideEffect
-		if err := tx.idb.NewInsert().Model(&rows).On("CONFLICT (workflow_id, key) DO NOTHING").Returning("*").Scan(ctx, &inserted); err != nil {
+		if _, err := tx.dialect.insertSkippingDuplicates(ctx, tx, &rows, "workflow_id, key", false); err != nil {
 			return err
 		}
-		byKey := make(map[sideEffectKey]*SideEffect, len(inserted))
-		for _, se := range inserted {
-			byKey[sideEffectKey{se.WorkflowID, se.Key}] = se
+		// Every key is read back: the rows just inserted, and those another run recorded first
+		// (usually none), whose values win.
+		keys := make([]sideEffectKey, len(ps))
+		for i, p := range ps {
+			keys[i] = sideEffectKey{p.WorkflowID, p.Key}
 		}
-		// Keys another run recorded first are read back; usually there are none.
-		var missing []sideEffectKey
-		for _, p := range ps {
-			if k := (sideEffectKey{p.WorkflowID, p.Key}); byKey[k] == nil {
-				missing = append(missing, k)
-			}
+		found, err := tx.sideEffectGetMany(ctx, keys)
+		if err != nil {
+			return err
 		}
-		if len(missing) > 0 {
-			found, err := tx.sideEffectGetMany(ctx, missing)
-			if err != nil {
-				return err
-			}
-			for _, se := range found {
-				if se != nil {
-					byKey[sideEffectKey{se.WorkflowID, se.Key}] = se
-				}
+		byKey := make(map[sideEffectKey]*SideEffect, len(found))
+		for _, se := range found {
+			if se != nil {
+				byKey[sideEffectKey{se.WorkflowID, se.Key}] = se
 			}
 		}
 		for i, p := range ps {

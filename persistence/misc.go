@@ -12,7 +12,7 @@ import (
 // the request's fingerprint (ErrNotFound: none yet).
 func (s *Store) IdempotencyKeyGet(ctx context.Context, operation, key string) (*IdempotencyKey, error) {
 	k := new(IdempotencyKey)
-	if err := s.idb.NewSelect().Model(k).Where("operation = ? AND key = ?", operation, key).Scan(ctx); err != nil {
+	if err := s.idb.NewSelect().Model(k).Where("ik.operation = ? AND ik.key = ?", operation, key).Scan(ctx); err != nil {
 		return nil, noRows(err, "idempotency key", operation+"/"+key)
 	}
 	return k, nil
@@ -23,7 +23,7 @@ func (s *Store) IdempotencyKeyGet(ctx context.Context, operation, key string) (*
 func (s *Store) IdempotencyKeyInsert(ctx context.Context, k *IdempotencyKey) error {
 	k.Created = Now()
 	if _, err := s.idb.NewInsert().Model(k).Exec(ctx); err != nil {
-		return fmt.Errorf("error recording idempotency key %s/%s: %w", k.Operation, k.Key, conflictOr(err))
+		return fmt.Errorf("error recording idempotency key %s/%s: %w", k.Operation, k.Key, s.conflictOr(err))
 	}
 	return nil
 }
@@ -50,15 +50,13 @@ func (s *Store) ScheduleList(ctx context.Context) ([]*Schedule, error) {
 	return out, nil
 }
 
-// ScheduleDue returns unpaused schedules whose next fire time has come, locked on PostgreSQL so one
-// node fires each.
+// ScheduleDue returns unpaused schedules whose next fire time has come, locked (SKIP LOCKED) where
+// there are row locks so that one node fires each.
 func (s *Store) ScheduleDue(ctx context.Context, now time.Time, limit int64) ([]*Schedule, error) {
 	var out []*Schedule
 	q := s.idb.NewSelect().Model(&out).Where("paused = ? AND next_fire IS NOT NULL AND next_fire <= ?", false, UTC(now)).
 		OrderExpr("next_fire, id").Limit(limit)
-	if s.isPostgres() {
-		q = q.For("UPDATE SKIP LOCKED")
-	}
+	q = s.forUpdate(q, true)
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("error loading due schedules: %w", err)
 	}
@@ -82,7 +80,7 @@ func (s *Store) ScheduleSave(ctx context.Context, sc *Schedule) error {
 func (s *Store) APITokenInsert(ctx context.Context, t *APIToken) error {
 	t.Created = Now()
 	if _, err := s.idb.NewInsert().Model(t).Returning("id").Exec(ctx); err != nil {
-		return fmt.Errorf("error storing API token %q: %w", t.Name, conflictOr(err))
+		return fmt.Errorf("error storing API token %q: %w", t.Name, s.conflictOr(err))
 	}
 	return nil
 }
@@ -119,8 +117,8 @@ func HashToken(token string) string {
 func (s *Store) ScheduleGet(ctx context.Context, id int64) (*Schedule, error) {
 	sc := new(Schedule)
 	q := s.idb.NewSelect().Model(sc).Where("id = ?", id)
-	if s.isPostgres() && s.InTx() {
-		q = q.For("UPDATE")
+	if s.InTx() {
+		q = s.forUpdate(q, false)
 	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, noRows(err, "schedule", id)

@@ -69,7 +69,7 @@ func (n *Notifier) Subscribe(topic string) (<-chan string, func()) {
 // Notify delivers a hint to this node's subscribers now and, on PostgreSQL, to other nodes soon.
 func (n *Notifier) Notify(topic, payload string) {
 	n.deliver(topic, payload)
-	if n.store == nil || !n.store.isPostgres() {
+	if n.store == nil || !n.store.dialect.hintsAcrossNodes() {
 		return
 	}
 	n.mu.Lock()
@@ -95,7 +95,7 @@ func (n *Notifier) deliver(topic, payload string) {
 // Run connects the Notifier to other nodes until ctx ends: it LISTENs on PostgreSQL and sends the
 // pending hints (coalesced every 2ms). On SQLite there are no other nodes and it just waits.
 func (n *Notifier) Run(ctx context.Context) {
-	if n.store == nil || !n.store.isPostgres() {
+	if n.store == nil || !n.store.dialect.hintsAcrossNodes() {
 		<-ctx.Done()
 		return
 	}

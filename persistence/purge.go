@@ -33,9 +33,7 @@ func (s *Store) WorkflowPurge(ctx context.Context, p WorkflowPurgeParams) (int, 
 			Where("w.parent_id IS NULL AND w.status IN (?) AND w.finished < ?", bunIn(ended), UTC(p.FinishedBefore)).
 			Where("NOT EXISTS (SELECT 1 FROM workflows AS c WHERE c.root_id = w.id AND c.status NOT IN (?))", bunIn(ended)).
 			OrderExpr("w.id").Limit(int64(p.Limit))
-		if tx.isPostgres() {
-			q = q.For("UPDATE SKIP LOCKED")
-		}
+		q = tx.forUpdate(q, true)
 		if err := q.Scan(ctx, &roots); err != nil {
 			return err
 		}

@@ -1,0 +1,240 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/uptrace/bun"
+
+	"github.com/cairnflow/cairn/migrations"
+)
+
+// mysqlDialect is MariaDB 10.11+ and MySQL 8 (InnoDB): row locks with SKIP LOCKED, but no UPDATE
+// ... RETURNING, so a claim or a fenced update selects and locks its rows first, updates them by
+// ID, and reads them back, all in one transaction. Change events are stamped at commit with a
+// number taken under a lock (see beforeCommit). There is no LISTEN/NOTIFY: wake-ups are hints in
+// the process plus polling.
+type mysqlDialect struct{}
+
+var _ dialect = mysqlDialect{}
+
+// mysqlDuplicateEntry is MySQL's error number for a duplicate key (ER_DUP_ENTRY).
+const mysqlDuplicateEntry = 1062
+
+// mysqlMigrationLockTimeout bounds how long a node waits for another one's migrations.
+const mysqlMigrationLockTimeout = 10 * time.Minute
+
+func (mysqlDialect) kind() Kind        { return KindMySQL }
+func (mysqlDialect) migrations() fs.FS { return migrations.MySQL() }
+
+// withMigrationLock holds a named lock (GET_LOCK) on one connection while fn runs; it is named
+// after the database, so tests migrating databases of their own never wait for each other.
+func (mysqlDialect) withMigrationLock(ctx context.Context, db *bun.DB, fn func() error) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("error taking a connection for the migration lock: %w", err)
+	}
+	defer conn.Close()
+	var got *int
+	if err := conn.NewRaw("SELECT GET_LOCK(CONCAT('cairn.migrate.', DATABASE()), ?)", int(mysqlMigrationLockTimeout.Seconds())).Scan(ctx, &got); err != nil {
+		return fmt.Errorf("error taking the migration lock: %w", err)
+	}
+	if got == nil || *got != 1 {
+		return fmt.Errorf("error taking the migration lock: another node held it for %s", mysqlMigrationLockTimeout)
+	}
+	defer func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(CONCAT('cairn.migrate.', DATABASE()))")
+	}()
+	return fn()
+}
+
+func (mysqlDialect) tableExists(ctx context.Context, db bun.IDB, name string) (bool, error) {
+	var n int
+	err := db.NewRaw("SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?", name).Scan(ctx, &n)
+	return n > 0, err
+}
+
+func (mysqlDialect) rowLock(skipLocked bool) string { return postgresDialect{}.rowLock(skipLocked) }
+
+func (mysqlDialect) castTime(placeholder string) string {
+	return "CAST(" + placeholder + " AS DATETIME(6))"
+}
+
+// insertRows uses Bun's multi-row VALUES: MariaDB returns the IDs (INSERT ... RETURNING); on MySQL
+// Bun numbers the rows from the first ID, which Open made sure are consecutive.
+func (mysqlDialect) insertRows(ctx context.Context, s *Store, rows any, returnIDs bool) error {
+	return bunInsert(ctx, s, rows, returnIDs)
+}
+
+// insertSkippingDuplicates turns a duplicate into an update that changes nothing (INSERT IGNORE
+// would also swallow errors that are not duplicates); such a row counts as no row affected. It
+// turns off the RETURNING Bun adds on MariaDB by itself, as MariaDB would return the stored row of
+// a duplicate as if inserted; the ID of an inserted row is the last insert ID.
+func (mysqlDialect) insertSkippingDuplicates(ctx context.Context, s *Store, model any, _ string, _ bool) (int64, error) {
+	res, err := s.idb.NewInsert().Model(model).On("DUPLICATE KEY UPDATE id = id").Returning("NULL").Exec(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (mysqlDialect) uniqueViolation(err error) bool {
+	var myErr *mysql.MySQLError
+	return errors.As(err, &myErr) && myErr.Number == mysqlDuplicateEntry
+}
+
+// claim selects and locks the due rows (SKIP LOCKED), updates them by ID and reads them back.
+func (mysqlDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error) {
+	var ids []int64
+	// claim_group is the generated column of the due index: only claimable workflows have one.
+	args := append(append([]any{c.Group}, c.DueArgs...), c.Limit)
+	if err := tx.idb.NewRaw(`SELECT id FROM workflows WHERE claim_group = ? AND `+c.Due+` ORDER BY `+c.Order+
+		` LIMIT ? FOR UPDATE SKIP LOCKED`, args...).Scan(ctx, &ids); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	if _, err := tx.idb.NewRaw(`UPDATE workflows SET `+c.Set+` WHERE id IN (?)`, append(append([]any{}, c.SetArgs...), bunIn(ids))...).Exec(ctx); err != nil {
+		return nil, err
+	}
+	var wfs []*Workflow
+	if err := tx.idb.NewSelect().Model(&wfs).Where("w.id IN (?)", bunIn(ids)).Scan(ctx); err != nil {
+		return nil, err
+	}
+	return wfs, nil
+}
+
+// complete locks the rows still held at the claimed version, then joins them to the completions
+// in one UPDATE.
+func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
+	var written []int64
+	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		ids := make([]int64, len(cs))
+		for i, c := range cs {
+			ids[i] = c.ID
+		}
+		var held []struct {
+			ID         int64 `bun:"id"`
+			ExecutorID int64 `bun:"executor_id"`
+			Version    int   `bun:"version"`
+		}
+		if err := tx.idb.NewRaw("SELECT id, executor_id, version FROM workflows WHERE id IN (?) AND status = 'EXECUTING' ORDER BY id FOR UPDATE",
+			bunIn(ids)).Scan(ctx, &held); err != nil {
+			return err
+		}
+		type fence struct {
+			executor int64
+			version  int
+		}
+		holders := make(map[int64]fence, len(held))
+		for _, h := range held {
+			holders[h.ID] = fence{h.ExecutorID, h.Version}
+		}
+		var b strings.Builder
+		args := make([]any, 0, len(cs)*14+1)
+		for _, c := range cs {
+			if holders[c.ID] != (fence{c.ExecutorID, c.ClaimedVersion}) {
+				continue // taken from the executor: nothing is written for it
+			}
+			if len(written) == 0 {
+				b.WriteString("SELECT ? AS id, ? AS executor_id, ? AS claimed_version, ? AS status, ? AS state, ? AS state_text, " +
+					"? AS next_activation, ? AS retries, ? AS variables, ? AS wait_signal, ? AS last_error, ? AS finished, ? AS keep_claim, ? AS step_deadline")
+			} else {
+				b.WriteString(" UNION ALL SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?")
+			}
+			written = append(written, c.ID)
+			args = append(args, c.ID, c.ExecutorID, c.ClaimedVersion, string(c.Status), c.State, c.StateText,
+				timeArg(c.NextActivation), c.Retries, string(c.Variables), c.WaitSignal, c.LastError, timeArg(c.Finished), c.KeepClaim, timeArg(c.StepDeadline))
+		}
+		if len(written) == 0 {
+			return nil
+		}
+		args = append(args, now)
+		_, err := tx.idb.NewRaw(`UPDATE workflows AS w JOIN (`+b.String()+`) AS v
+			ON w.id = v.id AND w.executor_id = v.executor_id AND w.version = v.claimed_version AND w.status = 'EXECUTING'
+			SET w.status = v.status, w.state = v.state, w.state_text = v.state_text, w.next_activation = v.next_activation,
+				w.retries = v.retries, w.executor_id = CASE WHEN v.keep_claim THEN v.executor_id ELSE NULL END,
+				w.variables = v.variables, w.wait_signal = v.wait_signal, w.last_error = v.last_error,
+				w.step_deadline = v.step_deadline, w.finished = v.finished, w.modified = ?, w.version = w.version + 1`, args...).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return written, nil
+}
+
+// updateReturningIDs locks the rows the WHERE selects, then updates them by ID.
+func (mysqlDialect) updateReturningIDs(ctx context.Context, s *Store, u updateStatement) ([]int64, error) {
+	var ids []int64
+	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		if err := tx.idb.NewRaw("SELECT id FROM "+u.Table+" WHERE "+u.Where+" ORDER BY id FOR UPDATE", u.WhereArgs...).Scan(ctx, &ids); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		_, err := tx.idb.NewRaw("UPDATE "+u.Table+" SET "+u.Set+" WHERE id IN (?)", append(append([]any{}, u.SetArgs...), bunIn(ids))...).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// insertChangeEvents keeps the events until the transaction commits (beforeCommit writes them).
+func (mysqlDialect) insertChangeEvents(ctx context.Context, s *Store, events []*ChangeEvent) error {
+	if !s.InTx() {
+		return s.Tx(ctx, func(ctx context.Context, tx *Store) error { return tx.dialect.insertChangeEvents(ctx, tx, events) })
+	}
+	s.pending.events = append(s.pending.events, events...)
+	return nil
+}
+
+// beforeCommit writes the transaction's change events stamped with the next commit number. The
+// number comes from one row whose lock the transaction then holds until it commits: transactions
+// that write events take numbers in the order they commit, so a reader following (txid, id) never
+// passes an event that commits later. Taken last, the lock is held only for the commit itself.
+func (mysqlDialect) beforeCommit(ctx context.Context, tx *Store) error {
+	events := tx.pending.events
+	if len(events) == 0 {
+		return nil
+	}
+	tx.pending.events = nil
+	res, err := tx.idb.ExecContext(ctx, "UPDATE change_event_commits SET n = LAST_INSERT_ID(n + 1) WHERE id = 1")
+	if err != nil {
+		return fmt.Errorf("error numbering the commit of %d change events: %w", len(events), err)
+	}
+	n, err := res.LastInsertId()
+	if err != nil {
+		return fmt.Errorf("error numbering the commit of %d change events: %w", len(events), err)
+	}
+	for _, e := range events {
+		e.TxID = n
+	}
+	if _, err := tx.idb.NewInsert().Model(&events).Value("txid", "?", n).Returning("id").Exec(ctx); err != nil {
+		return fmt.Errorf("error writing %d change events: %w", len(events), err)
+	}
+	return nil
+}
+
+func (mysqlDialect) listChangeEvents(ctx context.Context, s *Store, p ChangeEventListParams) ([]*ChangeEvent, error) {
+	return scanChangeEvents(ctx, s, `SELECT id, txid, workflow_id, type, action_id, status, state, at FROM change_events
+		WHERE (txid > ? OR (txid = ? AND id > ?))`, []any{p.After.TxID, p.After.TxID, p.After.ID}, p)
+}
+
+func (mysqlDialect) changeEventHead(ctx context.Context, s *Store) (EventCursor, error) {
+	return scanEventCursor(ctx, s, `SELECT txid AS tx_id, id FROM change_events ORDER BY txid DESC, id DESC LIMIT 1`)
+}
+
+// asyncCommit does nothing: InnoDB flushes its log per server (innodb_flush_log_at_trx_commit),
+// not per transaction.
+func (mysqlDialect) asyncCommit(context.Context, *Store) error { return nil }
+func (mysqlDialect) hintsAcrossNodes() bool                    { return false }
