@@ -67,3 +67,31 @@ func (s *Store) WorkflowPurge(ctx context.Context, p WorkflowPurgeParams) (int, 
 	}
 	return n, nil
 }
+
+// WorkflowDelete deletes workflows with every row of their history, whatever their status (a
+// benchmark cleaning up after itself; the engine purges with WorkflowPurge). It returns how many
+// workflows it deleted.
+func (s *Store) WorkflowDelete(ctx context.Context, ids []int64) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	var n int
+	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		for _, table := range historyTables {
+			if _, err := tx.idb.NewDelete().TableExpr(table).Where("workflow_id IN (?)", bunIn(ids)).Exec(ctx); err != nil {
+				return fmt.Errorf("deleting from %s: %w", table, err)
+			}
+		}
+		res, err := tx.idb.NewDelete().Model((*Workflow)(nil)).Where("id IN (?)", bunIn(ids)).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		gone, _ := res.RowsAffected()
+		n = int(gone)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("error deleting %d workflows: %w", len(ids), err)
+	}
+	return n, nil
+}
