@@ -69,6 +69,8 @@ type dialect interface {
 type claimStatement struct {
 	Set     string
 	SetArgs []any
+	// Claimed changes a workflow read before the claim as Set changes its row.
+	Claimed func(w *Workflow)
 	Due     string
 	DueArgs []any
 	Group   string

@@ -2,10 +2,10 @@ package persistence
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -88,23 +88,25 @@ func (mysqlDialect) uniqueViolation(err error) bool {
 	return errors.As(err, &myErr) && myErr.Number == mysqlDuplicateEntry
 }
 
-// claim selects and locks the due rows (SKIP LOCKED), updates them by ID and reads them back.
+// claim selects and locks the due rows (SKIP LOCKED), updates them by ID, and returns the rows it
+// read changed as the update changed them.
 func (mysqlDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error) {
-	var ids []int64
+	var wfs []*Workflow
 	// claim_group is the generated column of the due index: only claimable workflows have one.
 	args := append(append([]any{c.Group}, c.DueArgs...), c.Limit)
-	if err := tx.idb.NewRaw(`SELECT id FROM workflows WHERE claim_group = ? AND `+c.Due+` ORDER BY `+c.Order+
-		` LIMIT ? FOR UPDATE SKIP LOCKED`, args...).Scan(ctx, &ids); err != nil {
+	if err := tx.idb.NewRaw(`SELECT * FROM workflows WHERE claim_group = ? AND `+c.Due+` ORDER BY `+c.Order+
+		` LIMIT ? FOR UPDATE SKIP LOCKED`, args...).Scan(ctx, &wfs); err != nil {
 		return nil, err
 	}
-	if len(ids) == 0 {
+	if len(wfs) == 0 {
 		return nil, nil
 	}
-	if _, err := tx.idb.NewRaw(`UPDATE workflows SET `+c.Set+` WHERE id IN (?)`, append(append([]any{}, c.SetArgs...), bunIn(ids))...).Exec(ctx); err != nil {
-		return nil, err
+	ids := make([]int64, len(wfs))
+	for i, w := range wfs {
+		ids[i] = w.ID
+		c.Claimed(w)
 	}
-	var wfs []*Workflow
-	if err := tx.idb.NewSelect().Model(&wfs).Where("w.id IN (?)", bunIn(ids)).Scan(ctx); err != nil {
+	if _, err := tx.idb.NewRaw(`UPDATE workflows SET `+c.Set+` WHERE id IN (?)`, append(append([]any{}, c.SetArgs...), bunIn(ids))...).Exec(ctx); err != nil {
 		return nil, err
 	}
 	return wfs, nil
@@ -136,32 +138,38 @@ func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowComplet
 		for _, h := range held {
 			holders[h.ID] = fence{h.ExecutorID, h.Version}
 		}
-		var b strings.Builder
-		args := make([]any, 0, len(cs)*14+1)
+		rows := make([]mysqlCompletion, 0, len(cs))
 		for _, c := range cs {
 			if holders[c.ID] != (fence{c.ExecutorID, c.ClaimedVersion}) {
 				continue // taken from the executor: nothing is written for it
 			}
-			if len(written) == 0 {
-				b.WriteString("SELECT ? AS id, ? AS executor_id, ? AS claimed_version, ? AS status, ? AS state, ? AS state_text, " +
-					"? AS next_activation, ? AS retries, ? AS variables, ? AS wait_signal, ? AS last_error, ? AS finished, ? AS keep_claim, ? AS step_deadline")
-			} else {
-				b.WriteString(" UNION ALL SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?")
-			}
 			written = append(written, c.ID)
-			args = append(args, c.ID, c.ExecutorID, c.ClaimedVersion, string(c.Status), c.State, c.StateText,
-				timeArg(c.NextActivation), c.Retries, string(c.Variables), c.WaitSignal, c.LastError, timeArg(c.Finished), c.KeepClaim, timeArg(c.StepDeadline))
+			rows = append(rows, mysqlCompletion{ID: c.ID, ExecutorID: c.ExecutorID, Version: c.ClaimedVersion, Status: string(c.Status),
+				State: c.State, StateText: c.StateText, NextActivation: mysqlTime(c.NextActivation), Retries: c.Retries,
+				Variables: string(c.Variables), WaitSignal: c.WaitSignal, LastError: c.LastError, Finished: mysqlTime(c.Finished),
+				KeepClaim: boolInt(c.KeepClaim), StepDeadline: mysqlTime(c.StepDeadline)})
 		}
-		if len(written) == 0 {
+		if len(rows) == 0 {
 			return nil
 		}
-		args = append(args, now)
-		_, err := tx.idb.NewRaw(`UPDATE workflows AS w JOIN (`+b.String()+`) AS v
+		doc, err := json.Marshal(rows)
+		if err != nil {
+			return err
+		}
+		// The completions travel as one JSON array that JSON_TABLE turns back into rows (as unnest
+		// does on PostgreSQL): one short statement, whatever the batch size.
+		_, err = tx.idb.NewRaw(`UPDATE workflows AS w JOIN JSON_TABLE(?, '$[*]' COLUMNS (
+				id BIGINT PATH '$.id', executor_id BIGINT PATH '$.executor_id', claimed_version INT PATH '$.version',
+				status VARCHAR(32) PATH '$.status', state VARCHAR(255) PATH '$.state', state_text TEXT PATH '$.state_text',
+				next_activation DATETIME(6) PATH '$.next_activation', retries INT PATH '$.retries', variables LONGTEXT PATH '$.variables',
+				wait_signal VARCHAR(255) PATH '$.wait_signal', last_error TEXT PATH '$.last_error', finished DATETIME(6) PATH '$.finished',
+				keep_claim INT PATH '$.keep_claim', step_deadline DATETIME(6) PATH '$.step_deadline')) AS v
 			ON w.id = v.id AND w.executor_id = v.executor_id AND w.version = v.claimed_version AND w.status = 'EXECUTING'
 			SET w.status = v.status, w.state = v.state, w.state_text = v.state_text, w.next_activation = v.next_activation,
-				w.retries = v.retries, w.executor_id = CASE WHEN v.keep_claim THEN v.executor_id ELSE NULL END,
+				w.retries = v.retries, w.executor_id = CASE WHEN v.keep_claim = 1 THEN v.executor_id ELSE NULL END,
 				w.variables = v.variables, w.wait_signal = v.wait_signal, w.last_error = v.last_error,
-				w.step_deadline = v.step_deadline, w.finished = v.finished, w.modified = ?, w.version = w.version + 1`, args...).Exec(ctx)
+				w.step_deadline = v.step_deadline, w.finished = v.finished, w.modified = ?, w.version = w.version + 1`,
+			string(doc), now).Exec(ctx)
 		return err
 	})
 	if err != nil {
@@ -238,3 +246,37 @@ func (mysqlDialect) changeEventHead(ctx context.Context, s *Store) (EventCursor,
 // not per transaction.
 func (mysqlDialect) asyncCommit(context.Context, *Store) error { return nil }
 func (mysqlDialect) hintsAcrossNodes() bool                    { return false }
+
+// mysqlCompletion is one completion as complete sends it inside a JSON array.
+type mysqlCompletion struct {
+	ID             int64   `json:"id"`
+	ExecutorID     int64   `json:"executor_id"`
+	Version        int     `json:"version"`
+	Status         string  `json:"status"`
+	State          string  `json:"state"`
+	StateText      *string `json:"state_text"`
+	NextActivation *string `json:"next_activation"`
+	Retries        int     `json:"retries"`
+	Variables      string  `json:"variables"`
+	WaitSignal     *string `json:"wait_signal"`
+	LastError      *string `json:"last_error"`
+	Finished       *string `json:"finished"`
+	KeepClaim      int     `json:"keep_claim"` // 1: keep the claim
+	StepDeadline   *string `json:"step_deadline"`
+}
+
+// mysqlTime formats an optional time as DATETIME(6) text in UTC.
+func mysqlTime(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := UTC(*t).Format("2006-01-02 15:04:05.999999")
+	return &s
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

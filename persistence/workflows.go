@@ -153,6 +153,21 @@ func (s *Store) WorkflowClaim(ctx context.Context, p WorkflowClaimParams) ([]*Wo
 	c := claimStatement{
 		Set:     set,
 		SetArgs: args,
+		// Claimed is what Set does to a row, for dialects that read the rows before updating them.
+		Claimed: func(w *Workflow) {
+			w.Status, w.ExecutorID, w.Version, w.Modified = StatusExecuting, &p.ExecutorID, w.Version+1, now
+			if w.Started == nil {
+				w.Started = &now
+			}
+			deadline := UTC(p.StepDeadline)
+			for _, st := range p.StepTimeouts {
+				if w.Type == st.Type && w.DefinitionVersion == st.Version && w.State == st.State {
+					deadline = now.Add(st.Timeout)
+					break
+				}
+			}
+			w.StepDeadline = &deadline
+		},
 		Due: `executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ?
 			AND executor_id IS NULL AND type IN (?)
 			AND EXISTS (SELECT 1 FROM executors AS e WHERE e.id = ? AND e.stopped IS NULL)`,
