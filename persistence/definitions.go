@@ -164,3 +164,8 @@ func (s *Store) DefinitionDelete(ctx context.Context, ids []int64) error {
 	}
 	return nil
 }
+
+// DefinitionGetByIDs returns the definition versions with the given row IDs, in ID order.
+func (s *Store) DefinitionGetByIDs(ctx context.Context, ids []int64) ([]*Definition, error) {
+	return getByIDs[Definition](ctx, s, ids, "definitions")
+}

@@ -62,6 +62,11 @@ type dialect interface {
 	// hintsAcrossNodes reports whether the database carries wake-up hints between nodes
 	// (PostgreSQL's LISTEN/NOTIFY); elsewhere hints stay in the process and polling covers the rest.
 	hintsAcrossNodes() bool
+	// sendHints sends hints to the other nodes (hintsAcrossNodes only).
+	sendHints(ctx context.Context, s *Store, hints []string) error
+	// listenHints calls ready once it listens, then hint for every hint another node sends, until
+	// ctx ends or the connection fails (hintsAcrossNodes only).
+	listenHints(ctx context.Context, s *Store, ready func(), hint func(string)) error
 }
 
 // claimStatement is a claim in parts each dialect assembles: SET the claim's columns on the rows

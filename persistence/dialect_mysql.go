@@ -280,3 +280,10 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// sendHints and listenHints are never called: hintsAcrossNodes is false.
+func (mysqlDialect) sendHints(context.Context, *Store, []string) error { return nil }
+func (mysqlDialect) listenHints(ctx context.Context, _ *Store, _ func(), _ func(string)) error {
+	<-ctx.Done()
+	return ctx.Err()
+}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
@@ -153,3 +154,32 @@ func (postgresDialect) asyncCommit(ctx context.Context, tx *Store) error {
 
 func (postgresDialect) beforeCommit(context.Context, *Store) error { return nil }
 func (postgresDialect) hintsAcrossNodes() bool                     { return true }
+
+// pgHintChannel is the LISTEN/NOTIFY channel of cairn's hints.
+const pgHintChannel = "cairn"
+
+// sendHints NOTIFYs every hint in one statement; the array is bound straight to pgx, as text[].
+func (postgresDialect) sendHints(ctx context.Context, s *Store, hints []string) error {
+	_, err := s.db.DB.ExecContext(ctx, "SELECT pg_notify($1, x) FROM unnest($2::text[]) AS x", pgHintChannel, hints)
+	return err
+}
+
+// listenHints LISTENs on a connection of its own (a pooled one would go back to the pool).
+func (postgresDialect) listenHints(ctx context.Context, s *Store, ready func(), hint func(string)) error {
+	conn, err := pgx.Connect(ctx, s.raw)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+pgHintChannel); err != nil {
+		return err
+	}
+	ready()
+	for {
+		note, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		hint(note.Payload)
+	}
+}

@@ -117,3 +117,10 @@ func timeArg(t *time.Time) any {
 	}
 	return UTC(*t)
 }
+
+// sendHints and listenHints are never called: hintsAcrossNodes is false.
+func (sqliteDialect) sendHints(context.Context, *Store, []string) error { return nil }
+func (sqliteDialect) listenHints(ctx context.Context, _ *Store, _ func(), _ func(string)) error {
+	<-ctx.Done()
+	return ctx.Err()
+}

@@ -73,16 +73,9 @@ func (s *Store) ExecutorList(ctx context.Context) ([]*Executor, error) {
 	return out, nil
 }
 
-// ExecutorGetMany returns the executors with the given IDs.
+// ExecutorGetMany returns the executors with the given IDs, in ID order.
 func (s *Store) ExecutorGetMany(ctx context.Context, ids []int64) ([]*Executor, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	var out []*Executor
-	if err := s.idb.NewSelect().Model(&out).Where("id IN (?)", bunIn(ids)).Scan(ctx); err != nil {
-		return nil, fmt.Errorf("error loading executors: %w", err)
-	}
-	return out, nil
+	return getByIDs[Executor](ctx, s, ids, "executors")
 }
 
 // ExecutorExpireDead marks stopped every executor whose heartbeat expired before now and returns

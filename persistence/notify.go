@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Notification topics. A notification is a hint ("look again"), never the data itself: whoever
@@ -22,8 +20,6 @@ const (
 	// TopicCancel: the workflow whose ID is the payload was cancelled; its running step must stop.
 	TopicCancel = "cancel"
 )
-
-const notifyChannel = "cairn"
 
 // Notifier delivers hints between the parts of one node at once, and between nodes sharing a
 // PostgreSQL through LISTEN/NOTIFY, coalescing identical hints sent within a few milliseconds.
@@ -121,8 +117,7 @@ func (n *Notifier) sendLoop(ctx context.Context) {
 		n.pending = map[string]struct{}{}
 		n.mu.Unlock()
 		if len(batch) > 0 {
-			// Bind parameters straight to pgx (the array travels as text[], no quoting by hand).
-			if _, err := n.store.db.DB.ExecContext(ctx, "SELECT pg_notify($1, x) FROM unnest($2::text[]) AS x", notifyChannel, batch); err != nil && ctx.Err() == nil {
+			if err := n.store.dialect.sendHints(ctx, n.store, batch); err != nil && ctx.Err() == nil {
 				n.log.Warn("error sending notifications", "error", err)
 			}
 		}
@@ -147,28 +142,15 @@ func (n *Notifier) listenLoop(ctx context.Context) {
 }
 
 func (n *Notifier) listen(ctx context.Context) error {
-	conn, err := pgx.Connect(ctx, n.store.raw)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
-		return err
-	}
 	// Anything sent while we were not listening is covered by waking every subscriber once.
-	n.deliverAll()
-	for {
-		note, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		nonce, rest, ok := strings.Cut(note.Payload, "|")
+	return n.store.dialect.listenHints(ctx, n.store, n.deliverAll, func(hint string) {
+		nonce, rest, ok := strings.Cut(hint, "|")
 		if !ok || nonce == n.nonce {
-			continue
+			return
 		}
 		topic, payload, _ := strings.Cut(rest, "|")
 		n.deliver(topic, payload)
-	}
+	})
 }
 
 // deliverAll sends an empty hint to every subscriber of every topic.

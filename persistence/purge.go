@@ -25,13 +25,12 @@ func (s *Store) WorkflowPurge(ctx context.Context, p WorkflowPurgeParams) (int, 
 	if p.Limit <= 0 {
 		p.Limit = 1000
 	}
-	ended := []Status{StatusFinished, StatusFailed, StatusCancelled}
 	var n int
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
 		var roots []int64
 		q := tx.idb.NewSelect().Model((*Workflow)(nil)).Column("w.id").
-			Where("w.parent_id IS NULL AND w.status IN (?) AND w.finished < ?", bunIn(ended), UTC(p.FinishedBefore)).
-			Where("NOT EXISTS (SELECT 1 FROM workflows AS c WHERE c.root_id = w.id AND c.status NOT IN (?))", bunIn(ended)).
+			Where("w.parent_id IS NULL AND w.status IN (?) AND w.finished < ?", bunIn(terminalStatuses), UTC(p.FinishedBefore)).
+			Where("NOT EXISTS (SELECT 1 FROM workflows AS c WHERE c.root_id = w.id AND c.status NOT IN (?))", bunIn(terminalStatuses)).
 			OrderExpr("w.id").Limit(int64(p.Limit))
 		q = tx.forUpdate(q, true)
 		if err := q.Scan(ctx, &roots); err != nil {

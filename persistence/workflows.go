@@ -7,9 +7,6 @@ import (
 	"time"
 )
 
-// claimableStatuses are the statuses a worker may claim once next_activation is due.
-var claimableStatuses = []Status{StatusCreated, StatusInProgress, StatusWaiting}
-
 // WorkflowInsertMany inserts workflows in one statement and sets their IDs. Created and Modified
 // default to now. A duplicate (type, externalId) fails the whole insert with ErrConflict.
 func (s *Store) WorkflowInsertMany(ctx context.Context, wfs []*Workflow) error {
@@ -57,16 +54,9 @@ func (s *Store) WorkflowGetForUpdate(ctx context.Context, id int64) (*Workflow, 
 	return w, nil
 }
 
-// WorkflowGetMany returns the workflows with the given IDs, in no particular order.
+// WorkflowGetMany returns the workflows with the given IDs, in ID order.
 func (s *Store) WorkflowGetMany(ctx context.Context, ids []int64) ([]*Workflow, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	var wfs []*Workflow
-	if err := s.idb.NewSelect().Model(&wfs).Where("id IN (?)", bunIn(ids)).Scan(ctx); err != nil {
-		return nil, fmt.Errorf("error loading %d workflows: %w", len(ids), err)
-	}
-	return wfs, nil
+	return getByIDs[Workflow](ctx, s, ids, "workflows")
 }
 
 // WorkflowGetByExternalID returns the workflow of a type with an external ID.
@@ -286,7 +276,7 @@ func (s *Store) WorkflowActiveChildren(ctx context.Context, parentIDs []int64) (
 		N        int   `bun:"n"`
 	}
 	if err := s.idb.NewSelect().Model((*Workflow)(nil)).ColumnExpr("parent_id, COUNT(*) AS n").
-		Where("parent_id IN (?) AND status NOT IN (?)", bunIn(parentIDs), bunIn([]Status{StatusFinished, StatusFailed, StatusCancelled})).
+		Where("parent_id IN (?) AND status NOT IN (?)", bunIn(parentIDs), bunIn(terminalStatuses)).
 		Group("parent_id").Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("error counting active children: %w", err)
 	}
@@ -303,7 +293,7 @@ func (s *Store) WorkflowActiveChildIDs(ctx context.Context, parentIDs []int64) (
 	}
 	var ids []int64
 	if err := s.idb.NewSelect().Model((*Workflow)(nil)).Column("id").
-		Where("parent_id IN (?) AND status NOT IN (?)", bunIn(parentIDs), bunIn([]Status{StatusFinished, StatusFailed, StatusCancelled})).
+		Where("parent_id IN (?) AND status NOT IN (?)", bunIn(parentIDs), bunIn(terminalStatuses)).
 		OrderExpr("id").Scan(ctx, &ids); err != nil {
 		return nil, fmt.Errorf("error listing active children: %w", err)
 	}
