@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -636,4 +637,37 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 	_, err = persistence.Open(ctx, "postgres://nobody@127.0.0.1:1/none?connect_timeout=1", persistence.OpenOptions{})
 	require.Error(t, err)
 	require.False(t, errors.Is(err, persistence.ErrUnsupportedURL))
+}
+
+// A step's error is stored whole, however long (MySQL's TEXT would refuse one past 64 KB).
+func TestLongErrorsAreStored(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		long := strings.Repeat("é", 70_000)
+		now := persistence.Now()
+		w := newWorkflow("t", persistence.StatusCreated, &now)
+		require.NoError(t, store.WorkflowInsertMany(ctx, []*persistence.Workflow{w}))
+		exec, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: "default", Expiry: time.Minute})
+		require.NoError(t, err)
+		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 1,
+			Now: now, StepDeadline: now.Add(time.Minute), Types: []string{"t"}})
+		require.NoError(t, err)
+		require.Len(t, claimed, 1)
+		ids, err := store.WorkflowCompleteMany(ctx, []persistence.WorkflowCompletion{{ID: w.ID, ExecutorID: exec.ID,
+			ClaimedVersion: claimed[0].Version, Status: persistence.StatusManual, State: "start", Variables: []byte(`{}`), LastError: &long}})
+		require.NoError(t, err)
+		require.Equal(t, []int64{w.ID}, ids)
+		ti := &persistence.TaskInstance{WorkflowID: w.ID, State: "start", TaskType: "step", Attempt: 1, Status: persistence.TaskFailed,
+			Started: now, Error: &long}
+		require.NoError(t, store.TaskInstanceInsertMany(ctx, []*persistence.TaskInstance{ti}))
+
+		got, err := store.WorkflowGet(ctx, w.ID)
+		require.NoError(t, err)
+		require.Equal(t, long, *got.LastError)
+		tis, err := store.TaskInstanceGetMany(ctx, []int64{ti.ID})
+		require.NoError(t, err)
+		require.Len(t, tis, 1)
+		require.Equal(t, long, *tis[0].Error)
+	})
 }

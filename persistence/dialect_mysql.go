@@ -162,7 +162,7 @@ func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowComplet
 				id BIGINT PATH '$.id', executor_id BIGINT PATH '$.executor_id', claimed_version INT PATH '$.version',
 				status VARCHAR(32) PATH '$.status', state VARCHAR(255) PATH '$.state', state_text TEXT PATH '$.state_text',
 				next_activation DATETIME(6) PATH '$.next_activation', retries INT PATH '$.retries', variables LONGTEXT PATH '$.variables',
-				wait_signal VARCHAR(255) PATH '$.wait_signal', last_error TEXT PATH '$.last_error', finished DATETIME(6) PATH '$.finished',
+				wait_signal VARCHAR(255) PATH '$.wait_signal', last_error LONGTEXT PATH '$.last_error', finished DATETIME(6) PATH '$.finished',
 				keep_claim INT PATH '$.keep_claim', step_deadline DATETIME(6) PATH '$.step_deadline')) AS v
 			ON w.id = v.id AND w.executor_id = v.executor_id AND w.version = v.claimed_version AND w.status = 'EXECUTING'
 			SET w.status = v.status, w.state = v.state, w.state_text = v.state_text, w.next_activation = v.next_activation,

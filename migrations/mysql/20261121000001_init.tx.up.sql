@@ -1,14 +1,17 @@
 -- cairn schema, MariaDB 10.11+ / MySQL 8 (InnoDB, utf8mb4). Times are DATETIME(6) in UTC; JSON is
 -- LONGTEXT. Columns that are keys or are looked up are VARCHAR(255): the API limits them to 255
--- characters, and a key of utf8mb4 text must fit InnoDB's 3072 bytes; other text is TEXT. MySQL has no partial indexes:
--- where PostgreSQL indexes only some rows, a generated column that is NULL for the other rows does
--- the same job (STORED: InnoDB keeps an index on a virtual column up at a much higher cost). MySQL's DDL commits as it goes, so each statement stands alone (--bun:split).
+-- characters, and a key of utf8mb4 text must fit InnoDB's 3072 bytes. Other text is TEXT (at most
+-- 64 KB, for texts the API bounds) or LONGTEXT (errors, documents, whatever a step writes).
+-- MySQL has no partial indexes: where PostgreSQL indexes only some rows, a generated column that is
+-- NULL for the other rows does the same job (STORED: InnoDB keeps an index on a virtual column up
+-- at a much higher cost). MySQL's DDL commits as it goes, so each statement stands alone
+-- (--bun:split).
 CREATE TABLE workflow_definitions (
     id             BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,
     type           VARCHAR(255) NOT NULL,
     version        INT          NOT NULL,
     checksum       VARCHAR(255) NOT NULL,
-    description    TEXT         NOT NULL,
+    description    LONGTEXT     NOT NULL,
     spec           LONGTEXT     NOT NULL,
     executor_group VARCHAR(255) NOT NULL,
     release_state  VARCHAR(32)  NOT NULL DEFAULT 'ONLINE',
@@ -51,7 +54,7 @@ CREATE TABLE workflows (
     input              LONGTEXT     NOT NULL,
     variables          LONGTEXT     NOT NULL,
     wait_signal        VARCHAR(255) NULL,
-    last_error         TEXT         NULL,
+    last_error         LONGTEXT     NULL,
     step_deadline      DATETIME(6)  NULL,
     created            DATETIME(6)  NOT NULL,
     modified           DATETIME(6)  NOT NULL,
@@ -91,7 +94,7 @@ CREATE TABLE task_instances (
     started     DATETIME(6)  NOT NULL,
     finished    DATETIME(6)  NULL,
     output      LONGTEXT     NULL,
-    error       TEXT         NULL,
+    error       LONGTEXT     NULL,
     KEY task_instances_workflow_idx (workflow_id, id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 --bun:split
@@ -134,7 +137,7 @@ CREATE TABLE activity_logs (
     id               BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,
     workflow_id      BIGINT       NOT NULL,
     task_instance_id BIGINT       NULL,
-    name             TEXT         NOT NULL,
+    name             LONGTEXT     NOT NULL,
     value            LONGTEXT     NOT NULL,
     at               DATETIME(6)  NOT NULL,
     KEY activity_logs_workflow_idx (workflow_id, id),
