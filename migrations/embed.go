@@ -7,11 +7,14 @@ import (
 	"io/fs"
 )
 
-//go:embed postgres/*.sql sqlite/*.sql
+//go:embed postgres/*.sql sqlite/*.sql mysql/*.sql
 var files embed.FS
 
 // PostgreSQL returns the migrations for PostgreSQL.
 func PostgreSQL() fs.FS { return sub("postgres") }
+
+// MySQL returns the migrations for MariaDB and MySQL.
+func MySQL() fs.FS { return sub("mysql") }
 
 // SQLite returns the migrations for SQLite.
 func SQLite() fs.FS { return sub("sqlite") }

@@ -9,7 +9,7 @@ import (
 // background on PostgreSQL), so that what is measured next runs with the plans a settled database
 // gets.
 func (s *Store) Analyze(ctx context.Context) error {
-	if _, err := s.idb.NewRaw("ANALYZE").Exec(ctx); err != nil {
+	if err := s.dialect.analyze(ctx, s); err != nil {
 		return fmt.Errorf("error analyzing the database: %w", err)
 	}
 	return nil

@@ -54,6 +54,9 @@ func TestClaimHeldStoppedDeadlinesAndRelease(t *testing.T) {
 			want := map[string]time.Duration{"long": 5 * time.Minute, "short": 3 * time.Second, "start": time.Minute}[w.State]
 			require.NotNil(t, w.StepDeadline)
 			require.WithinDuration(t, now.Add(want), *w.StepDeadline, time.Millisecond, "state %s", w.State)
+			stored, err := store.WorkflowGet(ctx, w.ID)
+			require.NoError(t, err)
+			require.Equal(t, stored, w, "a claim returns the row as it stored it")
 		}
 
 		// The held workflow's attempt ends: only its own executor's release lets go of it.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -127,6 +129,39 @@ func TestDefinitionSaveConcurrent(t *testing.T) {
 		for _, id := range ids {
 			require.Equal(t, ids[0], id)
 		}
+	})
+}
+
+// Nodes saving different contents of one type at once each get a version of their own, and the
+// definition each is handed back is the one stored under its ID (MariaDB returns the stored row of
+// a duplicate from INSERT ... RETURNING, which once passed for a new version).
+func TestDefinitionSaveConcurrentVersions(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		defs := make([]*persistence.Definition, 6)
+		var wg sync.WaitGroup
+		for i := range defs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d, created, err := store.DefinitionSave(ctx, persistence.DefinitionSaveParams{Type: "v", Checksum: fmt.Sprint("sum-", i),
+					Spec: json.RawMessage(`{}`), ExecutorGroup: "default"})
+				require.NoError(t, err)
+				require.True(t, created)
+				defs[i] = d
+			}()
+		}
+		wg.Wait()
+		versions := map[int]bool{}
+		for i, d := range defs {
+			versions[d.Version] = true
+			stored, err := store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: "v", Version: d.Version})
+			require.NoError(t, err)
+			require.Equal(t, fmt.Sprint("sum-", i), stored.Checksum)
+			require.Equal(t, d.ID, stored.ID)
+		}
+		require.Len(t, versions, len(defs))
 	})
 }
 
@@ -499,6 +534,59 @@ func TestChangeEventsInCursorOrder(t *testing.T) {
 	})
 }
 
+// A transaction that writes an event first but commits last must not be skipped by a reader that
+// already read the event of one that committed in between (an ID handed out earlier, committed
+// later).
+func TestChangeEventCommittedLateIsNotSkipped(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		if store.Kind() == persistence.KindSQLite {
+			t.Skip("SQLite commits one writer at a time: no transaction commits while another is open")
+		}
+		ctx := context.Background()
+		w := newWorkflow("t", persistence.StatusCreated, nil)
+		require.NoError(t, store.WorkflowInsertMany(ctx, []*persistence.Workflow{w}))
+		event := func(typ string) []*persistence.ChangeEvent {
+			return []*persistence.ChangeEvent{{WorkflowID: w.ID, Type: typ, Status: persistence.StatusCreated, State: "s"}}
+		}
+		inserted, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+				if err := tx.ChangeEventInsertMany(ctx, event("FIRST")); err != nil {
+					return err
+				}
+				// Make sure the transaction has begun writing before the other one commits.
+				if err := tx.WorkflowLock(ctx, []int64{w.ID}); err != nil {
+					return err
+				}
+				close(inserted)
+				<-release
+				return nil
+			})
+		}()
+		<-inserted
+		require.NoError(t, store.ChangeEventInsertMany(ctx, event("SECOND")))
+		var cursor persistence.EventCursor
+		var seen []string
+		read := func() {
+			events, err := store.ChangeEventList(ctx, persistence.ChangeEventListParams{After: cursor})
+			require.NoError(t, err)
+			for _, e := range events {
+				seen = append(seen, e.Type)
+				cursor = e.CursorOf()
+			}
+		}
+		read()
+		close(release)
+		require.NoError(t, <-done)
+		for deadline := time.Now().Add(10 * time.Second); len(seen) < 2 && time.Now().Before(deadline); {
+			read()
+			time.Sleep(5 * time.Millisecond)
+		}
+		require.ElementsMatch(t, []string{"FIRST", "SECOND"}, seen, "every event is read once, however the commits interleave")
+	})
+}
+
 func TestIdempotencySchedulesTokens(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
@@ -592,5 +680,38 @@ func TestChangeEventTrimAndOldest(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, evs[6].ID, oldest.ID)
 		require.Equal(t, left[0].CursorOf(), oldest)
+	})
+}
+
+// A step's error is stored whole, however long (MySQL's TEXT would refuse one past 64 KB).
+func TestLongErrorsAreStored(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		long := strings.Repeat("é", 70_000)
+		now := persistence.Now()
+		w := newWorkflow("t", persistence.StatusCreated, &now)
+		require.NoError(t, store.WorkflowInsertMany(ctx, []*persistence.Workflow{w}))
+		exec, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: "default", Expiry: time.Minute})
+		require.NoError(t, err)
+		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 1,
+			Now: now, StepDeadline: now.Add(time.Minute), Types: []string{"t"}})
+		require.NoError(t, err)
+		require.Len(t, claimed, 1)
+		ids, err := store.WorkflowCompleteMany(ctx, []persistence.WorkflowCompletion{{ID: w.ID, ExecutorID: exec.ID,
+			ClaimedVersion: claimed[0].Version, Status: persistence.StatusManual, State: "start", Variables: []byte(`{}`), LastError: &long}})
+		require.NoError(t, err)
+		require.Equal(t, []int64{w.ID}, ids)
+		ti := &persistence.TaskInstance{WorkflowID: w.ID, State: "start", TaskType: "step", Attempt: 1, Status: persistence.TaskFailed,
+			Started: now, Error: &long}
+		require.NoError(t, store.TaskInstanceInsertMany(ctx, []*persistence.TaskInstance{ti}))
+
+		got, err := store.WorkflowGet(ctx, w.ID)
+		require.NoError(t, err)
+		require.Equal(t, long, *got.LastError)
+		tis, err := store.TaskInstanceGetMany(ctx, []int64{ti.ID})
+		require.NoError(t, err)
+		require.Len(t, tis, 1)
+		require.Equal(t, long, *tis[0].Error)
 	})
 }

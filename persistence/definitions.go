@@ -39,11 +39,11 @@ func (s *Store) DefinitionSave(ctx context.Context, p DefinitionSaveParams) (def
 			Type: p.Type, Version: maxVersion + 1, Checksum: p.Checksum, Description: p.Description,
 			Spec: p.Spec, ExecutorGroup: p.ExecutorGroup, ReleaseState: ReleaseOnline, Created: now, Modified: now,
 		}
-		res, err := s.idb.NewInsert().Model(def).On("CONFLICT DO NOTHING").Returning("id").Exec(ctx)
+		n, err := s.dialect.insertSkippingDuplicates(ctx, s, def, "", true)
 		if err != nil {
 			return nil, false, fmt.Errorf("error saving definition %s: %w", p.Type, err)
 		}
-		if n, _ := res.RowsAffected(); n == 1 {
+		if n == 1 {
 			return def, true, nil
 		}
 		// Another node saved a version between our read and insert: read again.
@@ -151,4 +151,21 @@ func (s *Store) DefinitionSetReleaseState(ctx context.Context, p DefinitionSetRe
 		return notFound("definition", p.Type)
 	}
 	return nil
+}
+
+// DefinitionDelete deletes definition versions by row ID (a benchmark removing the ones it
+// registered; workflows keep naming their type and version).
+func (s *Store) DefinitionDelete(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := s.idb.NewDelete().Model((*Definition)(nil)).Where("id IN (?)", bunIn(ids)).Exec(ctx); err != nil {
+		return fmt.Errorf("error deleting %d definitions: %w", len(ids), err)
+	}
+	return nil
+}
+
+// DefinitionGetByIDs returns the definition versions with the given row IDs, in ID order.
+func (s *Store) DefinitionGetByIDs(ctx context.Context, ids []int64) ([]*Definition, error) {
+	return getByIDs[Definition](ctx, s, ids, "definitions")
 }

@@ -26,38 +26,20 @@ func (s *Store) ChangeEventTrim(ctx context.Context, p ChangeEventTrimParams) (i
 	if p.Limit <= 0 {
 		p.Limit = 5000
 	}
-	q := `DELETE FROM change_events WHERE (txid, id) IN (
-		SELECT h.txid, h.id FROM (SELECT txid, id, at FROM change_events ORDER BY txid, id LIMIT ?) AS h WHERE h.at < ?)`
-	if !s.isPostgres() {
-		// txid is always 0 here: the stream is in id order, the table's rowid.
-		q = `DELETE FROM change_events WHERE id IN (
-			SELECT h.id FROM (SELECT id, at FROM change_events ORDER BY id LIMIT ?) AS h WHERE h.at < ?)`
-	}
-	res, err := s.idb.NewRaw(q, p.Limit, UTC(p.Before)).Exec(ctx)
+	n, err := s.dialect.trimChangeEvents(ctx, s, UTC(p.Before), p.Limit)
 	if err != nil {
 		return 0, fmt.Errorf("error trimming change events: %w", err)
 	}
-	n, _ := res.RowsAffected()
-	return int(n), nil
+	return n, nil
 }
 
 // ChangeEventOldest returns the cursor of the oldest event still stored, and false when none is.
 func (s *Store) ChangeEventOldest(ctx context.Context) (EventCursor, bool, error) {
-	q := `SELECT txid::text::bigint AS tx_id, id FROM change_events ORDER BY txid, id LIMIT 1`
-	if !s.isPostgres() {
-		q = `SELECT txid AS tx_id, id FROM change_events ORDER BY id LIMIT 1`
-	}
-	var rows []struct {
-		TxID int64 `bun:"tx_id"`
-		ID   int64 `bun:"id"`
-	}
-	if err := s.idb.NewRaw(q).Scan(ctx, &rows); err != nil {
+	c, err := s.dialect.changeEventTail(ctx, s)
+	if err != nil {
 		return EventCursor{}, false, fmt.Errorf("error reading the oldest change event: %w", err)
 	}
-	if len(rows) == 0 {
-		return EventCursor{}, false, nil
-	}
-	return EventCursor{TxID: rows[0].TxID, ID: rows[0].ID}, true, nil
+	return c, c != (EventCursor{}), nil
 }
 
 // Before returns the position just before c in the stream: a subscriber resuming after it gets the

@@ -29,13 +29,7 @@ func (s *Store) ChangeEventInsertMany(ctx context.Context, events []*ChangeEvent
 			e.At = Now()
 		}
 	}
-	if s.isPostgres() {
-		if err := s.changeEventInsertPG(ctx, events); err != nil {
-			return fmt.Errorf("error writing %d change events: %w", len(events), err)
-		}
-		return nil
-	}
-	if _, err := s.idb.NewInsert().Model(&events).Returning("id").Exec(ctx); err != nil {
+	if err := s.dialect.insertChangeEvents(ctx, s, events); err != nil {
 		return fmt.Errorf("error writing %d change events: %w", len(events), err)
 	}
 	return nil
@@ -49,25 +43,24 @@ type ChangeEventListParams struct {
 	WorkflowIDs []int64
 }
 
-// ChangeEventList returns committed events after a cursor, in stream order. On PostgreSQL it reads
-// only events of transactions older than the oldest one still running, so an event that commits
-// later can never land before a cursor a reader already holds.
+// ChangeEventList returns committed events after a cursor, in stream order. An event that commits
+// later never lands before a cursor a reader already holds: each dialect orders the stream by
+// commit (see its listChangeEvents).
 func (s *Store) ChangeEventList(ctx context.Context, p ChangeEventListParams) ([]*ChangeEvent, error) {
 	if p.Limit <= 0 {
 		p.Limit = 500
 	}
-	var events []*ChangeEvent
-	var q string
-	args := []any{}
-	if s.isPostgres() {
-		q = `SELECT id, txid::text::bigint AS txid, workflow_id, type, action_id, status, state, at FROM change_events
-			WHERE (txid > ?::text::xid8 OR (txid = ?::text::xid8 AND id > ?))
-			AND txid < pg_snapshot_xmin(pg_current_snapshot())`
-		args = append(args, p.After.TxID, p.After.TxID, p.After.ID)
-	} else {
-		q = `SELECT id, txid, workflow_id, type, action_id, status, state, at FROM change_events WHERE id > ?`
-		args = append(args, p.After.ID)
+	events, err := s.dialect.listChangeEvents(ctx, s, p)
+	if err != nil {
+		return nil, fmt.Errorf("error reading change events: %w", err)
 	}
+	return events, nil
+}
+
+// scanChangeEvents runs a dialect's selection of change events after a cursor, limited to the
+// workflows asked for, in stream order.
+func scanChangeEvents(ctx context.Context, s *Store, q string, args []any, p ChangeEventListParams) ([]*ChangeEvent, error) {
+	var events []*ChangeEvent
 	if len(p.WorkflowIDs) > 0 {
 		q += " AND workflow_id IN (?)"
 		args = append(args, bunIn(p.WorkflowIDs))
@@ -75,7 +68,7 @@ func (s *Store) ChangeEventList(ctx context.Context, p ChangeEventListParams) ([
 	q += " ORDER BY txid, id LIMIT ?"
 	args = append(args, p.Limit)
 	if err := s.idb.NewRaw(q, args...).Scan(ctx, &events); err != nil {
-		return nil, fmt.Errorf("error reading change events: %w", err)
+		return nil, err
 	}
 	return events, nil
 }
@@ -83,20 +76,22 @@ func (s *Store) ChangeEventList(ctx context.Context, p ChangeEventListParams) ([
 // ChangeEventHead returns the cursor of the newest readable event (the zero cursor when none): a
 // subscriber that starts "from now" begins after it.
 func (s *Store) ChangeEventHead(ctx context.Context) (EventCursor, error) {
-	var c EventCursor
-	var q string
-	if s.isPostgres() {
-		q = `SELECT txid::text::bigint AS tx_id, id FROM change_events WHERE txid < pg_snapshot_xmin(pg_current_snapshot())
-			ORDER BY txid DESC, id DESC LIMIT 1`
-	} else {
-		q = `SELECT txid AS tx_id, id FROM change_events ORDER BY id DESC LIMIT 1`
+	c, err := s.dialect.changeEventHead(ctx, s)
+	if err != nil {
+		return c, fmt.Errorf("error reading the head of the change events: %w", err)
 	}
+	return c, nil
+}
+
+// scanEventCursor runs a dialect's query for the newest readable cursor (columns tx_id, id).
+func scanEventCursor(ctx context.Context, s *Store, q string) (EventCursor, error) {
+	var c EventCursor
 	var rows []struct {
 		TxID int64 `bun:"tx_id"`
 		ID   int64 `bun:"id"`
 	}
 	if err := s.idb.NewRaw(q).Scan(ctx, &rows); err != nil {
-		return c, fmt.Errorf("error reading the head of the change events: %w", err)
+		return c, err
 	}
 	if len(rows) == 1 {
 		c = EventCursor{TxID: rows[0].TxID, ID: rows[0].ID}

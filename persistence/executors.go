@@ -73,25 +73,18 @@ func (s *Store) ExecutorList(ctx context.Context) ([]*Executor, error) {
 	return out, nil
 }
 
-// ExecutorGetMany returns the executors with the given IDs.
+// ExecutorGetMany returns the executors with the given IDs, in ID order.
 func (s *Store) ExecutorGetMany(ctx context.Context, ids []int64) ([]*Executor, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	var out []*Executor
-	if err := s.idb.NewSelect().Model(&out).Where("id IN (?)", bunIn(ids)).Scan(ctx); err != nil {
-		return nil, fmt.Errorf("error loading executors: %w", err)
-	}
-	return out, nil
+	return getByIDs[Executor](ctx, s, ids, "executors")
 }
 
 // ExecutorExpireDead marks stopped every executor whose heartbeat expired before now and returns
 // their IDs, locking them so that only one node recovers each.
 func (s *Store) ExecutorExpireDead(ctx context.Context, now time.Time) ([]int64, error) {
 	now = UTC(now)
-	var ids []int64
-	if err := s.idb.NewRaw("UPDATE executors SET stopped = ? WHERE stopped IS NULL AND expires < ? RETURNING id", now, now).
-		Scan(ctx, &ids); err != nil {
+	ids, err := s.dialect.updateReturningIDs(ctx, s, updateStatement{Table: "executors", Set: "stopped = ?", SetArgs: []any{now},
+		Where: "stopped IS NULL AND expires < ?", WhereArgs: []any{now}})
+	if err != nil {
 		return nil, fmt.Errorf("error expiring dead executors: %w", err)
 	}
 	return ids, nil
@@ -112,9 +105,7 @@ func (s *Store) WorkflowOrphaned(ctx context.Context, limit int64) ([]*Workflow,
 	}
 	var wfs []*Workflow
 	q := s.idb.NewSelect().Model(&wfs).Where("w.executor_id IN (?)", bun.List(stopped)).Limit(limit)
-	if s.isPostgres() {
-		q = q.For("UPDATE SKIP LOCKED")
-	}
+	q = s.forUpdate(q, true)
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("error loading orphaned workflows: %w", err)
 	}
@@ -132,32 +123,46 @@ func (s *Store) WorkflowClaimedBefore(ctx context.Context, executorID int64, cla
 	return ids, nil
 }
 
-// WorkflowHeldForUpdate returns the given workflows that an executor still holds, locked on
-// PostgreSQL.
+// WorkflowHeldForUpdate returns the given workflows that an executor still holds, locked (SKIP
+// LOCKED) where there are row locks.
 func (s *Store) WorkflowHeldForUpdate(ctx context.Context, executorID int64, ids []int64) ([]*Workflow, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	var wfs []*Workflow
-	q := s.idb.NewSelect().Model(&wfs).Where("id IN (?) AND executor_id = ?", bunIn(ids), executorID).OrderExpr("id")
-	if s.isPostgres() {
-		q = q.For("UPDATE SKIP LOCKED")
-	}
+	q := s.forUpdate(s.idb.NewSelect().Model(&wfs).Where("id IN (?) AND executor_id = ?", bunIn(ids), executorID).OrderExpr("id"), true)
 	if err := q.Scan(ctx); err != nil {
 		return nil, fmt.Errorf("error loading held workflows: %w", err)
 	}
 	return wfs, nil
 }
 
-// AsyncCommit lets the current transaction commit without waiting for its WAL to reach disk
+// AsyncCommit lets the current transaction commit without waiting for its log to reach disk
 // (PostgreSQL; a no-op elsewhere or outside a transaction). Only for writes whose loss in a
 // database crash is recovered by re-running a step: claims and completions.
 func (s *Store) AsyncCommit(ctx context.Context) error {
-	if !s.isPostgres() || !s.InTx() {
+	if !s.InTx() {
 		return nil
 	}
-	if _, err := s.idb.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+	if err := s.dialect.asyncCommit(ctx, s); err != nil {
 		return fmt.Errorf("error setting asynchronous commit: %w", err)
+	}
+	return nil
+}
+
+// ExecutorDeleteParams selects executors to delete: those of one process (host and PID) registered
+// after an ID.
+type ExecutorDeleteParams struct {
+	AfterID int64
+	Host    string
+	PID     int
+}
+
+// ExecutorDelete deletes the executor rows a process registered (a benchmark cleaning up after
+// itself).
+func (s *Store) ExecutorDelete(ctx context.Context, p ExecutorDeleteParams) error {
+	if _, err := s.idb.NewDelete().Model((*Executor)(nil)).Where("id > ? AND host = ? AND pid = ?", p.AfterID, p.Host, p.PID).Exec(ctx); err != nil {
+		return fmt.Errorf("error deleting the executors of %s/%d: %w", p.Host, p.PID, err)
 	}
 	return nil
 }

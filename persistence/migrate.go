@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 
-	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
-
-	"github.com/cairnflow/cairn/migrations"
 )
 
 // ErrSchemaTooNew is returned when the database holds migrations this cairn does not know: a newer
@@ -19,14 +15,6 @@ var ErrSchemaTooNew = errors.New("database schema is newer than this cairn")
 // ErrNotMigrated is returned by CheckSchema when migrations are pending.
 var ErrNotMigrated = errors.New("database is not migrated")
 
-// migrationLockSQL takes the PostgreSQL advisory lock that serializes cairn nodes migrating one
-// schema at once; the key is derived from the schema so that tests migrating their own schemas in
-// parallel do not queue behind each other.
-const (
-	migrationLockSQL   = "SELECT pg_advisory_lock(hashtext('cairn.migrate.' || current_schema()))"
-	migrationUnlockSQL = "SELECT pg_advisory_unlock(hashtext('cairn.migrate.' || current_schema()))"
-)
-
 // MigrationStatus is one migration and whether it is applied.
 type MigrationStatus struct {
 	Name    string
@@ -35,12 +23,8 @@ type MigrationStatus struct {
 
 // migrations discovers the embedded migrations of the Store's dialect.
 func (s *Store) migrations() (*migrate.Migrations, error) {
-	var src fs.FS = migrations.SQLite()
-	if s.isPostgres() {
-		src = migrations.PostgreSQL()
-	}
 	ms := migrate.NewMigrations()
-	if err := ms.Discover(src); err != nil {
+	if err := ms.Discover(s.dialect.migrations()); err != nil {
 		return nil, fmt.Errorf("error reading migrations: %w", err)
 	}
 	return ms, nil
@@ -57,28 +41,14 @@ func (s *Store) migrator() (*migrate.Migrator, error) {
 		migrate.WithMarkAppliedOnSuccess(true)), nil
 }
 
-// withMigrationLock runs fn while holding the migration lock: a PostgreSQL session advisory lock
-// (blocking other nodes until fn ends), or nothing on SQLite, whose writes are already serialized.
+// withMigrationLock runs fn while holding the dialect's migration lock, so that nodes migrating
+// one database at once take turns.
 func (s *Store) withMigrationLock(ctx context.Context, fn func() error) error {
-	if !s.isPostgres() {
-		return fn()
-	}
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("error taking a connection for the migration lock: %w", err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, migrationLockSQL); err != nil {
-		return fmt.Errorf("error taking the migration lock: %w", err)
-	}
-	defer func() {
-		_, _ = conn.ExecContext(context.WithoutCancel(ctx), migrationUnlockSQL)
-	}()
-	return fn()
+	return s.dialect.withMigrationLock(ctx, s.db, fn)
 }
 
 // Migrate applies every pending migration (up) and returns the names it applied. Several nodes may
-// call it at once against one PostgreSQL: they take turns, and all but the first find nothing to do.
+// call it at once against one database: they take turns, and all but the first find nothing to do.
 func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	return s.runMigrations(ctx, "migrating", (*migrate.Migrator).Migrate)
 }
@@ -202,15 +172,9 @@ func (s *Store) migrationsFromFS() (migrate.MigrationSlice, error) {
 }
 
 func (s *Store) tableExists(ctx context.Context, name string) (bool, error) {
-	var q *bun.RawQuery
-	if s.isPostgres() {
-		q = s.db.NewRaw("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?", name)
-	} else {
-		q = s.db.NewRaw("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", name)
-	}
-	var n int
-	if err := q.Scan(ctx, &n); err != nil {
+	exists, err := s.dialect.tableExists(ctx, s.db, name)
+	if err != nil {
 		return false, fmt.Errorf("error checking for table %s: %w", name, err)
 	}
-	return n > 0, nil
+	return exists, nil
 }

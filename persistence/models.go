@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -23,10 +24,20 @@ const (
 	StatusCancelled  Status = "CANCELLED"
 )
 
+// The status sets the rules are written in, each defined once.
+var (
+	// terminalStatuses are the statuses of a workflow that has ended: it never runs again by itself.
+	terminalStatuses = []Status{StatusFinished, StatusFailed, StatusCancelled}
+	// claimableStatuses are the statuses a worker may claim once next_activation is due (the MySQL
+	// schema's claim_group column and the partial due indexes list them too).
+	claimableStatuses = []Status{StatusCreated, StatusInProgress, StatusWaiting}
+)
+
 // Terminal reports whether a workflow in this status will never run again by itself.
-func (s Status) Terminal() bool {
-	return s == StatusFinished || s == StatusFailed || s == StatusCancelled
-}
+func (s Status) Terminal() bool { return slices.Contains(terminalStatuses, s) }
+
+// TerminalStatuses returns the statuses of ended workflows (FINISHED, FAILED, CANCELLED).
+func TerminalStatuses() []Status { return slices.Clone(terminalStatuses) }
 
 // ActionType says why an action (one row of a workflow's history) was written.
 type ActionType string

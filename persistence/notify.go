@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Notification topics. A notification is a hint ("look again"), never the data itself: whoever
@@ -23,11 +21,6 @@ const (
 	// version; its attempts claimed before must stop.
 	TopicCancel = "cancel"
 )
-
-// notifyChannelSQL names the LISTEN/NOTIFY channel of the schema a connection works in: nodes of
-// one cairn share it, and cairns in other schemas of the same database never hear each other's
-// hints (workflow IDs repeat across schemas). Hashed, so that any schema name fits a channel name.
-const notifyChannelSQL = "'cairn_' || left(md5(current_schema()), 16)"
 
 // Notifier delivers hints between the parts of one node at once, and between nodes sharing a
 // PostgreSQL through LISTEN/NOTIFY, coalescing identical hints sent within a few milliseconds.
@@ -73,7 +66,7 @@ func (n *Notifier) Subscribe(topic string) (<-chan string, func()) {
 // Notify delivers a hint to this node's subscribers now and, on PostgreSQL, to other nodes soon.
 func (n *Notifier) Notify(topic, payload string) {
 	n.deliver(topic, payload)
-	if n.store == nil || !n.store.isPostgres() {
+	if n.store == nil || !n.store.dialect.hintsAcrossNodes() {
 		return
 	}
 	n.mu.Lock()
@@ -99,7 +92,7 @@ func (n *Notifier) deliver(topic, payload string) {
 // Run connects the Notifier to other nodes until ctx ends: it LISTENs on PostgreSQL and sends the
 // pending hints (coalesced every 2ms). On SQLite there are no other nodes and it just waits.
 func (n *Notifier) Run(ctx context.Context) {
-	if n.store == nil || !n.store.isPostgres() {
+	if n.store == nil || !n.store.dialect.hintsAcrossNodes() {
 		<-ctx.Done()
 		return
 	}
@@ -125,8 +118,7 @@ func (n *Notifier) sendLoop(ctx context.Context) {
 		n.pending = map[string]struct{}{}
 		n.mu.Unlock()
 		if len(batch) > 0 {
-			// Bind parameters straight to pgx (the array travels as text[], no quoting by hand).
-			if _, err := n.store.db.DB.ExecContext(ctx, "SELECT pg_notify("+notifyChannelSQL+", x) FROM unnest($1::text[]) AS x", batch); err != nil && ctx.Err() == nil {
+			if err := n.store.dialect.sendHints(ctx, n.store, batch); err != nil && ctx.Err() == nil {
 				n.log.Warn("error sending notifications", "error", err)
 			}
 		}
@@ -151,32 +143,15 @@ func (n *Notifier) listenLoop(ctx context.Context) {
 }
 
 func (n *Notifier) listen(ctx context.Context) error {
-	conn, err := pgx.Connect(ctx, n.store.raw)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var channel string
-	if err := conn.QueryRow(ctx, "SELECT "+notifyChannelSQL).Scan(&channel); err != nil {
-		return err
-	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
-		return err
-	}
 	// Anything sent while we were not listening is covered by waking every subscriber once.
-	n.deliverAll()
-	for {
-		note, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		nonce, rest, ok := strings.Cut(note.Payload, "|")
+	return n.store.dialect.listenHints(ctx, n.store, n.deliverAll, func(hint string) {
+		nonce, rest, ok := strings.Cut(hint, "|")
 		if !ok || nonce == n.nonce {
-			continue
+			return
 		}
 		topic, payload, _ := strings.Cut(rest, "|")
 		n.deliver(topic, payload)
-	}
+	})
 }
 
 // deliverAll sends an empty hint to every subscriber of every topic.

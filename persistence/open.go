@@ -24,7 +24,7 @@ var ErrUnsupportedURL = errors.New("unsupported database URL")
 
 // OpenOptions tunes Open. The zero value suits a cairn node.
 type OpenOptions struct {
-	// MaxConns caps PostgreSQL's pool (default 20). SQLite always uses one connection: it has one
+	// MaxConns caps the pool of PostgreSQL and MariaDB/MySQL (default 20). SQLite always uses one connection: it has one
 	// writer, and one connection makes Go's pool the queue instead of SQLite's busy loop.
 	MaxConns int
 	// IdleInTransactionTimeout makes PostgreSQL end a session that sits inside a transaction doing
@@ -37,27 +37,30 @@ type OpenOptions struct {
 }
 
 // Open connects to the database a URL names: sqlite:///path/file.db, sqlite://relative.db,
-// sqlite://:memory:, or postgres://... (postgresql:// too). It checks the database answers; it does
-// not migrate (see Migrate).
+// sqlite://:memory:, postgres://... (postgresql:// too), or mysql://user:pass@host:3306/db for
+// MariaDB 10.11+ and MySQL 8. It checks the database answers; it does not migrate (see Migrate).
 func Open(ctx context.Context, rawURL string, opts OpenOptions) (*Store, error) {
 	scheme, _, ok := strings.Cut(rawURL, "://")
 	if !ok {
-		return nil, fmt.Errorf("%w %q: want sqlite:///path/file.db, sqlite://:memory: or postgres://host/db", ErrUnsupportedURL, redact(rawURL))
+		return nil, fmt.Errorf("%w %q: want sqlite:///path/file.db, sqlite://:memory:, postgres://host/db or mysql://host/db", ErrUnsupportedURL, redact(rawURL))
 	}
 	var (
-		db   *bun.DB
-		kind Kind
-		err  error
+		db  *bun.DB
+		d   dialect
+		err error
 	)
 	switch strings.ToLower(scheme) {
 	case "sqlite", "sqlite3":
 		db, err = openSQLite(rawURL[len(scheme)+3:])
-		kind = KindSQLite
+		d = sqliteDialect{}
 	case "postgres", "postgresql":
 		db, err = openPostgres(rawURL, opts)
-		kind = KindPostgres
+		d = postgresDialect{}
+	case "mysql", "mariadb":
+		db, err = openMySQL(ctx, rawURL, opts)
+		d = mysqlDialect{}
 	default:
-		return nil, fmt.Errorf("%w %q: scheme %q is not sqlite or postgres", ErrUnsupportedURL, redact(rawURL), scheme)
+		return nil, fmt.Errorf("%w %q: scheme %q is not sqlite, postgres or mysql", ErrUnsupportedURL, redact(rawURL), scheme)
 	}
 	if err != nil {
 		return nil, err
@@ -68,12 +71,12 @@ func Open(ctx context.Context, rawURL string, opts OpenOptions) (*Store, error) 
 		_ = db.Close()
 		return nil, fmt.Errorf("error connecting to %s: %w", redact(rawURL), err)
 	}
-	store := &Store{db: db, idb: db, kind: kind, url: redact(rawURL), raw: rawURL}
-	if store.beat, err = openBeat(kind, rawURL[len(scheme)+3:], rawURL, opts); err != nil {
+	store := &Store{db: db, idb: db, dialect: d, url: redact(rawURL), raw: rawURL}
+	if store.beat, err = openBeat(ctx, d.kind(), rawURL[len(scheme)+3:], rawURL, opts); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
-	if store.beat != nil && kind == KindSQLite {
+	if store.beat != nil && d.kind() == KindSQLite {
 		store.writers = &sync.Mutex{}
 	}
 	// Side effects may use at most a quarter of the pool, so claims and completions always find a
@@ -83,16 +86,18 @@ func Open(ctx context.Context, rawURL string, opts OpenOptions) (*Store, error) 
 }
 
 // openBeat opens the heartbeats' own connection: a second connection to the same SQLite file (WAL
-// lets it write while the main one reads), or a one-connection pool on PostgreSQL. An in-memory
-// SQLite database has none: another connection would see another database.
-func openBeat(kind Kind, path, rawURL string, opts OpenOptions) (*bun.DB, error) {
+// lets it write while the main one reads), or a one-connection pool on PostgreSQL and MySQL. An
+// in-memory SQLite database has none: another connection would see another database.
+func openBeat(ctx context.Context, kind Kind, path, rawURL string, opts OpenOptions) (*bun.DB, error) {
+	opts.MaxConns = 1
 	switch {
 	case kind == KindSQLite && (path == ":memory:" || path == ""):
 		return nil, nil
 	case kind == KindSQLite:
 		return openSQLite(path)
+	case kind == KindMySQL:
+		return openMySQL(ctx, rawURL, opts)
 	default:
-		opts.MaxConns = 1
 		return openPostgres(rawURL, opts)
 	}
 }
@@ -122,7 +127,7 @@ func openSQLite(path string) (*bun.DB, error) {
 	sqldb.SetMaxIdleConns(1)
 	sqldb.SetConnMaxLifetime(0)
 	sqldb.SetConnMaxIdleTime(0)
-	return bun.NewDB(sqldb, newSQLiteDialect(), bun.WithDiscardUnknownColumns()), nil
+	return bun.NewDB(sqldb, newSQLiteTimeGuard(), bun.WithDiscardUnknownColumns()), nil
 }
 
 func openPostgres(rawURL string, opts OpenOptions) (*bun.DB, error) {

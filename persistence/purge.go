@@ -27,17 +27,14 @@ func (s *Store) WorkflowPurge(ctx context.Context, p WorkflowPurgeParams) (int, 
 	if p.Limit <= 0 {
 		p.Limit = 1000
 	}
-	ended := []Status{StatusFinished, StatusFailed, StatusCancelled}
 	var n int
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
 		var roots []int64
 		q := tx.idb.NewSelect().Model((*Workflow)(nil)).Column("w.id").
-			Where("w.parent_id IS NULL AND w.status IN (?) AND w.finished < ?", bunIn(ended), UTC(p.FinishedBefore)).
-			Where("NOT EXISTS (SELECT 1 FROM workflows AS c WHERE c.root_id = w.id AND c.status NOT IN (?))", bunIn(ended)).
+			Where("w.parent_id IS NULL AND w.status IN (?) AND w.finished < ?", bunIn(terminalStatuses), UTC(p.FinishedBefore)).
+			Where("NOT EXISTS (SELECT 1 FROM workflows AS c WHERE c.root_id = w.id AND c.status NOT IN (?))", bunIn(terminalStatuses)).
 			OrderExpr("w.id").Limit(int64(p.Limit))
-		if tx.isPostgres() {
-			q = q.For("UPDATE SKIP LOCKED")
-		}
+		q = tx.forUpdate(q, true)
 		if err := q.Scan(ctx, &roots); err != nil {
 			return err
 		}
@@ -68,6 +65,34 @@ func (s *Store) WorkflowPurge(ctx context.Context, p WorkflowPurgeParams) (int, 
 	})
 	if err != nil {
 		return 0, fmt.Errorf("error purging ended workflows: %w", err)
+	}
+	return n, nil
+}
+
+// WorkflowDelete deletes workflows with every row of their history, whatever their status (a
+// benchmark cleaning up after itself; the engine purges with WorkflowPurge). It returns how many
+// workflows it deleted.
+func (s *Store) WorkflowDelete(ctx context.Context, ids []int64) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	var n int
+	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		for _, table := range historyTables {
+			if _, err := tx.idb.NewDelete().TableExpr(table).Where("workflow_id IN (?)", bunIn(ids)).Exec(ctx); err != nil {
+				return fmt.Errorf("deleting from %s: %w", table, err)
+			}
+		}
+		res, err := tx.idb.NewDelete().Model((*Workflow)(nil)).Where("id IN (?)", bunIn(ids)).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		gone, _ := res.RowsAffected()
+		n = int(gone)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("error deleting %d workflows: %w", len(ids), err)
 	}
 	return n, nil
 }

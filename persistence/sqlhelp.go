@@ -1,32 +1,24 @@
 package persistence
 
 import (
-	"errors"
+	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
-
-// pgUniqueViolation is PostgreSQL's SQLSTATE for a unique-constraint violation.
-const pgUniqueViolation = "23505"
 
 // bunIn expands a slice into the comma-separated list inside "IN (?)".
 func bunIn(v any) any { return bun.List(v) }
 
-// conflictOr turns a unique-constraint violation into ErrConflict and leaves other errors as they are.
-func conflictOr(err error) error {
-	if err == nil {
-		return nil
+// getByIDs loads the rows of T's table with the given IDs, in ID order: the shape of every Store
+// method that turns a batch of IDs into rows (the dataloaders' path).
+func getByIDs[T any](ctx context.Context, s *Store, ids []int64, what string) ([]*T, error) {
+	if len(ids) == 0 {
+		return nil, nil
 	}
-	var pgErr *pgconn.PgError
-	var liteErr *sqlite.Error
-	switch {
-	case errors.As(err, &pgErr) && pgErr.Code == pgUniqueViolation,
-		errors.As(err, &liteErr) && (liteErr.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || liteErr.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY):
-		return fmt.Errorf("%w: %v", ErrConflict, err)
+	var out []*T
+	if err := s.idb.NewSelect().Model(&out).Where("?TableAlias.id IN (?)", bunIn(ids)).OrderExpr("?TableAlias.id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error loading %d %s: %w", len(ids), what, err)
 	}
-	return err
+	return out, nil
 }

@@ -1,6 +1,6 @@
 // Package persistence is cairn's storage: Bun models for every entity, the Store with one
-// context-first method per operation on them, per-dialect SQL where PostgreSQL and SQLite differ,
-// and the embedded migrations that create the schema.
+// context-first method per operation on them, one dialect seam (PostgreSQL, SQLite, MariaDB/MySQL)
+// for the statements that differ per database, and the embedded migrations that create the schema.
 package persistence
 
 import (
@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 )
 
 // Sentinel errors a Store method returns (wrapped); test them with errors.Is.
@@ -26,11 +25,13 @@ var (
 // Store reads and writes cairn's tables. Its zero value is not usable: get one from Open. A Store
 // made by Tx runs every method inside that transaction.
 type Store struct {
-	db   *bun.DB
-	idb  bun.IDB
-	kind Kind
-	url  string
-	raw  string
+	db      *bun.DB
+	idb     bun.IDB
+	dialect dialect
+	url     string
+	raw     string
+	// pending is what the transaction (a Store made by Tx) carries until it commits; nil outside.
+	pending *txState
 	// sideEffects groups the side-effect statements of concurrently running steps, and bounds how
 	// many run at once so that they never take every pooled connection from the claimer and the
 	// completer.
@@ -52,13 +53,15 @@ type Kind string
 const (
 	KindPostgres Kind = "postgres"
 	KindSQLite   Kind = "sqlite"
+	// KindMySQL is MariaDB 10.11+ or MySQL 8.
+	KindMySQL Kind = "mysql"
 )
 
 // DB returns the Bun database (for hooks and tests; the engine goes through Store methods).
 func (s *Store) DB() *bun.DB { return s.db }
 
 // Kind returns which database this Store talks to.
-func (s *Store) Kind() Kind { return s.kind }
+func (s *Store) Kind() Kind { return s.dialect.kind() }
 
 // URL returns the URL the Store was opened with, with any password removed.
 func (s *Store) URL() string { return s.url }
@@ -91,8 +94,13 @@ func (s *Store) Tx(ctx context.Context, fn func(ctx context.Context, tx *Store) 
 	if s.InTx() {
 		return fn(ctx, s)
 	}
-	run := func(ctx context.Context, tx bun.Tx) error {
-		return fn(ctx, &Store{db: s.db, idb: tx, kind: s.kind, url: s.url, raw: s.raw, sideEffects: s.sideEffects, beat: s.beat, writers: s.writers})
+	run := func(ctx context.Context, btx bun.Tx) error {
+		tx := &Store{db: s.db, idb: btx, dialect: s.dialect, url: s.url, raw: s.raw, pending: &txState{},
+			sideEffects: s.sideEffects, beat: s.beat, writers: s.writers}
+		if err := fn(ctx, tx); err != nil {
+			return err
+		}
+		return s.dialect.beforeCommit(ctx, tx)
 	}
 	if s.writers == nil {
 		return s.db.RunInTx(ctx, &sql.TxOptions{}, run)
@@ -118,9 +126,7 @@ func (s *Store) beatWrite(fn func(db bun.IDB) error) error {
 	return fn(s.beatDB())
 }
 
-func (s *Store) isPostgres() bool { return s.db.Dialect().Name() == dialect.PG }
-
-// Now is the Store's clock: UTC, truncated to the microseconds both databases keep, so a time
+// Now is the Store's clock: UTC, truncated to the microseconds every database keeps, so a time
 // written and read back compares equal.
 func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
@@ -146,4 +152,12 @@ func noRows(err error, what string, id any) error {
 		return notFound(what, id)
 	}
 	return fmt.Errorf("error loading %s %v: %w", what, id, err)
+}
+
+// conflictOr turns a unique-key violation into ErrConflict and leaves other errors as they are.
+func (s *Store) conflictOr(err error) error {
+	if err != nil && s.dialect.uniqueViolation(err) {
+		return fmt.Errorf("%w: %v", ErrConflict, err)
+	}
+	return err
 }

@@ -7,9 +7,6 @@ import (
 	"time"
 )
 
-// claimableStatuses are the statuses a worker may claim once next_activation is due.
-var claimableStatuses = []Status{StatusCreated, StatusInProgress, StatusWaiting}
-
 // WorkflowInsertMany inserts workflows in one statement and sets their IDs. Created and Modified
 // default to now. A duplicate (type, externalId) fails the whole insert with ErrConflict.
 func (s *Store) WorkflowInsertMany(ctx context.Context, wfs []*Workflow) error {
@@ -32,16 +29,7 @@ func (s *Store) WorkflowInsertMany(ctx context.Context, wfs []*Workflow) error {
 		}
 		w.NextActivation = UTCPtr(w.NextActivation)
 	}
-	if s.isPostgres() {
-		if err := s.workflowInsertPG(ctx, wfs); err != nil {
-			return fmt.Errorf("error inserting %d workflows: %w", len(wfs), conflictOr(err))
-		}
-		return nil
-	}
-	if _, err := s.idb.NewInsert().Model(&wfs).Returning("id").Exec(ctx); err != nil {
-		return fmt.Errorf("error inserting %d workflows: %w", len(wfs), conflictOr(err))
-	}
-	return nil
+	return insertMany(ctx, s, wfs, "workflows", true)
 }
 
 var emptyObject = []byte("{}")
@@ -55,30 +43,20 @@ func (s *Store) WorkflowGet(ctx context.Context, id int64) (*Workflow, error) {
 	return w, nil
 }
 
-// WorkflowGetForUpdate returns one workflow and, on PostgreSQL, locks its row until the
-// transaction ends (SQLite's transactions already hold the only write lock).
+// WorkflowGetForUpdate returns one workflow and locks its row until the transaction ends (SQLite's
+// transactions already hold the only write lock).
 func (s *Store) WorkflowGetForUpdate(ctx context.Context, id int64) (*Workflow, error) {
 	w := new(Workflow)
-	q := s.idb.NewSelect().Model(w).Where("id = ?", id)
-	if s.isPostgres() {
-		q = q.For("UPDATE")
-	}
+	q := s.forUpdate(s.idb.NewSelect().Model(w).Where("id = ?", id), false)
 	if err := q.Scan(ctx); err != nil {
 		return nil, noRows(err, "workflow", id)
 	}
 	return w, nil
 }
 
-// WorkflowGetMany returns the workflows with the given IDs, in no particular order.
+// WorkflowGetMany returns the workflows with the given IDs, in ID order.
 func (s *Store) WorkflowGetMany(ctx context.Context, ids []int64) ([]*Workflow, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	var wfs []*Workflow
-	if err := s.idb.NewSelect().Model(&wfs).Where("id IN (?)", bunIn(ids)).Scan(ctx); err != nil {
-		return nil, fmt.Errorf("error loading %d workflows: %w", len(ids), err)
-	}
-	return wfs, nil
+	return getByIDs[Workflow](ctx, s, ids, "workflows")
 }
 
 // WorkflowGetByExternalID returns the workflow of a type with an external ID.
@@ -135,8 +113,8 @@ type StepTimeout struct {
 
 // WorkflowClaim marks up to Limit due workflows of a group as EXECUTING by an executor and returns
 // them with their new versions and step deadlines. Order: priority (highest first), next
-// activation, id. Concurrent claimers never get the same workflow (SKIP LOCKED on PostgreSQL, one
-// writer on SQLite). A workflow still held by an attempt (executor_id set) is not due, and an
+// activation, id. Concurrent claimers never get the same workflow (SKIP LOCKED on PostgreSQL and
+// MySQL, one writer on SQLite). A workflow still held by an attempt (executor_id set) is not due, and an
 // executor that is stopped or was declared dead claims nothing.
 func (s *Store) WorkflowClaim(ctx context.Context, p WorkflowClaimParams) ([]*Workflow, error) {
 	if p.Limit <= 0 || len(p.Types) == 0 {
@@ -149,10 +127,7 @@ func (s *Store) WorkflowClaim(ctx context.Context, p WorkflowClaimParams) ([]*Wo
 		var b strings.Builder
 		b.WriteString("CASE")
 		for _, st := range p.StepTimeouts {
-			b.WriteString(" WHEN type = ? AND definition_version = ? AND state = ? THEN ?")
-			if s.isPostgres() {
-				b.WriteString("::timestamptz")
-			}
+			b.WriteString(" WHEN type = ? AND definition_version = ? AND state = ? THEN " + s.dialect.castTime("?"))
 			args = append(args, st.Type, st.Version, st.State, now.Add(st.Timeout))
 		}
 		b.WriteString(" ELSE ? END")
@@ -165,27 +140,41 @@ func (s *Store) WorkflowClaim(ctx context.Context, p WorkflowClaimParams) ([]*Wo
 	// changed meanwhile) is held by that attempt until it ends, so it never runs twice at once. A
 	// stopped executor claims nothing: after it was declared dead, an attempt of its is always a
 	// late one, whose workflow another node may hold.
-	due := `executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ?
-		AND executor_id IS NULL AND type IN (?)
-		AND EXISTS (SELECT 1 FROM executors AS e WHERE e.id = ? AND e.stopped IS NULL)
-		ORDER BY priority DESC, next_activation, id LIMIT ?`
-	var (
-		wfs []*Workflow
-		sql string
-	)
-	args = append(args, p.Group, bunIn(claimableStatuses), now, bunIn(p.Types), p.ExecutorID, p.Limit)
-	if s.isPostgres() {
-		sql = `UPDATE workflows AS w SET ` + set + ` FROM (SELECT id FROM workflows WHERE ` + due +
-			` FOR UPDATE SKIP LOCKED) AS c WHERE w.id = c.id RETURNING w.*`
-	} else {
-		sql = `UPDATE workflows SET ` + set + ` WHERE id IN (SELECT id FROM workflows WHERE ` + due + `) RETURNING *`
+	c := claimStatement{
+		Set:     set,
+		SetArgs: args,
+		// Claimed is what Set does to a row, for dialects that read the rows before updating them.
+		Claimed: func(w *Workflow) {
+			w.Status, w.ExecutorID, w.Version, w.Modified = StatusExecuting, &p.ExecutorID, w.Version+1, now
+			if w.Started == nil {
+				w.Started = &now
+			}
+			deadline := UTC(p.StepDeadline)
+			for _, st := range p.StepTimeouts {
+				if w.Type == st.Type && w.DefinitionVersion == st.Version && w.State == st.State {
+					deadline = now.Add(st.Timeout)
+					break
+				}
+			}
+			w.StepDeadline = &deadline
+		},
+		Due: `executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ?
+			AND executor_id IS NULL AND type IN (?)
+			AND EXISTS (SELECT 1 FROM executors AS e WHERE e.id = ? AND e.stopped IS NULL)`,
+		DueArgs: []any{p.Group, bunIn(claimableStatuses), now, bunIn(p.Types), p.ExecutorID},
+		Group:   p.Group,
+		Order:   "priority DESC, next_activation, id",
+		Limit:   p.Limit,
 	}
+	var wfs []*Workflow
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
 		// A claim lost in a database crash only makes the workflow due again.
 		if err := tx.AsyncCommit(ctx); err != nil {
 			return err
 		}
-		return tx.idb.NewRaw(sql, args...).Scan(ctx, &wfs)
+		var err error
+		wfs, err = tx.dialect.claim(ctx, tx, c)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("error claiming workflows: %w", err)
@@ -221,54 +210,11 @@ func (s *Store) WorkflowCompleteMany(ctx context.Context, cs []WorkflowCompletio
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	now := Now()
-	if s.isPostgres() {
-		ids, err := s.workflowCompletePG(ctx, cs, now)
-		if err != nil {
-			return nil, fmt.Errorf("error completing %d workflows: %w", len(cs), err)
-		}
-		return ids, nil
-	}
-	var b strings.Builder
-	args := make([]any, 0, len(cs)*12+1)
-	b.WriteString("WITH v(id, executor_id, claimed_version, status, state, state_text, next_activation, retries, variables, wait_signal, last_error, finished, keep, step_deadline) AS (VALUES ")
-	for i, c := range cs {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if s.isPostgres() && i == 0 {
-			b.WriteString("(?::bigint, ?::bigint, ?::integer, ?, ?, ?::text, ?::timestamptz, ?::integer, ?::jsonb, ?::text, ?::text, ?::timestamptz, ?::boolean, ?::timestamptz)")
-		} else {
-			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-		}
-		args = append(args, c.ID, c.ExecutorID, c.ClaimedVersion, string(c.Status), c.State, c.StateText,
-			timeArg(c.NextActivation), c.Retries, string(c.Variables), c.WaitSignal, c.LastError, timeArg(c.Finished), c.KeepClaim, timeArg(c.StepDeadline))
-	}
-	b.WriteString(") UPDATE workflows AS w SET status = v.status, state = v.state, state_text = v.state_text, ")
-	b.WriteString("next_activation = v.next_activation, retries = v.retries, executor_id = CASE WHEN v.keep THEN v.executor_id ELSE NULL END, variables = v.variables, ")
-	b.WriteString("wait_signal = v.wait_signal, last_error = v.last_error, step_deadline = v.step_deadline, finished = v.finished, ")
-	b.WriteString("modified = ?, version = w.version + 1 FROM v")
-	args = append(args, now)
-	b.WriteString(" WHERE w.id = v.id AND w.executor_id = v.executor_id AND w.version = v.claimed_version AND w.status = 'EXECUTING'")
-	if s.isPostgres() {
-		b.WriteString(" RETURNING w.id")
-	} else {
-		b.WriteString(" RETURNING id") // SQLite's RETURNING sees only the target table, unaliased
-	}
-	var ids []int64
-	if err := s.idb.NewRaw(b.String(), args...).Scan(ctx, &ids); err != nil {
+	ids, err := s.dialect.complete(ctx, s, cs, Now())
+	if err != nil {
 		return nil, fmt.Errorf("error completing %d workflows: %w", len(cs), err)
 	}
 	return ids, nil
-}
-
-// timeArg formats an optional time the way Bun writes time columns, so that SQLite compares it as
-// text in the same format (a nil stays NULL).
-func timeArg(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return UTC(*t)
 }
 
 // WorkflowWakeParams is the input of WorkflowWake.
@@ -280,7 +226,7 @@ type WorkflowWakeParams struct {
 }
 
 // WorkflowWake makes WAITING workflows due now (a signal arrived, a child ended) and returns the IDs
-// it woke. On PostgreSQL it first locks every row it names, so that it waits for, and then sees, a
+// it woke. It first locks every row it names (where there are row locks), so that it waits for, and then sees, a
 // transaction that is just putting one of them to WAITING: no wake-up is lost between the two.
 func (s *Store) WorkflowWake(ctx context.Context, p WorkflowWakeParams) ([]int64, error) {
 	if len(p.IDs) == 0 {
@@ -293,9 +239,7 @@ func (s *Store) WorkflowWake(ctx context.Context, p WorkflowWakeParams) ([]int64
 	}
 	q := s.idb.NewSelect().Model((*Workflow)(nil)).Column("id", "status", "wait_signal").
 		Where("id IN (?)", bunIn(p.IDs)).OrderExpr("id")
-	if s.isPostgres() {
-		q = q.For("UPDATE")
-	}
+	q = s.forUpdate(q, false)
 	if err := q.Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("error locking workflows to wake: %w", err)
 	}
@@ -332,7 +276,7 @@ func (s *Store) WorkflowActiveChildren(ctx context.Context, parentIDs []int64) (
 		N        int   `bun:"n"`
 	}
 	if err := s.idb.NewSelect().Model((*Workflow)(nil)).ColumnExpr("parent_id, COUNT(*) AS n").
-		Where("parent_id IN (?) AND status NOT IN (?)", bunIn(parentIDs), bunIn([]Status{StatusFinished, StatusFailed, StatusCancelled})).
+		Where("parent_id IN (?) AND status NOT IN (?)", bunIn(parentIDs), bunIn(terminalStatuses)).
 		Group("parent_id").Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("error counting active children: %w", err)
 	}
@@ -349,22 +293,23 @@ func (s *Store) WorkflowActiveChildIDs(ctx context.Context, parentIDs []int64) (
 	}
 	var ids []int64
 	if err := s.idb.NewSelect().Model((*Workflow)(nil)).Column("id").
-		Where("parent_id IN (?) AND status NOT IN (?)", bunIn(parentIDs), bunIn([]Status{StatusFinished, StatusFailed, StatusCancelled})).
+		Where("parent_id IN (?) AND status NOT IN (?)", bunIn(parentIDs), bunIn(terminalStatuses)).
 		OrderExpr("id").Scan(ctx, &ids); err != nil {
 		return nil, fmt.Errorf("error listing active children: %w", err)
 	}
 	return ids, nil
 }
 
-// WorkflowLock locks workflow rows until the transaction ends, in ID order (PostgreSQL; SQLite's
-// transactions already hold the only write lock). A parent's ID is below its children's, so
+// WorkflowLock locks workflow rows until the transaction ends, in ID order (SQLite's transactions
+// already hold the only write lock). A parent's ID is below its children's, so
 // taking parents first keeps the one lock order of operations on a family: ancestors first.
 func (s *Store) WorkflowLock(ctx context.Context, ids []int64) error {
-	if len(ids) == 0 || !s.isPostgres() {
+	lock := s.dialect.rowLock(false)
+	if len(ids) == 0 || lock == "" {
 		return nil
 	}
 	var locked []int64
-	if err := s.idb.NewRaw("SELECT id FROM workflows WHERE id IN (?) ORDER BY id FOR UPDATE", bunIn(ids)).Scan(ctx, &locked); err != nil {
+	if err := s.idb.NewRaw("SELECT id FROM workflows WHERE id IN (?) ORDER BY id FOR "+lock, bunIn(ids)).Scan(ctx, &locked); err != nil {
 		return fmt.Errorf("error locking %d workflows: %w", len(ids), err)
 	}
 	return nil
@@ -384,9 +329,10 @@ func (s *Store) WorkflowRelease(ctx context.Context, p WorkflowReleaseParams) ([
 	if len(p.IDs) == 0 {
 		return nil, nil
 	}
-	var ids []int64
-	if err := s.idb.NewRaw(`UPDATE workflows SET executor_id = NULL, step_deadline = NULL, version = version + 1, modified = ?
-		WHERE id IN (?) AND executor_id = ? RETURNING id`, Now(), bunIn(p.IDs), p.ExecutorID).Scan(ctx, &ids); err != nil {
+	ids, err := s.dialect.updateReturningIDs(ctx, s, updateStatement{Table: "workflows",
+		Set: "executor_id = NULL, step_deadline = NULL, version = version + 1, modified = ?", SetArgs: []any{Now()},
+		Where: "id IN (?) AND executor_id = ?", WhereArgs: []any{bunIn(p.IDs), p.ExecutorID}})
+	if err != nil {
 		return nil, fmt.Errorf("error releasing %d workflows of executor %d: %w", len(p.IDs), p.ExecutorID, err)
 	}
 	return ids, nil

@@ -16,8 +16,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/worker"
@@ -59,7 +57,7 @@ func parseBenchConfig(env *environment, args []string) (*benchConfig, error) {
 		"workflows, history and executors it made afterwards (unless --keep), but live nodes on the\n"+
 		"same database would take part in the run and skew it.")
 	c := &benchConfig{}
-	fs.StringVar(&c.database, "database", "", "database `URL` (sqlite:///path.db or postgres://...); default: a fresh temporary SQLite file, removed afterwards")
+	fs.StringVar(&c.database, "database", "", "database `URL` (sqlite:///path.db, postgres://... or mysql://...); default: a fresh temporary SQLite file, removed afterwards")
 	fs.StringVar(&c.definition, "definition", "bench.noop", "definition to run: bench.noop, demo.order, or a deployed type (cairn definitions apply)")
 	fs.StringVar(&c.input, "input", "{}", "input of every workflow, a JSON `object` (demo.order: {\"shipDelayMs\": 5})")
 	fs.IntVar(&c.count, "count", 0, "insert `N` workflows in bulk, then start the workers and drain them")
@@ -391,23 +389,20 @@ var openStatuses = []persistence.Status{persistence.StatusCreated, persistence.S
 // waitEnded polls until none of the run's workflows is open, and returns when it saw that.
 func (b *bench) waitEnded(ctx context.Context) (time.Time, error) {
 	lo, hi := b.idRange()
-	statuses := make([]string, len(openStatuses))
-	for i, s := range openStatuses {
-		statuses[i] = string(s)
-	}
 	for {
-		var open int
-		err := b.store.DB().NewRaw("SELECT count(*) FROM workflows WHERE status IN (?) AND id BETWEEN ? AND ?",
-			bun.List(statuses), lo, hi).Scan(ctx, &open)
+		// The run's workflows never open again once ended, so the search starts from the oldest
+		// one still open: each look reads a few rows, not the whole run.
+		open, err := b.store.WorkflowFirstInIDRange(ctx, persistence.WorkflowIDRangeParams{FromID: lo, ToID: hi, Statuses: openStatuses})
 		if err != nil {
-			return time.Time{}, fmt.Errorf("error counting open workflows: %w", err)
+			return time.Time{}, err
 		}
 		if open == 0 {
 			return time.Now(), nil
 		}
+		lo = open
 		select {
 		case <-ctx.Done():
-			return time.Time{}, fmt.Errorf("stopped with %d workflows still open: %w", open, ctx.Err())
+			return time.Time{}, fmt.Errorf("stopped with workflow %d (and maybe others after it) still open: %w", open, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -493,31 +488,20 @@ func percentileMs(sorted []time.Duration, p int) float64 {
 	return float64(sorted[i].Microseconds()) / 1000
 }
 
-// benchChildTables hold rows that belong to a workflow and go with it.
-var benchChildTables = []string{"actions", "action_variables", "task_instances", "side_effects", "activity_logs",
-	"signals", "form_submissions", "idempotency_keys", "change_events"}
-
 // cleanUp deletes what the run made in a database it was given: its workflows with their rows, its
 // executors, and definitions it registered for the first time. The tables stay.
 func (b *bench) cleanUp(ctx context.Context) error {
 	b.mu.Lock()
 	ids := slices.Clone(b.ids)
 	b.mu.Unlock()
-	db := b.store.DB()
 	for i := 0; i < len(ids); i += benchReadBatch * 10 {
-		chunk := bun.List(ids[i:min(len(ids), i+benchReadBatch*10)])
-		for _, table := range benchChildTables {
-			if _, err := db.ExecContext(ctx, "DELETE FROM "+table+" WHERE workflow_id IN (?)", chunk); err != nil {
-				return fmt.Errorf("error cleaning up %s: %w", table, err)
-			}
-		}
-		if _, err := db.ExecContext(ctx, "DELETE FROM workflows WHERE id IN (?)", chunk); err != nil {
-			return fmt.Errorf("error cleaning up workflows: %w", err)
+		if _, err := b.store.WorkflowDelete(ctx, ids[i:min(len(ids), i+benchReadBatch*10)]); err != nil {
+			return fmt.Errorf("error cleaning up: %w", err)
 		}
 	}
 	host, _ := os.Hostname()
-	if _, err := db.ExecContext(ctx, "DELETE FROM executors WHERE id > ? AND pid = ? AND host = ?", b.maxExecutorID, os.Getpid(), host); err != nil {
-		return fmt.Errorf("error cleaning up executors: %w", err)
+	if err := b.store.ExecutorDelete(ctx, persistence.ExecutorDeleteParams{AfterID: b.maxExecutorID, Host: host, PID: os.Getpid()}); err != nil {
+		return fmt.Errorf("error cleaning up: %w", err)
 	}
 	defs, err := b.store.DefinitionList(ctx, persistence.DefinitionListParams{AllVersions: true})
 	if err != nil {
@@ -533,10 +517,8 @@ func (b *bench) cleanUp(ctx context.Context) error {
 			fresh = append(fresh, d.ID)
 		}
 	}
-	if len(fresh) > 0 {
-		if _, err := db.ExecContext(ctx, "DELETE FROM workflow_definitions WHERE id IN (?)", bun.List(fresh)); err != nil {
-			return fmt.Errorf("error cleaning up definitions: %w", err)
-		}
+	if err := b.store.DefinitionDelete(ctx, fresh); err != nil {
+		return fmt.Errorf("error cleaning up: %w", err)
 	}
 	return nil
 }

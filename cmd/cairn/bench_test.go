@@ -64,7 +64,17 @@ func TestBenchDrainsOnTheDefaultSQLiteFile(t *testing.T) {
 // executors or definitions of its own.
 func TestBenchOnPostgresLeavesOnlyTheTables(t *testing.T) {
 	t.Parallel()
-	url := dbtest.URL(t, persistence.KindPostgres)
+	benchLeavesOnlyTheTables(t, dbtest.URL(t, persistence.KindPostgres))
+}
+
+// The same on MariaDB/MySQL, which claims, completes and numbers change events its own way.
+func TestBenchOnMySQLLeavesOnlyTheTables(t *testing.T) {
+	t.Parallel()
+	benchLeavesOnlyTheTables(t, dbtest.URL(t, persistence.KindMySQL))
+}
+
+func benchLeavesOnlyTheTables(t *testing.T, url string) {
+	t.Helper()
 	f := runBenchJSON(t, "--database", url, "--count", "200", "--definition", "demo.order", "--nodes", "2")
 	require.Equal(t, 200, f.Count)
 	require.Equal(t, 200, f.Finished)

@@ -1,5 +1,7 @@
 // Command cairn runs the cairn workflow engine: the GraphQL API and the worker pool (serve), the
-// database migrations (migrate) and the version report (version).
+// database migrations (migrate), a benchmark of the engine (bench), API tokens (token), Serverless
+// Workflow deployments (definitions) and the version report (version), on SQLite, PostgreSQL or
+// MariaDB/MySQL.
 //
 // Every flag has an environment twin, CAIRN_ and the flag's name in upper snake case
 // (--log-level is CAIRN_LOG_LEVEL), except --database, whose twin is CAIRN_DATABASE_URL. A flag

@@ -13,7 +13,7 @@ const defaultDatabaseURL = "sqlite://./cairn.db"
 // databaseFlag adds --database (CAIRN_DATABASE_URL) to a command's flags.
 func databaseFlag(fs *flagSet, p *string) {
 	fs.StringVar(p, "database", defaultDatabaseURL,
-		"database `URL`: sqlite:///abs/path.db, sqlite://rel/path.db, sqlite://:memory: or postgres://user:pass@host:5432/db")
+		"database `URL`: sqlite:///abs/path.db, sqlite://rel/path.db, sqlite://:memory:, postgres://user:pass@host:5432/db or mysql://user:pass@host:3306/db")
 }
 
 func runMigrate(ctx context.Context, env *environment, args []string) error {

@@ -1,9 +1,10 @@
 // Package dbtest gives each test its own migrated database on every backend cairn supports: a
-// SQLite file in the test's temporary folder, and a fresh schema in a PostgreSQL found through
-// TEST_DATABASE_URL or started with testcontainers-go when a Docker engine answers.
+// SQLite file in the test's temporary folder, a fresh schema in a PostgreSQL found through
+// TEST_DATABASE_URL, and a fresh database in a MariaDB or MySQL found through TEST_MYSQL_URL; either
+// server is started with testcontainers-go when its variable is unset and a Docker engine answers.
 //
-// Without PostgreSQL the PostgreSQL half of a test is skipped with one line saying why, except when
-// CI=true, where a missing PostgreSQL fails the test.
+// Without a server the part of a test that needs it is skipped with one line saying why, except
+// when CI=true, where a missing server fails the test.
 package dbtest
 
 import (
@@ -26,7 +27,7 @@ import (
 )
 
 // Backends are the backends a conformance test runs on.
-var Backends = []persistence.Kind{persistence.KindSQLite, persistence.KindPostgres}
+var Backends = []persistence.Kind{persistence.KindSQLite, persistence.KindPostgres, persistence.KindMySQL}
 
 // ForEach runs fn as a parallel subtest per backend, named after it, with a fresh migrated Store.
 func ForEach(t *testing.T, fn func(t *testing.T, store *persistence.Store)) {
@@ -56,7 +57,7 @@ func Open(t testing.TB, kind persistence.Kind) *persistence.Store {
 }
 
 // URL returns the URL of a fresh, empty database of a kind (not migrated), removed when the test
-// ends: a file for SQLite, a new schema for PostgreSQL.
+// ends: a file for SQLite, a new schema for PostgreSQL, a new database for MariaDB/MySQL.
 func URL(t testing.TB, kind persistence.Kind) string {
 	t.Helper()
 	switch kind {
@@ -83,6 +84,8 @@ func URL(t testing.TB, kind persistence.Kind) string {
 			_, _ = admin.DB().ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
 		})
 		return withSearchPath(base, schema)
+	case persistence.KindMySQL:
+		return freshMySQLDatabase(t, MySQLURL(t))
 	}
 	t.Fatalf("unknown backend %q", kind)
 	return ""

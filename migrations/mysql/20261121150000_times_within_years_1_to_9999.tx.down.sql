@@ -1,0 +1,2 @@
+-- Nothing to undo.
+SELECT 1;

@@ -1,0 +1,157 @@
+package persistence
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// dialect is the seam between the Store, written once over Bun, and the statements that differ per
+// database. Each database has one implementation (dialect_postgres.go, dialect_sqlite.go,
+// dialect_mysql.go); the Store never asks which database it talks to.
+type dialect interface {
+	// kind names the database.
+	kind() Kind
+	// migrations are the embedded SQL migrations of the database.
+	migrations() fs.FS
+	// withMigrationLock runs fn while holding the lock that makes nodes migrating one database at
+	// once take turns.
+	withMigrationLock(ctx context.Context, db *bun.DB, fn func() error) error
+	// tableExists reports whether a table exists in the Store's database (or schema).
+	tableExists(ctx context.Context, db bun.IDB, name string) (bool, error)
+	// rowLock is the locking clause of a SELECT that locks the rows it returns until the
+	// transaction ends ("" where transactions already hold the only write lock).
+	rowLock(skipLocked bool) string
+	// castTime wraps a placeholder so that the database reads it as a time where it cannot infer
+	// the type (a CASE of bound values).
+	castTime(placeholder string) string
+
+	// insertRows inserts a slice of models (a pointer to []*T) in one statement and sets their IDs
+	// when returnIDs.
+	insertRows(ctx context.Context, s *Store, rows any, returnIDs bool) error
+	// insertSkippingDuplicates inserts a model (a struct or a slice), skipping rows that collide
+	// with a stored one on the unique key of conflictColumns ("": any), and returns how many it
+	// inserted.
+	// With returnID (a struct model only) it sets the ID of a row it inserted.
+	insertSkippingDuplicates(ctx context.Context, s *Store, model any, conflictColumns string, returnID bool) (int64, error)
+	// uniqueViolation reports whether err is the database refusing a duplicate key.
+	uniqueViolation(err error) bool
+
+	// claim marks the workflows c selects as claimed and returns them (tx is a transaction).
+	claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error)
+	// complete writes completions fenced by executor and version and returns the IDs it wrote.
+	complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error)
+	// updateReturningIDs runs an UPDATE and returns the IDs of the rows it changed.
+	updateReturningIDs(ctx context.Context, s *Store, u updateStatement) ([]int64, error)
+
+	// insertChangeEvents writes change events so that readers see them in commit order.
+	insertChangeEvents(ctx context.Context, s *Store, events []*ChangeEvent) error
+	// listChangeEvents reads committed change events after a cursor, in stream order.
+	listChangeEvents(ctx context.Context, s *Store, p ChangeEventListParams) ([]*ChangeEvent, error)
+	// changeEventHead returns the cursor of the newest readable change event.
+	changeEventHead(ctx context.Context, s *Store) (EventCursor, error)
+	// changeEventTail returns the cursor of the oldest change event stored (zero: none).
+	changeEventTail(ctx context.Context, s *Store) (EventCursor, error)
+	// trimChangeEvents deletes, among the limit oldest change events, those that happened before
+	// a time, and returns how many it deleted.
+	trimChangeEvents(ctx context.Context, s *Store, before time.Time, limit int) (int, error)
+	// analyze refreshes the planner's statistics of cairn's tables.
+	analyze(ctx context.Context, s *Store) error
+
+	// asyncCommit lets the current transaction commit without waiting for its log to reach disk,
+	// where the database allows it per transaction.
+	asyncCommit(ctx context.Context, tx *Store) error
+	// beforeCommit runs at the end of every transaction made by Store.Tx, just before it commits.
+	beforeCommit(ctx context.Context, tx *Store) error
+	// hintsAcrossNodes reports whether the database carries wake-up hints between nodes
+	// (PostgreSQL's LISTEN/NOTIFY); elsewhere hints stay in the process and polling covers the rest.
+	hintsAcrossNodes() bool
+	// sendHints sends hints to the other nodes (hintsAcrossNodes only).
+	sendHints(ctx context.Context, s *Store, hints []string) error
+	// listenHints calls ready once it listens, then hint for every hint another node sends, until
+	// ctx ends or the connection fails (hintsAcrossNodes only).
+	listenHints(ctx context.Context, s *Store, ready func(), hint func(string)) error
+}
+
+// claimStatement is a claim in parts each dialect assembles: SET the claim's columns on the rows
+// WHERE due, taken in ORDER, at most Limit.
+type claimStatement struct {
+	Set     string
+	SetArgs []any
+	// Claimed changes a workflow read before the claim as Set changes its row.
+	Claimed func(w *Workflow)
+	Due     string
+	DueArgs []any
+	Group   string
+	Order   string
+	Limit   int
+}
+
+// updateStatement is an UPDATE of Table: SET on the rows WHERE selects.
+type updateStatement struct {
+	Table     string
+	Set       string
+	SetArgs   []any
+	Where     string
+	WhereArgs []any
+}
+
+// txState is what a transaction made by Store.Tx carries until it commits.
+type txState struct {
+	// events are change events to write at commit (dialects that stamp them then).
+	events []*ChangeEvent
+}
+
+// forUpdate adds the dialect's row lock to a SELECT.
+func (s *Store) forUpdate(q *bun.SelectQuery, skipLocked bool) *bun.SelectQuery {
+	if clause := s.dialect.rowLock(skipLocked); clause != "" {
+		q = q.For(clause)
+	}
+	return q
+}
+
+// insertMany inserts rows in one statement through the dialect, setting their IDs when returnIDs,
+// and wraps an error with what was being inserted.
+func insertMany[T any](ctx context.Context, s *Store, rows []*T, what string, returnIDs bool) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if err := s.dialect.insertRows(ctx, s, &rows, returnIDs); err != nil {
+		return fmt.Errorf("error inserting %d %s: %w", len(rows), what, s.conflictOr(err))
+	}
+	return nil
+}
+
+// bunInsert inserts a slice of models with Bun's multi-row VALUES, reading the IDs back when
+// returnIDs (RETURNING where the database has it, else the last insert ID of a consecutive run).
+func bunInsert(ctx context.Context, s *Store, rows any, returnIDs bool) error {
+	q := s.idb.NewInsert().Model(rows)
+	if returnIDs {
+		q = q.Returning("id")
+	}
+	_, err := q.Exec(ctx)
+	return err
+}
+
+// execCount runs a statement and returns how many rows it changed.
+func execCount(ctx context.Context, s *Store, q string, args ...any) (int, error) {
+	res, err := s.idb.NewRaw(q, args...).Exec(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// updateReturning runs an UPDATE ... RETURNING id (PostgreSQL, SQLite).
+func updateReturning(ctx context.Context, s *Store, u updateStatement) ([]int64, error) {
+	var ids []int64
+	args := append(append([]any{}, u.SetArgs...), u.WhereArgs...)
+	if err := s.idb.NewRaw("UPDATE "+u.Table+" SET "+u.Set+" WHERE "+u.Where+" RETURNING id", args...).Scan(ctx, &ids); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}

@@ -1,0 +1,313 @@
+package persistence
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/uptrace/bun"
+
+	"github.com/cairnflow/cairn/migrations"
+)
+
+// mysqlDialect is MariaDB 10.11+ and MySQL 8 (InnoDB): row locks with SKIP LOCKED, but no UPDATE
+// ... RETURNING, so a claim or a fenced update selects and locks its rows first, updates them by
+// ID, and reads them back, all in one transaction. Change events are stamped at commit with a
+// number taken under a lock (see beforeCommit). There is no LISTEN/NOTIFY: wake-ups are hints in
+// the process plus polling.
+type mysqlDialect struct{}
+
+var _ dialect = mysqlDialect{}
+
+// mysqlDuplicateEntry is MySQL's error number for a duplicate key (ER_DUP_ENTRY).
+const mysqlDuplicateEntry = 1062
+
+// mysqlMigrationLockTimeout bounds how long a node waits for another one's migrations.
+const mysqlMigrationLockTimeout = 10 * time.Minute
+
+func (mysqlDialect) kind() Kind        { return KindMySQL }
+func (mysqlDialect) migrations() fs.FS { return migrations.MySQL() }
+
+// withMigrationLock holds a named lock (GET_LOCK) on one connection while fn runs; it is named
+// after the database, so tests migrating databases of their own never wait for each other.
+func (mysqlDialect) withMigrationLock(ctx context.Context, db *bun.DB, fn func() error) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("error taking a connection for the migration lock: %w", err)
+	}
+	defer conn.Close()
+	var got *int
+	if err := conn.NewRaw("SELECT GET_LOCK(CONCAT('cairn.migrate.', DATABASE()), ?)", int(mysqlMigrationLockTimeout.Seconds())).Scan(ctx, &got); err != nil {
+		return fmt.Errorf("error taking the migration lock: %w", err)
+	}
+	if got == nil || *got != 1 {
+		return fmt.Errorf("error taking the migration lock: another node held it for %s", mysqlMigrationLockTimeout)
+	}
+	defer func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(CONCAT('cairn.migrate.', DATABASE()))")
+	}()
+	return fn()
+}
+
+func (mysqlDialect) tableExists(ctx context.Context, db bun.IDB, name string) (bool, error) {
+	var n int
+	err := db.NewRaw("SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?", name).Scan(ctx, &n)
+	return n > 0, err
+}
+
+func (mysqlDialect) rowLock(skipLocked bool) string { return postgresDialect{}.rowLock(skipLocked) }
+
+func (mysqlDialect) castTime(placeholder string) string {
+	return "CAST(" + placeholder + " AS DATETIME(6))"
+}
+
+// insertRows uses Bun's multi-row VALUES: MariaDB returns the IDs (INSERT ... RETURNING); on MySQL
+// Bun numbers the rows from the first ID, which Open made sure are consecutive.
+func (mysqlDialect) insertRows(ctx context.Context, s *Store, rows any, returnIDs bool) error {
+	return bunInsert(ctx, s, rows, returnIDs)
+}
+
+// insertSkippingDuplicates turns a duplicate into an update that changes nothing (INSERT IGNORE
+// would also swallow errors that are not duplicates); such a row counts as no row affected. It
+// turns off the RETURNING Bun adds on MariaDB by itself, as MariaDB would return the stored row of
+// a duplicate as if inserted; the ID of an inserted row is the last insert ID.
+func (mysqlDialect) insertSkippingDuplicates(ctx context.Context, s *Store, model any, _ string, _ bool) (int64, error) {
+	res, err := s.idb.NewInsert().Model(model).On("DUPLICATE KEY UPDATE id = id").Returning("NULL").Exec(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (mysqlDialect) uniqueViolation(err error) bool {
+	var myErr *mysql.MySQLError
+	return errors.As(err, &myErr) && myErr.Number == mysqlDuplicateEntry
+}
+
+// claim selects and locks the due rows (SKIP LOCKED), updates them by ID, and returns the rows it
+// read changed as the update changed them.
+func (mysqlDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error) {
+	var wfs []*Workflow
+	// claim_group is the generated column of the due index: only claimable workflows have one.
+	args := append(append([]any{c.Group}, c.DueArgs...), c.Limit)
+	if err := tx.idb.NewRaw(`SELECT * FROM workflows WHERE claim_group = ? AND `+c.Due+` ORDER BY `+c.Order+
+		` LIMIT ? FOR UPDATE SKIP LOCKED`, args...).Scan(ctx, &wfs); err != nil {
+		return nil, err
+	}
+	if len(wfs) == 0 {
+		return nil, nil
+	}
+	ids := make([]int64, len(wfs))
+	for i, w := range wfs {
+		ids[i] = w.ID
+		c.Claimed(w)
+	}
+	if _, err := tx.idb.NewRaw(`UPDATE workflows SET `+c.Set+` WHERE id IN (?)`, append(append([]any{}, c.SetArgs...), bunIn(ids))...).Exec(ctx); err != nil {
+		return nil, err
+	}
+	return wfs, nil
+}
+
+// complete locks the rows still held at the claimed version, then joins them to the completions
+// in one UPDATE.
+func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
+	var written []int64
+	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		ids := make([]int64, len(cs))
+		for i, c := range cs {
+			ids[i] = c.ID
+		}
+		var held []struct {
+			ID         int64 `bun:"id"`
+			ExecutorID int64 `bun:"executor_id"`
+			Version    int   `bun:"version"`
+		}
+		if err := tx.idb.NewRaw("SELECT id, executor_id, version FROM workflows WHERE id IN (?) AND status = 'EXECUTING' ORDER BY id FOR UPDATE",
+			bunIn(ids)).Scan(ctx, &held); err != nil {
+			return err
+		}
+		type fence struct {
+			executor int64
+			version  int
+		}
+		holders := make(map[int64]fence, len(held))
+		for _, h := range held {
+			holders[h.ID] = fence{h.ExecutorID, h.Version}
+		}
+		rows := make([]mysqlCompletion, 0, len(cs))
+		for _, c := range cs {
+			if holders[c.ID] != (fence{c.ExecutorID, c.ClaimedVersion}) {
+				continue // taken from the executor: nothing is written for it
+			}
+			written = append(written, c.ID)
+			rows = append(rows, mysqlCompletion{ID: c.ID, ExecutorID: c.ExecutorID, Version: c.ClaimedVersion, Status: string(c.Status),
+				State: c.State, StateText: c.StateText, NextActivation: mysqlTime(c.NextActivation), Retries: c.Retries,
+				Variables: string(c.Variables), WaitSignal: c.WaitSignal, LastError: c.LastError, Finished: mysqlTime(c.Finished),
+				KeepClaim: boolInt(c.KeepClaim), StepDeadline: mysqlTime(c.StepDeadline)})
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		doc, err := json.Marshal(rows)
+		if err != nil {
+			return err
+		}
+		// The completions travel as one JSON array that JSON_TABLE turns back into rows (as unnest
+		// does on PostgreSQL): one short statement, whatever the batch size.
+		_, err = tx.idb.NewRaw(`UPDATE workflows AS w JOIN JSON_TABLE(?, '$[*]' COLUMNS (
+				id BIGINT PATH '$.id', executor_id BIGINT PATH '$.executor_id', claimed_version INT PATH '$.version',
+				status VARCHAR(32) PATH '$.status', state VARCHAR(255) PATH '$.state', state_text TEXT PATH '$.state_text',
+				next_activation DATETIME(6) PATH '$.next_activation', retries INT PATH '$.retries', variables LONGTEXT PATH '$.variables',
+				wait_signal VARCHAR(255) PATH '$.wait_signal', last_error LONGTEXT PATH '$.last_error', finished DATETIME(6) PATH '$.finished',
+				keep_claim INT PATH '$.keep_claim', step_deadline DATETIME(6) PATH '$.step_deadline')) AS v
+			ON w.id = v.id AND w.executor_id = v.executor_id AND w.version = v.claimed_version AND w.status = 'EXECUTING'
+			SET w.status = v.status, w.state = v.state, w.state_text = v.state_text, w.next_activation = v.next_activation,
+				w.retries = v.retries, w.executor_id = CASE WHEN v.keep_claim = 1 THEN v.executor_id ELSE NULL END,
+				w.variables = v.variables, w.wait_signal = v.wait_signal, w.last_error = v.last_error,
+				w.step_deadline = v.step_deadline, w.finished = v.finished, w.modified = ?, w.version = w.version + 1`,
+			string(doc), now).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return written, nil
+}
+
+// updateReturningIDs locks the rows the WHERE selects, then updates them by ID.
+func (mysqlDialect) updateReturningIDs(ctx context.Context, s *Store, u updateStatement) ([]int64, error) {
+	var ids []int64
+	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		if err := tx.idb.NewRaw("SELECT id FROM "+u.Table+" WHERE "+u.Where+" ORDER BY id FOR UPDATE", u.WhereArgs...).Scan(ctx, &ids); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		_, err := tx.idb.NewRaw("UPDATE "+u.Table+" SET "+u.Set+" WHERE id IN (?)", append(append([]any{}, u.SetArgs...), bunIn(ids))...).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// insertChangeEvents keeps the events until the transaction commits (beforeCommit writes them).
+func (mysqlDialect) insertChangeEvents(ctx context.Context, s *Store, events []*ChangeEvent) error {
+	if !s.InTx() {
+		return s.Tx(ctx, func(ctx context.Context, tx *Store) error { return tx.dialect.insertChangeEvents(ctx, tx, events) })
+	}
+	s.pending.events = append(s.pending.events, events...)
+	return nil
+}
+
+// beforeCommit writes the transaction's change events stamped with the next commit number. The
+// number comes from one row whose lock the transaction then holds until it commits: transactions
+// that write events take numbers in the order they commit, so a reader following (txid, id) never
+// passes an event that commits later. Taken last, the lock is held only for the commit itself.
+func (mysqlDialect) beforeCommit(ctx context.Context, tx *Store) error {
+	events := tx.pending.events
+	if len(events) == 0 {
+		return nil
+	}
+	tx.pending.events = nil
+	res, err := tx.idb.ExecContext(ctx, "UPDATE change_event_commits SET n = LAST_INSERT_ID(n + 1) WHERE id = 1")
+	if err != nil {
+		return fmt.Errorf("error numbering the commit of %d change events: %w", len(events), err)
+	}
+	n, err := res.LastInsertId()
+	if err != nil {
+		return fmt.Errorf("error numbering the commit of %d change events: %w", len(events), err)
+	}
+	for _, e := range events {
+		e.TxID = n
+	}
+	if _, err := tx.idb.NewInsert().Model(&events).Value("txid", "?", n).Returning("id").Exec(ctx); err != nil {
+		return fmt.Errorf("error writing %d change events: %w", len(events), err)
+	}
+	return nil
+}
+
+func (mysqlDialect) listChangeEvents(ctx context.Context, s *Store, p ChangeEventListParams) ([]*ChangeEvent, error) {
+	return scanChangeEvents(ctx, s, `SELECT id, txid, workflow_id, type, action_id, status, state, at FROM change_events
+		WHERE (txid > ? OR (txid = ? AND id > ?))`, []any{p.After.TxID, p.After.TxID, p.After.ID}, p)
+}
+
+func (mysqlDialect) changeEventHead(ctx context.Context, s *Store) (EventCursor, error) {
+	return scanEventCursor(ctx, s, `SELECT txid AS tx_id, id FROM change_events ORDER BY txid DESC, id DESC LIMIT 1`)
+}
+
+func (mysqlDialect) changeEventTail(ctx context.Context, s *Store) (EventCursor, error) {
+	return scanEventCursor(ctx, s, `SELECT txid AS tx_id, id FROM change_events ORDER BY txid, id LIMIT 1`)
+}
+
+// trimChangeEvents reads the keys of the head of the stream first (MySQL cannot delete from a
+// table a subquery of the same statement reads), then deletes those before the time by id.
+func (mysqlDialect) trimChangeEvents(ctx context.Context, s *Store, before time.Time, limit int) (int, error) {
+	var ids []int64
+	if err := s.idb.NewRaw(`SELECT h.id FROM (SELECT id, at FROM change_events ORDER BY txid, id LIMIT ?) AS h WHERE h.at < ?`,
+		limit, before).Scan(ctx, &ids); err != nil {
+		return 0, err
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	return execCount(ctx, s, `DELETE FROM change_events WHERE id IN (?)`, bun.List(ids))
+}
+
+func (mysqlDialect) analyze(ctx context.Context, s *Store) error {
+	_, err := s.idb.NewRaw("ANALYZE TABLE workflows, actions, action_variables, task_instances, activity_logs, side_effects, " +
+		"signals, change_events, idempotency_keys, executors").Exec(ctx)
+	return err
+}
+
+// asyncCommit does nothing: InnoDB flushes its log per server (innodb_flush_log_at_trx_commit),
+// not per transaction.
+func (mysqlDialect) asyncCommit(context.Context, *Store) error { return nil }
+func (mysqlDialect) hintsAcrossNodes() bool                    { return false }
+
+// mysqlCompletion is one completion as complete sends it inside a JSON array.
+type mysqlCompletion struct {
+	ID             int64   `json:"id"`
+	ExecutorID     int64   `json:"executor_id"`
+	Version        int     `json:"version"`
+	Status         string  `json:"status"`
+	State          string  `json:"state"`
+	StateText      *string `json:"state_text"`
+	NextActivation *string `json:"next_activation"`
+	Retries        int     `json:"retries"`
+	Variables      string  `json:"variables"`
+	WaitSignal     *string `json:"wait_signal"`
+	LastError      *string `json:"last_error"`
+	Finished       *string `json:"finished"`
+	KeepClaim      int     `json:"keep_claim"` // 1: keep the claim
+	StepDeadline   *string `json:"step_deadline"`
+}
+
+// mysqlTime formats an optional time as DATETIME(6) text in UTC.
+func mysqlTime(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := UTC(*t).Format("2006-01-02 15:04:05.999999")
+	return &s
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// sendHints and listenHints are never called: hintsAcrossNodes is false.
+func (mysqlDialect) sendHints(context.Context, *Store, []string) error { return nil }
+func (mysqlDialect) listenHints(ctx context.Context, _ *Store, _ func(), _ func(string)) error {
+	<-ctx.Done()
+	return ctx.Err()
+}

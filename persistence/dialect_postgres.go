@@ -1,0 +1,206 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/uptrace/bun"
+
+	"github.com/cairnflow/cairn/migrations"
+)
+
+// postgresDialect is PostgreSQL: row locks with SKIP LOCKED, UPDATE ... FROM ... RETURNING, the
+// unnest fast paths of postgres_bulk.go, change events ordered by transaction ID, and
+// LISTEN/NOTIFY between nodes.
+type postgresDialect struct{}
+
+var _ dialect = postgresDialect{}
+
+// pgUniqueViolation is PostgreSQL's SQLSTATE for a unique-constraint violation.
+const pgUniqueViolation = "23505"
+
+// The advisory lock that serializes cairn nodes migrating one schema at once; the key is derived
+// from the schema so that tests migrating their own schemas in parallel do not queue behind each
+// other.
+const (
+	pgMigrationLockSQL   = "SELECT pg_advisory_lock(hashtext('cairn.migrate.' || current_schema()))"
+	pgMigrationUnlockSQL = "SELECT pg_advisory_unlock(hashtext('cairn.migrate.' || current_schema()))"
+)
+
+func (postgresDialect) kind() Kind        { return KindPostgres }
+func (postgresDialect) migrations() fs.FS { return migrations.PostgreSQL() }
+
+// withMigrationLock holds a session advisory lock, blocking other nodes until fn ends.
+func (postgresDialect) withMigrationLock(ctx context.Context, db *bun.DB, fn func() error) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("error taking a connection for the migration lock: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, pgMigrationLockSQL); err != nil {
+		return fmt.Errorf("error taking the migration lock: %w", err)
+	}
+	defer func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), pgMigrationUnlockSQL)
+	}()
+	return fn()
+}
+
+func (postgresDialect) tableExists(ctx context.Context, db bun.IDB, name string) (bool, error) {
+	var n int
+	err := db.NewRaw("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?", name).Scan(ctx, &n)
+	return n > 0, err
+}
+
+func (postgresDialect) rowLock(skipLocked bool) string {
+	if skipLocked {
+		return "UPDATE SKIP LOCKED"
+	}
+	return "UPDATE"
+}
+
+func (postgresDialect) castTime(placeholder string) string { return placeholder + "::timestamptz" }
+
+// insertRows takes the unnest fast path for the tables written on every step.
+func (postgresDialect) insertRows(ctx context.Context, s *Store, rows any, returnIDs bool) error {
+	switch rows := rows.(type) {
+	case *[]*Workflow:
+		return s.workflowInsertPG(ctx, *rows)
+	case *[]*Action:
+		return s.actionInsertPG(ctx, *rows)
+	case *[]*ActionVariable:
+		return s.actionVariableInsertPG(ctx, *rows)
+	case *[]*TaskInstance:
+		return s.taskInstanceInsertPG(ctx, *rows)
+	case *[]*ActivityLog:
+		return s.activityLogInsertPG(ctx, *rows)
+	}
+	return bunInsert(ctx, s, rows, returnIDs)
+}
+
+func (postgresDialect) insertSkippingDuplicates(ctx context.Context, s *Store, model any, conflictColumns string, returnID bool) (int64, error) {
+	return insertOnConflictDoNothing(ctx, s, model, conflictColumns, returnID)
+}
+
+// insertOnConflictDoNothing is the INSERT ... ON CONFLICT DO NOTHING that PostgreSQL and SQLite
+// share (no conflictColumns: any unique key); RETURNING lists only the rows it inserted.
+func insertOnConflictDoNothing(ctx context.Context, s *Store, model any, conflictColumns string, returnID bool) (int64, error) {
+	conflict := "CONFLICT DO NOTHING" // on any unique key
+	if conflictColumns != "" {
+		conflict = "CONFLICT (" + conflictColumns + ") DO NOTHING"
+	}
+	q := s.idb.NewInsert().Model(model).On(conflict)
+	if returnID {
+		q = q.Returning("id")
+	}
+	res, err := q.Exec(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (postgresDialect) uniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == pgUniqueViolation
+}
+
+// claim locks the due rows with SKIP LOCKED and updates them in one statement.
+func (postgresDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error) {
+	var wfs []*Workflow
+	args := append(append(append([]any{}, c.SetArgs...), c.DueArgs...), c.Limit)
+	err := tx.idb.NewRaw(`UPDATE workflows AS w SET `+c.Set+` FROM (SELECT id FROM workflows WHERE `+c.Due+
+		` ORDER BY `+c.Order+` LIMIT ? FOR UPDATE SKIP LOCKED) AS c WHERE w.id = c.id RETURNING w.*`, args...).Scan(ctx, &wfs)
+	return wfs, err
+}
+
+func (postgresDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
+	return s.workflowCompletePG(ctx, cs, now)
+}
+
+func (postgresDialect) updateReturningIDs(ctx context.Context, s *Store, u updateStatement) ([]int64, error) {
+	return updateReturning(ctx, s, u)
+}
+
+func (postgresDialect) insertChangeEvents(ctx context.Context, s *Store, events []*ChangeEvent) error {
+	return s.changeEventInsertPG(ctx, events)
+}
+
+// listChangeEvents reads only events of transactions older than the oldest one still running, so
+// an event that commits later can never land before a cursor a reader already holds.
+func (postgresDialect) listChangeEvents(ctx context.Context, s *Store, p ChangeEventListParams) ([]*ChangeEvent, error) {
+	q := `SELECT id, txid::text::bigint AS txid, workflow_id, type, action_id, status, state, at FROM change_events
+		WHERE (txid > ?::text::xid8 OR (txid = ?::text::xid8 AND id > ?))
+		AND txid < pg_snapshot_xmin(pg_current_snapshot())`
+	args := []any{p.After.TxID, p.After.TxID, p.After.ID}
+	return scanChangeEvents(ctx, s, q, args, p)
+}
+
+func (postgresDialect) changeEventHead(ctx context.Context, s *Store) (EventCursor, error) {
+	return scanEventCursor(ctx, s, `SELECT txid::text::bigint AS tx_id, id FROM change_events
+		WHERE txid < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY txid DESC, id DESC LIMIT 1`)
+}
+
+func (postgresDialect) changeEventTail(ctx context.Context, s *Store) (EventCursor, error) {
+	return scanEventCursor(ctx, s, `SELECT txid::text::bigint AS tx_id, id FROM change_events ORDER BY txid, id LIMIT 1`)
+}
+
+// trimChangeEvents looks only at the head of the stream (the primary key's first entries).
+func (postgresDialect) trimChangeEvents(ctx context.Context, s *Store, before time.Time, limit int) (int, error) {
+	return execCount(ctx, s, `DELETE FROM change_events WHERE (txid, id) IN (
+		SELECT h.txid, h.id FROM (SELECT txid, id, at FROM change_events ORDER BY txid, id LIMIT ?) AS h WHERE h.at < ?)`, limit, before)
+}
+
+func (postgresDialect) analyze(ctx context.Context, s *Store) error {
+	_, err := s.idb.NewRaw("ANALYZE").Exec(ctx)
+	return err
+}
+
+// asyncCommit turns off synchronous_commit for the transaction.
+func (postgresDialect) asyncCommit(ctx context.Context, tx *Store) error {
+	_, err := tx.idb.ExecContext(ctx, "SET LOCAL synchronous_commit = off")
+	return err
+}
+
+func (postgresDialect) beforeCommit(context.Context, *Store) error { return nil }
+func (postgresDialect) hintsAcrossNodes() bool                     { return true }
+
+// pgHintChannelSQL names the LISTEN/NOTIFY channel of the schema a connection works in: nodes of
+// one cairn share it, and cairns in other schemas of the same database never hear each other's
+// hints (workflow IDs repeat across schemas). Hashed, so that any schema name fits a channel name.
+const pgHintChannelSQL = "'cairn_' || left(md5(current_schema()), 16)"
+
+// sendHints NOTIFYs every hint in one statement; the array is bound straight to pgx, as text[].
+func (postgresDialect) sendHints(ctx context.Context, s *Store, hints []string) error {
+	_, err := s.db.DB.ExecContext(ctx, "SELECT pg_notify("+pgHintChannelSQL+", x) FROM unnest($1::text[]) AS x", hints)
+	return err
+}
+
+// listenHints LISTENs on a connection of its own (a pooled one would go back to the pool).
+func (postgresDialect) listenHints(ctx context.Context, s *Store, ready func(), hint func(string)) error {
+	conn, err := pgx.Connect(ctx, s.raw)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var channel string
+	if err := conn.QueryRow(ctx, "SELECT "+pgHintChannelSQL).Scan(&channel); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		return err
+	}
+	ready()
+	for {
+		note, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		hint(note.Payload)
+	}
+}

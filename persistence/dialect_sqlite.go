@@ -1,0 +1,142 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/cairnflow/cairn/migrations"
+)
+
+// sqliteDialect is SQLite: one writer at a time (a transaction holds the only write lock, so there
+// are no row locks to take), UPDATE ... RETURNING, and change events in ID order, which is commit
+// order when commits take turns.
+type sqliteDialect struct{}
+
+var _ dialect = sqliteDialect{}
+
+func (sqliteDialect) kind() Kind        { return KindSQLite }
+func (sqliteDialect) migrations() fs.FS { return migrations.SQLite() }
+
+// withMigrationLock takes no lock: SQLite's writes are already serialized.
+func (sqliteDialect) withMigrationLock(_ context.Context, _ *bun.DB, fn func() error) error {
+	return fn()
+}
+
+func (sqliteDialect) tableExists(ctx context.Context, db bun.IDB, name string) (bool, error) {
+	var n int
+	err := db.NewRaw("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", name).Scan(ctx, &n)
+	return n > 0, err
+}
+
+func (sqliteDialect) rowLock(bool) string                { return "" }
+func (sqliteDialect) castTime(placeholder string) string { return placeholder }
+
+func (sqliteDialect) insertRows(ctx context.Context, s *Store, rows any, returnIDs bool) error {
+	return bunInsert(ctx, s, rows, returnIDs)
+}
+
+func (sqliteDialect) insertSkippingDuplicates(ctx context.Context, s *Store, model any, conflictColumns string, returnID bool) (int64, error) {
+	return insertOnConflictDoNothing(ctx, s, model, conflictColumns, returnID)
+}
+
+func (sqliteDialect) uniqueViolation(err error) bool {
+	var liteErr *sqlite.Error
+	return errors.As(err, &liteErr) &&
+		(liteErr.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || liteErr.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
+}
+
+// claim updates the first due rows in one statement; the transaction is the only writer.
+func (sqliteDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error) {
+	var wfs []*Workflow
+	args := append(append(append([]any{}, c.SetArgs...), c.DueArgs...), c.Limit)
+	err := tx.idb.NewRaw(`UPDATE workflows SET `+c.Set+` WHERE id IN (SELECT id FROM workflows WHERE `+c.Due+
+		` ORDER BY `+c.Order+` LIMIT ?) RETURNING *`, args...).Scan(ctx, &wfs)
+	return wfs, err
+}
+
+// complete joins the workflows to a VALUES list of completions in one UPDATE ... FROM.
+func (sqliteDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
+	var b strings.Builder
+	args := make([]any, 0, len(cs)*14+1)
+	b.WriteString("WITH v(id, executor_id, claimed_version, status, state, state_text, next_activation, retries, variables, wait_signal, last_error, finished, keep, step_deadline) AS (VALUES ")
+	for i, c := range cs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, c.ID, c.ExecutorID, c.ClaimedVersion, string(c.Status), c.State, c.StateText,
+			timeArg(c.NextActivation), c.Retries, string(c.Variables), c.WaitSignal, c.LastError, timeArg(c.Finished), c.KeepClaim, timeArg(c.StepDeadline))
+	}
+	b.WriteString(") UPDATE workflows AS w SET status = v.status, state = v.state, state_text = v.state_text, ")
+	b.WriteString("next_activation = v.next_activation, retries = v.retries, executor_id = CASE WHEN v.keep THEN v.executor_id ELSE NULL END, variables = v.variables, ")
+	b.WriteString("wait_signal = v.wait_signal, last_error = v.last_error, step_deadline = v.step_deadline, finished = v.finished, ")
+	b.WriteString("modified = ?, version = w.version + 1 FROM v")
+	args = append(args, now)
+	b.WriteString(" WHERE w.id = v.id AND w.executor_id = v.executor_id AND w.version = v.claimed_version AND w.status = 'EXECUTING'")
+	b.WriteString(" RETURNING id") // SQLite's RETURNING sees only the target table, unaliased
+	var ids []int64
+	if err := s.idb.NewRaw(b.String(), args...).Scan(ctx, &ids); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+func (sqliteDialect) updateReturningIDs(ctx context.Context, s *Store, u updateStatement) ([]int64, error) {
+	return updateReturning(ctx, s, u)
+}
+
+func (sqliteDialect) insertChangeEvents(ctx context.Context, s *Store, events []*ChangeEvent) error {
+	return bunInsert(ctx, s, &events, true)
+}
+
+func (sqliteDialect) listChangeEvents(ctx context.Context, s *Store, p ChangeEventListParams) ([]*ChangeEvent, error) {
+	return scanChangeEvents(ctx, s, `SELECT id, txid, workflow_id, type, action_id, status, state, at FROM change_events WHERE id > ?`,
+		[]any{p.After.ID}, p)
+}
+
+func (sqliteDialect) changeEventHead(ctx context.Context, s *Store) (EventCursor, error) {
+	return scanEventCursor(ctx, s, `SELECT txid AS tx_id, id FROM change_events ORDER BY id DESC LIMIT 1`)
+}
+
+func (sqliteDialect) changeEventTail(ctx context.Context, s *Store) (EventCursor, error) {
+	return scanEventCursor(ctx, s, `SELECT txid AS tx_id, id FROM change_events ORDER BY id LIMIT 1`)
+}
+
+// trimChangeEvents looks only at the head of the stream: txid is always 0 here, the stream is in
+// id (rowid) order.
+func (sqliteDialect) trimChangeEvents(ctx context.Context, s *Store, before time.Time, limit int) (int, error) {
+	return execCount(ctx, s, `DELETE FROM change_events WHERE id IN (
+		SELECT h.id FROM (SELECT id, at FROM change_events ORDER BY id LIMIT ?) AS h WHERE h.at < ?)`, limit, before)
+}
+
+func (sqliteDialect) analyze(ctx context.Context, s *Store) error {
+	_, err := s.idb.NewRaw("ANALYZE").Exec(ctx)
+	return err
+}
+
+func (sqliteDialect) asyncCommit(context.Context, *Store) error  { return nil }
+func (sqliteDialect) beforeCommit(context.Context, *Store) error { return nil }
+func (sqliteDialect) hintsAcrossNodes() bool                     { return false }
+
+// timeArg formats an optional time the way Bun writes time columns, so that SQLite compares it as
+// text in the same format (a nil stays NULL).
+func timeArg(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return UTC(*t)
+}
+
+// sendHints and listenHints are never called: hintsAcrossNodes is false.
+func (sqliteDialect) sendHints(context.Context, *Store, []string) error { return nil }
+func (sqliteDialect) listenHints(ctx context.Context, _ *Store, _ func(), _ func(string)) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
