@@ -116,8 +116,8 @@ export function WorkflowsPage({ params }) {
         }
         return rs;
       });
-      setFresh((s) => new Set(s).add(w.id));
-      window.cairnLastEvent = { id: w.id, at: ev.at, received: Date.now() };
+      // Only the latest changes are marked, so a long session does not collect every ID it saw.
+      setFresh((s) => { const n = new Set(s).add(w.id); if (n.size > 2 * pageSize) n.delete(n.values().next().value); return n; });
       if (!statsTimer.current && !statsSlow.current) statsTimer.current = setTimeout(function recount() {
         if (counting.current) { statsTimer.current = setTimeout(recount, statsEvery); return; }
         statsTimer.current = null;
