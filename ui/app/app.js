@@ -1,6 +1,6 @@
 // The dashboard's shell: navigation, the API token, the live-connection indicator and the router.
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { getToken, setToken, onAuthNeeded, onLiveChange, isLive } from './api.js';
 import { html, useRoute } from './lib.js';
 import { WorkflowsPage } from './workflows.js';
@@ -38,6 +38,12 @@ function App() {
   useEffect(() => onLiveChange(setLive), []);
   const p = pages[route.path] || pages['/workflows'];
   useEffect(() => { document.title = p.title + ' · cairn'; }, [p]);
+  // A keyboard or screen-reader user who follows a link lands on the new page, not on the link.
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) { first.current = false; return; }
+    document.getElementById('main').focus();
+  }, [route.path, route.params.get('id'), route.params.get('type')]);
   const Page = p.page;
   const section = p.section || route.path;
   return html`

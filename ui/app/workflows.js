@@ -116,8 +116,8 @@ export function WorkflowsPage({ params }) {
         }
         return rs;
       });
-      setFresh((s) => new Set(s).add(w.id));
-      window.cairnLastEvent = { id: w.id, at: ev.at, received: Date.now() };
+      // Only the latest changes are marked, so a long session does not collect every ID it saw.
+      setFresh((s) => { const n = new Set(s).add(w.id); if (n.size > 2 * pageSize) n.delete(n.values().next().value); return n; });
       if (!statsTimer.current && !statsSlow.current) statsTimer.current = setTimeout(function recount() {
         if (counting.current) { statsTimer.current = setTimeout(recount, statsEvery); return; }
         statsTimer.current = null;
@@ -185,6 +185,8 @@ export function WorkflowsPage({ params }) {
 
 function Filters({ params, set }) {
   const [v, setV] = useState(paramsObj(params));
+  // The registered types, offered as the type field's suggestions.
+  const types = useLoad(() => gql(`{ workflowDefinitions { type } }`).then((d) => d.workflowDefinitions.map((x) => x.type)), 'types');
   useEffect(() => setV(paramsObj(params)), [params.toString()]);
   const field = (name, label, props = {}) => html`<label>${label}<input name=${name} value=${v[name] || ''} onInput=${(e) => setV({ ...v, [name]: e.target.value })} ...${props} /></label>`;
   const submit = (e) => {
@@ -195,6 +197,7 @@ function Filters({ params, set }) {
     onChange=${(e) => set({ [name]: fromLocalInput(e.target.value) || '' })} /></label>`;
   return html`<form class="filters" role="search" aria-label="Filter workflows" onSubmit=${submit}>
     ${field('type', 'Type', { placeholder: 'demo.order', list: 'known-types' })}
+    <datalist id="known-types">${(types.data || []).map((t) => html`<option value=${t} />`)}</datalist>
     <label>Status<select aria-label="Status" name="status" value=${v.status || ''} onChange=${(e) => set({ status: e.target.value })}>
       <option value="">any</option>
       ${statuses.map((s) => html`<option value=${s}>${s}</option>`)}
