@@ -39,6 +39,9 @@ type Engine struct {
 	// running cancels the attempts running on this node, by workflow and claimed version: an
 	// attempt, not a workflow, is what runs (a late one of a node declared dead may overlap).
 	running map[int64]map[int]runningStep
+
+	// remote is this node's part of the remote task protocol (remote_ops.go).
+	remote remoteState
 }
 
 type registered struct {

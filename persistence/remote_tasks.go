@@ -1,0 +1,313 @@
+package persistence
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// TopicTasks: remote tasks of the function in the payload became available (created, or their
+// lease ran out); long-polling workers look again. An empty payload means any function.
+const TopicTasks = "tasks"
+
+// RemoteTaskStatus is where a remote task stands.
+type RemoteTaskStatus string
+
+// The remote task statuses.
+const (
+	// RemoteTaskPending: waiting for a worker to lease it.
+	RemoteTaskPending RemoteTaskStatus = "PENDING"
+	// RemoteTaskLeased: a worker holds it until its lease deadline.
+	RemoteTaskLeased RemoteTaskStatus = "LEASED"
+	// RemoteTaskSucceeded: a worker completed it with an output.
+	RemoteTaskSucceeded RemoteTaskStatus = "SUCCEEDED"
+	// RemoteTaskFailed: a worker failed it, or its leases ran out more often than its policy allows.
+	RemoteTaskFailed RemoteTaskStatus = "FAILED"
+	// RemoteTaskCancelled: its workflow moved on without it (a newer task took its place).
+	RemoteTaskCancelled RemoteTaskStatus = "CANCELLED"
+)
+
+// RemoteTask is one call of a function served by a remote worker, for one step of a workflow.
+type RemoteTask struct {
+	bun.BaseModel `bun:"table:remote_tasks,alias:rt"`
+
+	ID            int64            `bun:"id,pk,autoincrement"`
+	Function      string           `bun:"function,notnull"`
+	WorkflowID    int64            `bun:"workflow_id,notnull"`
+	State         string           `bun:"state,notnull"`
+	ExecutorGroup string           `bun:"executor_group,notnull"`
+	Input         json.RawMessage  `bun:"input,type:jsonb,notnull"`
+	Status        RemoteTaskStatus `bun:"status,notnull"`
+	// Attempt counts the runs of the step so far, the current lease's included (from 1 once leased).
+	Attempt       int             `bun:"attempt,notnull"`
+	MaxAttempts   int             `bun:"max_attempts,notnull"`
+	LeaseToken    *string         `bun:"lease_token"`
+	LeaseMs       int             `bun:"lease_ms,notnull"`
+	LeaseDeadline *time.Time      `bun:"lease_deadline"`
+	Worker        *string         `bun:"worker"`
+	Output        json.RawMessage `bun:"output,type:jsonb"`
+	Error         json.RawMessage `bun:"error,type:jsonb"`
+	Retryable     bool            `bun:"retryable,notnull"`
+	Created       time.Time       `bun:"created,notnull"`
+	Leased        *time.Time      `bun:"leased"`
+	Finished      *time.Time      `bun:"finished"`
+	Consumed      *time.Time      `bun:"consumed"`
+}
+
+// Ended reports whether a worker's result (or the last expired lease) is in.
+func (t *RemoteTask) Ended() bool {
+	return t.Status == RemoteTaskSucceeded || t.Status == RemoteTaskFailed
+}
+
+// RemoteWorker is a worker that polled for tasks, as the API lists it.
+type RemoteWorker struct {
+	bun.BaseModel `bun:"table:remote_workers,alias:rw"`
+
+	Name      string    `bun:"name,pk"`
+	Functions string    `bun:"functions,notnull"`
+	LastPoll  time.Time `bun:"last_poll,notnull"`
+	// Held counts the tasks it holds a live lease on (read, not stored).
+	Held int `bun:"held,scanonly"`
+}
+
+// RemoteTaskCreate replaces the workflow's task not yet recorded (if any: it is cancelled) by a
+// new pending one. It runs inside the transaction that puts the workflow to WAITING.
+func (s *Store) RemoteTaskCreate(ctx context.Context, t *RemoteTask) error {
+	now := Now()
+	if _, err := s.idb.NewUpdate().Model((*RemoteTask)(nil)).
+		Set("status = CASE WHEN status IN (?, ?) THEN ? ELSE status END", RemoteTaskPending, RemoteTaskLeased, RemoteTaskCancelled).
+		Set("lease_token = NULL").Set("consumed = ?", now).
+		Where("workflow_id = ? AND consumed IS NULL", t.WorkflowID).Exec(ctx); err != nil {
+		return fmt.Errorf("error cancelling the earlier remote task of workflow %d: %w", t.WorkflowID, err)
+	}
+	t.Status, t.Created = RemoteTaskPending, now
+	if _, err := s.idb.NewInsert().Model(t).Returning("id").Exec(ctx); err != nil {
+		return fmt.Errorf("error creating a remote task for function %q: %w", t.Function, err)
+	}
+	return nil
+}
+
+// RemoteTaskCurrent returns a workflow's newest task whose result its workflow has not recorded
+// yet, or ErrNotFound.
+func (s *Store) RemoteTaskCurrent(ctx context.Context, workflowID int64) (*RemoteTask, error) {
+	t := new(RemoteTask)
+	err := s.idb.NewSelect().Model(t).Where("workflow_id = ? AND consumed IS NULL", workflowID).OrderExpr("id DESC").Limit(1).Scan(ctx)
+	if err != nil {
+		return nil, noRows(err, "remote task of workflow", workflowID)
+	}
+	return t, nil
+}
+
+// RemoteTaskGet returns a task by ID.
+func (s *Store) RemoteTaskGet(ctx context.Context, id int64) (*RemoteTask, error) {
+	t := new(RemoteTask)
+	if err := s.idb.NewSelect().Model(t).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, noRows(err, "remote task", id)
+	}
+	return t, nil
+}
+
+// RemoteTaskConsume marks tasks as recorded by their workflows (in the step's completion).
+func (s *Store) RemoteTaskConsume(ctx context.Context, ids []int64, now time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := s.idb.NewUpdate().Model((*RemoteTask)(nil)).Set("consumed = ?", UTC(now)).
+		Where("id IN (?) AND consumed IS NULL", bunIn(ids)).Exec(ctx); err != nil {
+		return fmt.Errorf("error recording %d remote tasks: %w", len(ids), err)
+	}
+	return nil
+}
+
+// RemoteTaskEndedAmong returns, of the given tasks, those that ended (a worker's result is in).
+func (s *Store) RemoteTaskEndedAmong(ctx context.Context, ids []int64) ([]*RemoteTask, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var out []*RemoteTask
+	if err := s.idb.NewSelect().Model(&out).Where("id IN (?) AND status IN (?, ?)", bunIn(ids), RemoteTaskSucceeded, RemoteTaskFailed).
+		Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error reading remote tasks: %w", err)
+	}
+	return out, nil
+}
+
+// RemoteTaskLeaseParams is the input of RemoteTaskLease.
+type RemoteTaskLeaseParams struct {
+	Functions []string
+	Limit     int
+	// Token is the secret every task leased by this call gets (with its ID it makes the worker's token).
+	Token  string
+	Lease  time.Duration
+	Worker string
+	Now    time.Time
+}
+
+// RemoteTaskLease leases up to Limit pending tasks of the functions, oldest first, and returns
+// them with attempt + 1. Concurrent pollers never get the same task (SKIP LOCKED on PostgreSQL,
+// one writer on SQLite).
+func (s *Store) RemoteTaskLease(ctx context.Context, p RemoteTaskLeaseParams) ([]*RemoteTask, error) {
+	if p.Limit <= 0 || len(p.Functions) == 0 {
+		return nil, nil
+	}
+	now := UTC(p.Now)
+	args := []any{RemoteTaskLeased, p.Token, int(p.Lease / time.Millisecond), now.Add(p.Lease), p.Worker, now,
+		RemoteTaskPending, bunIn(p.Functions), p.Limit}
+	set := `status = ?, lease_token = ?, lease_ms = ?, lease_deadline = ?, worker = ?, leased = ?, attempt = attempt + 1`
+	pending := `status = ? AND function IN (?) ORDER BY id LIMIT ?`
+	var q string
+	if s.isPostgres() {
+		q = `UPDATE remote_tasks AS t SET ` + set + ` FROM (SELECT id FROM remote_tasks WHERE ` + pending +
+			` FOR UPDATE SKIP LOCKED) AS c WHERE t.id = c.id RETURNING t.*`
+	} else {
+		q = `UPDATE remote_tasks SET ` + set + ` WHERE id IN (SELECT id FROM remote_tasks WHERE ` + pending + `) RETURNING *`
+	}
+	var out []*RemoteTask
+	if err := s.idb.NewRaw(q, args...).Scan(ctx, &out); err != nil {
+		return nil, fmt.Errorf("error leasing remote tasks: %w", err)
+	}
+	return out, nil
+}
+
+// RemoteTaskHeartbeat extends a live lease by its length and returns the new deadline, or
+// ErrConflict when the token no longer holds the task.
+func (s *Store) RemoteTaskHeartbeat(ctx context.Context, id int64, token string, now time.Time) (time.Time, error) {
+	now = UTC(now)
+	var rows []struct {
+		LeaseMs int `bun:"lease_ms"`
+	}
+	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		q := tx.idb.NewSelect().Model((*RemoteTask)(nil)).Column("lease_ms").
+			Where("id = ? AND lease_token = ? AND status = ? AND lease_deadline >= ?", id, token, RemoteTaskLeased, now)
+		if tx.isPostgres() {
+			q = q.For("UPDATE")
+		}
+		if err := q.Scan(ctx, &rows); err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		_, err := tx.idb.NewUpdate().Model((*RemoteTask)(nil)).Set("lease_deadline = ?", now.Add(time.Duration(rows[0].LeaseMs)*time.Millisecond)).
+			Where("id = ?", id).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("error extending the lease of remote task %d: %w", id, err)
+	}
+	if len(rows) == 0 {
+		return time.Time{}, fmt.Errorf("remote task %d: the lease is lost: %w", id, ErrConflict)
+	}
+	return now.Add(time.Duration(rows[0].LeaseMs) * time.Millisecond), nil
+}
+
+// RemoteTaskEndParams is the input of RemoteTaskEnd.
+type RemoteTaskEndParams struct {
+	ID        int64
+	Token     string
+	Status    RemoteTaskStatus // SUCCEEDED or FAILED
+	Output    json.RawMessage
+	Error     json.RawMessage
+	Retryable bool
+	Now       time.Time
+}
+
+// RemoteTaskEnd records a worker's result, only while its token holds a live lease on the task
+// (one fenced statement), and returns the task as it now is; ErrConflict when the token does not.
+func (s *Store) RemoteTaskEnd(ctx context.Context, p RemoteTaskEndParams) (*RemoteTask, error) {
+	now := UTC(p.Now)
+	var out []*RemoteTask
+	q := s.idb.NewUpdate().Model((*RemoteTask)(nil)).
+		Set("status = ?", p.Status).Set("output = ?", nullJSON(p.Output)).Set("error = ?", nullJSON(p.Error)).
+		Set("retryable = ?", p.Retryable).Set("finished = ?", now).Set("lease_token = NULL").
+		Where("id = ? AND lease_token = ? AND status = ? AND lease_deadline >= ?", p.ID, p.Token, RemoteTaskLeased, now)
+	if s.isPostgres() {
+		q = q.Returning("rt.*")
+	} else {
+		q = q.Returning("*")
+	}
+	if err := q.Scan(ctx, &out); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("error ending remote task %d: %w", p.ID, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("remote task %d: the lease is lost or the task has ended: %w", p.ID, ErrConflict)
+	}
+	return out[0], nil
+}
+
+// nullJSON keeps an empty value NULL.
+func nullJSON(raw json.RawMessage) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	return string(raw)
+}
+
+// RemoteTaskExpireLeases ends the leases past their deadline: a task with attempts left becomes
+// PENDING again (re-offered, its next lease attempt + 1), the others FAILED with expired, a
+// retryable false, and the error given. It returns the tasks it changed, as they now are.
+func (s *Store) RemoteTaskExpireLeases(ctx context.Context, now time.Time, expired json.RawMessage, limit int) ([]*RemoteTask, error) {
+	now = UTC(now)
+	var out []*RemoteTask
+	set := `status = CASE WHEN attempt >= max_attempts THEN ? ELSE ? END, lease_token = NULL,
+		error = CASE WHEN attempt >= max_attempts THEN ? ELSE error END,
+		finished = CASE WHEN attempt >= max_attempts THEN ? ELSE finished END`
+	sel := `SELECT id FROM remote_tasks WHERE status = ? AND lease_deadline < ? ORDER BY lease_deadline LIMIT ?`
+	var q string
+	if s.isPostgres() {
+		set = strings.Replace(set, "THEN ? ELSE error", "THEN ?::jsonb ELSE error", 1)
+		q = `UPDATE remote_tasks AS t SET ` + set + ` FROM (` + sel + ` FOR UPDATE SKIP LOCKED) AS c WHERE t.id = c.id RETURNING t.*`
+	} else {
+		q = `UPDATE remote_tasks SET ` + set + ` WHERE id IN (` + sel + `) RETURNING *`
+	}
+	if err := s.idb.NewRaw(q, RemoteTaskFailed, RemoteTaskPending, string(expired), now, RemoteTaskLeased, now, limit).Scan(ctx, &out); err != nil {
+		return nil, fmt.Errorf("error ending expired leases of remote tasks: %w", err)
+	}
+	return out, nil
+}
+
+// RemoteTaskWaiting counts the pending tasks per function.
+func (s *Store) RemoteTaskWaiting(ctx context.Context) (map[string]int, error) {
+	var rows []struct {
+		Function string `bun:"function"`
+		N        int    `bun:"n"`
+	}
+	if err := s.idb.NewSelect().Model((*RemoteTask)(nil)).Column("function").ColumnExpr("count(*) AS n").
+		Where("status = ?", RemoteTaskPending).Group("function").Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("error counting waiting remote tasks: %w", err)
+	}
+	out := make(map[string]int, len(rows))
+	for _, r := range rows {
+		out[r.Function] = r.N
+	}
+	return out, nil
+}
+
+// RemoteWorkerSeen records that a worker polled for some functions.
+func (s *Store) RemoteWorkerSeen(ctx context.Context, name string, functions []string, now time.Time) error {
+	w := &RemoteWorker{Name: name, Functions: strings.Join(functions, ","), LastPoll: UTC(now)}
+	if _, err := s.idb.NewInsert().Model(w).On("CONFLICT (name) DO UPDATE").
+		Set("functions = EXCLUDED.functions").Set("last_poll = EXCLUDED.last_poll").Exec(ctx); err != nil {
+		return fmt.Errorf("error recording remote worker %q: %w", name, err)
+	}
+	return nil
+}
+
+// RemoteWorkerList returns the workers that polled, by name, with the live leases each holds.
+func (s *Store) RemoteWorkerList(ctx context.Context, now time.Time) ([]*RemoteWorker, error) {
+	var out []*RemoteWorker
+	err := s.idb.NewSelect().Model(&out).ColumnExpr("rw.*").
+		ColumnExpr("(SELECT count(*) FROM remote_tasks AS t WHERE t.worker = rw.name AND t.status = ? AND t.lease_deadline >= ?) AS held",
+			RemoteTaskLeased, UTC(now)).
+		OrderExpr("rw.name").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("error listing remote workers: %w", err)
+	}
+	return out, nil
+}
