@@ -35,6 +35,8 @@ type compiler struct {
 	depth   int
 	errors  map[string]any // use.errors
 	retries map[string]any // use.retries
+	// functions are use.functions: a call of a name not among them is served by name (function.go).
+	functions map[string]any
 }
 
 // decodeSource reads YAML or JSON (JSON is YAML) into plain values and its canonical JSON form.
@@ -82,6 +84,7 @@ func (c *compiler) compileDocument(doc map[string]any) error {
 	if use, ok := doc["use"].(map[string]any); ok {
 		c.errors, _ = use["errors"].(map[string]any)
 		c.retries, _ = use["retries"].(map[string]any)
+		c.functions, _ = use["functions"].(map[string]any)
 	}
 	root := &task{name: "", path: "", kind: kindRoot}
 	sc := scope(baseVars).with()
@@ -203,7 +206,7 @@ func checkThen(l *taskList, then, ptr string) error {
 func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (*task, error) {
 	t := &task{name: name, path: ptr}
 	for key, reason := range unsupportedTasks {
-		if v, ok := def[key]; ok && !(key == "call" && v == "http") && !(key == "run" && isRunWorkflow(v)) {
+		if v, ok := def[key]; ok && !(key == "call" && (v == "http" || c.isFunctionCall(v))) && !(key == "run" && isRunWorkflow(v)) {
 			what := key
 			if s, ok := v.(string); ok {
 				what = key + ": " + s
@@ -247,6 +250,8 @@ func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (
 	case def["call"] == "http":
 		t.kind = kindCall
 		return t, c.compileHTTP(t, def, sc)
+	case c.isFunctionCall(def["call"]):
+		return t, c.compileFunctionCall(t, def, sc)
 	case def["run"] != nil:
 		return t, c.compileRunWorkflow(t, def["run"].(map[string]any), sc)
 	case def["for"] != nil:

@@ -42,6 +42,8 @@ type program struct {
 	http    *httpRunner
 	store   *persistence.Store
 	secrets map[string]any
+	// functions are the Go Functions of this node, by name.
+	functions map[string]Function
 }
 
 // taskList is one list of tasks (a `do`, a `try`, a `catch.do`) and the task that owns it.
@@ -79,20 +81,21 @@ type task struct {
 	exportAs     *template // export.as
 	then         string    // "" (continue), continue, exit, end, or a sibling's name
 
-	set     *template
-	cases   []switchCase
-	forEach string
-	forAt   string
-	forIn   *expr
-	while   *expr
-	body    *taskList // do, for, root: the tasks it runs; try: its try list
-	catch   *catchSpec
-	raise   *template // the error's fields
-	wait    time.Duration
-	listen  string // the CloudEvent type a listen task waits for
-	emit    *template
-	http    *httpCall
-	run     *runWorkflow
+	set      *template
+	cases    []switchCase
+	forEach  string
+	forAt    string
+	forIn    *expr
+	while    *expr
+	body     *taskList // do, for, root: the tasks it runs; try: its try list
+	catch    *catchSpec
+	raise    *template // the error's fields
+	wait     time.Duration
+	listen   string // the CloudEvent type a listen task waits for
+	emit     *template
+	http     *httpCall
+	run      *runWorkflow
+	function *functionCall
 }
 
 type switchCase struct {

@@ -92,6 +92,9 @@ func (p *program) handler(t *task) workflow.StepFunc {
 
 // finishStep saves the step's data and turns where it goes into the engine's Next.
 func (r *run) finishStep(sc *workflow.StepContext, tg target) (workflow.Next, error) {
+	if tg.stepErr != nil {
+		return workflow.Next{}, tg.stepErr
+	}
 	if err := r.save(sc); err != nil {
 		return workflow.Next{}, err
 	}
@@ -197,6 +200,15 @@ func (r *run) runTask(sc *workflow.StepContext, t *task) target {
 		return r.complete(t, in, in, t.then)
 	case kindCall:
 		out, p := r.callHTTP(t, in)
+		if p != nil {
+			return r.fault(t, p)
+		}
+		return r.complete(t, in, out, t.then)
+	case kindFunction:
+		out, p, err := r.callFunction(sc, t, in)
+		if err != nil {
+			return target{leaf: t, stepErr: err}
+		}
 		if p != nil {
 			return r.fault(t, p)
 		}
