@@ -150,7 +150,9 @@ func TestWorkerTokens(t *testing.T) {
 		// The admin leases g's task: the worker may not touch it with its token.
 		_, resp = postAs(t, b, admin, `mutation { pollTasks(input: {functions: ["g"]}) { tasks { token } } }`)
 		require.Nil(t, code(resp))
-		var adminPoll struct{ PollTasks struct{ Tasks []struct{ Token string } } }
+		var adminPoll struct {
+			PollTasks struct{ Tasks []struct{ Token string } }
+		}
 		require.NoError(t, json.Unmarshal(resp.Data, &adminPoll))
 		require.Len(t, adminPoll.PollTasks.Tasks, 1)
 		_, resp = postAs(t, b, worker, fmt.Sprintf(`mutation { completeTask(input: {token: %q, output: 1}) { id } }`, adminPoll.PollTasks.Tasks[0].Token))
@@ -158,7 +160,11 @@ func TestWorkerTokens(t *testing.T) {
 
 		_, resp = postAs(t, b, worker, `mutation { pollTasks(input: {functions: ["f"], worker: "py-1"}) { tasks { token function workflow { id } } } }`)
 		require.Nil(t, code(resp), "%+v", resp.Errors)
-		var p struct{ PollTasks struct{ Tasks []struct{ Token, Function string } } }
+		var p struct {
+			PollTasks struct {
+				Tasks []struct{ Token, Function string }
+			}
+		}
 		require.NoError(t, json.Unmarshal(resp.Data, &p))
 		require.Len(t, p.PollTasks.Tasks, 1)
 		tok := p.PollTasks.Tasks[0].Token
