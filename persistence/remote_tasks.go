@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -76,32 +77,88 @@ type RemoteWorker struct {
 	Held int `bun:"held,scanonly"`
 }
 
-// RemoteTaskCreate replaces the workflow's task not yet recorded (if any: it is cancelled) by a
-// new pending one. It runs inside the transaction that puts the workflow to WAITING.
-func (s *Store) RemoteTaskCreate(ctx context.Context, t *RemoteTask) error {
+// RemoteTaskCreateMany replaces each workflow's task not yet recorded (if any: it is cancelled)
+// by a new pending one, in two statements. It runs inside the transaction that puts the workflows
+// to WAITING.
+func (s *Store) RemoteTaskCreateMany(ctx context.Context, ts []*RemoteTask) error {
+	if len(ts) == 0 {
+		return nil
+	}
 	now := Now()
+	ids := make([]int64, len(ts))
+	for i, t := range ts {
+		ids[i] = t.WorkflowID
+		t.Status, t.Created = RemoteTaskPending, now
+	}
 	if _, err := s.idb.NewUpdate().Model((*RemoteTask)(nil)).
 		Set("status = CASE WHEN status IN (?, ?) THEN ? ELSE status END", RemoteTaskPending, RemoteTaskLeased, RemoteTaskCancelled).
 		Set("lease_token = NULL").Set("consumed = ?", now).
-		Where("workflow_id = ? AND consumed IS NULL", t.WorkflowID).Exec(ctx); err != nil {
-		return fmt.Errorf("error cancelling the earlier remote task of workflow %d: %w", t.WorkflowID, err)
+		Where("workflow_id IN (?) AND consumed IS NULL", bunIn(ids)).Exec(ctx); err != nil {
+		return fmt.Errorf("error cancelling the earlier remote tasks of %d workflows: %w", len(ts), err)
 	}
-	t.Status, t.Created = RemoteTaskPending, now
-	if _, err := s.idb.NewInsert().Model(t).Returning("id").Exec(ctx); err != nil {
-		return fmt.Errorf("error creating a remote task for function %q: %w", t.Function, err)
+	if _, err := s.idb.NewInsert().Model(&ts).Returning("id").Exec(ctx); err != nil {
+		return fmt.Errorf("error creating %d remote tasks: %w", len(ts), err)
 	}
 	return nil
 }
 
+// RemoteTaskCreate is RemoteTaskCreateMany for one task.
+func (s *Store) RemoteTaskCreate(ctx context.Context, t *RemoteTask) error {
+	return s.RemoteTaskCreateMany(ctx, []*RemoteTask{t})
+}
+
 // RemoteTaskCurrent returns a workflow's newest task whose result its workflow has not recorded
-// yet, or ErrNotFound.
+// yet, or ErrNotFound. Outside a transaction, the reads of concurrently running steps share one
+// statement (as their side effects do): every remote step reads its task, and a busy pool must not
+// spend a pooled connection on each.
 func (s *Store) RemoteTaskCurrent(ctx context.Context, workflowID int64) (*RemoteTask, error) {
-	t := new(RemoteTask)
-	err := s.idb.NewSelect().Model(t).Where("workflow_id = ? AND consumed IS NULL", workflowID).OrderExpr("id DESC").Limit(1).Scan(ctx)
+	var t *RemoteTask
+	var err error
+	if s.InTx() {
+		var ts []*RemoteTask
+		if ts, err = s.remoteTaskCurrentMany(ctx, []int64{workflowID}); err == nil {
+			t = ts[0]
+		}
+	} else {
+		t, err = s.remoteCurrentBatches().do(ctx, workflowID)
+	}
 	if err != nil {
-		return nil, noRows(err, "remote task of workflow", workflowID)
+		return nil, err
+	}
+	if t == nil {
+		return nil, notFound("remote task of workflow", workflowID)
 	}
 	return t, nil
+}
+
+// currentBatches holds the batcher of RemoteTaskCurrent per database.
+var currentBatches sync.Map // *bun.DB → *groupCommit[int64, *RemoteTask]
+
+func (s *Store) remoteCurrentBatches() *groupCommit[int64, *RemoteTask] {
+	if g, ok := currentBatches.Load(s.db); ok {
+		return g.(*groupCommit[int64, *RemoteTask])
+	}
+	g, _ := currentBatches.LoadOrStore(s.db, &groupCommit[int64, *RemoteTask]{
+		max: max(1, s.db.DB.Stats().MaxOpenConnections/4), maxBatch: 500, run: s.remoteTaskCurrentMany})
+	return g.(*groupCommit[int64, *RemoteTask])
+}
+
+// remoteTaskCurrentMany reads the current task of each workflow (nil at its index when none).
+func (s *Store) remoteTaskCurrentMany(ctx context.Context, workflowIDs []int64) ([]*RemoteTask, error) {
+	var found []*RemoteTask
+	if err := s.idb.NewSelect().Model(&found).Where("workflow_id IN (?) AND consumed IS NULL", bunIn(workflowIDs)).
+		OrderExpr("id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error reading the remote tasks of %d workflows: %w", len(workflowIDs), err)
+	}
+	newest := make(map[int64]*RemoteTask, len(found))
+	for _, t := range found {
+		newest[t.WorkflowID] = t // ordered by id: the last one wins
+	}
+	out := make([]*RemoteTask, len(workflowIDs))
+	for i, id := range workflowIDs {
+		out[i] = newest[id]
+	}
+	return out, nil
 }
 
 // RemoteTaskGet returns a task by ID.

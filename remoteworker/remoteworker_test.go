@@ -21,6 +21,9 @@ import (
 	"github.com/cairnflow/cairn/workflow"
 )
 
+// poolConcurrency is how many steps a test node runs at once.
+var poolConcurrency = 20
+
 // quoteDef calls the remote function "quote" and keeps its output.
 var quoteDef = workflow.Definition{Type: "remote.quote", States: []workflow.State{
 	{Name: "call", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
@@ -47,7 +50,7 @@ type node struct {
 	url    string
 }
 
-func startNode(t *testing.T, store *persistence.Store) *node {
+func startNode(t testing.TB, store *persistence.Store) *node {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	notifier := persistence.NewNotifier(store, log)
@@ -55,7 +58,7 @@ func startNode(t *testing.T, store *persistence.Store) *node {
 	_, err := engine.Register(context.Background(), quoteDef)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	pool := worker.New(engine, worker.Options{Concurrency: 20, PollInterval: 50 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond,
+	pool := worker.New(engine, worker.Options{Concurrency: poolConcurrency, PollInterval: 50 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond,
 		Expiry: 5 * time.Second, DrainTimeout: 5 * time.Second, Logger: log})
 	done := make(chan struct{}, 4)
 	go func() { notifier.Run(ctx); done <- struct{}{} }()
@@ -73,7 +76,7 @@ func startNode(t *testing.T, store *persistence.Store) *node {
 	return &node{engine: engine, url: srv.URL + "/graphql"}
 }
 
-func (n *node) start(t *testing.T, input string) int64 {
+func (n *node) start(t testing.TB, input string) int64 {
 	t.Helper()
 	res, err := n.engine.Start(context.Background(), workflow.StartParams{Type: quoteDef.Type, Input: json.RawMessage(input)})
 	require.NoError(t, err)

@@ -175,11 +175,10 @@ func recordRemote(o *Outcome, sc *StepContext) *Outcome {
 // running; the worker's wake-up found them not yet WAITING). It returns the workflows it woke.
 func (e *Engine) completeRemote(ctx context.Context, tx *persistence.Store, written []*Outcome) ([]int64, error) {
 	var consume, waits []int64
+	var create []*persistence.RemoteTask
 	for _, o := range written {
 		if o.remoteCreate != nil {
-			if err := tx.RemoteTaskCreate(ctx, o.remoteCreate); err != nil {
-				return nil, err
-			}
+			create = append(create, o.remoteCreate)
 		}
 		if o.remoteConsume != 0 {
 			consume = append(consume, o.remoteConsume)
@@ -187,6 +186,9 @@ func (e *Engine) completeRemote(ctx context.Context, tx *persistence.Store, writ
 		if o.remoteWait != 0 {
 			waits = append(waits, o.remoteWait)
 		}
+	}
+	if err := tx.RemoteTaskCreateMany(ctx, create); err != nil {
+		return nil, err
 	}
 	now := persistence.Now()
 	if err := tx.RemoteTaskConsume(ctx, consume, now); err != nil {

@@ -63,6 +63,7 @@ type remoteState struct {
 	seen map[string]time.Time // when each worker's poll was last recorded
 
 	stats RemoteStats
+	ends  endBatch
 }
 
 func (r *remoteState) init() {
@@ -348,31 +349,15 @@ func (e *Engine) FailTask(ctx context.Context, token string, f TaskFailure, retr
 		Error: problem, Retryable: retryable})
 }
 
-// endTask writes a worker's result (fenced by its token and lease) and wakes the task's workflow
-// in the same transaction.
+// endTask writes a worker's result (fenced by its token and lease) and wakes the task's workflow.
+// Results that arrive together share one transaction (see endBatch).
 func (e *Engine) endTask(ctx context.Context, p persistence.RemoteTaskEndParams) (*persistence.RemoteTask, error) {
-	var t *persistence.RemoteTask
-	var woken []int64
-	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
-		now := persistence.Now()
-		p.Now = now
-		var err error
-		if t, err = tx.RemoteTaskEnd(ctx, p); err != nil {
-			return err
-		}
-		woken, err = e.wakeForTasks(ctx, tx, []*persistence.RemoteTask{t}, now)
-		return err
-	})
+	e.remote.init()
+	t, err := e.remote.ends.do(ctx, e, p)
 	if errors.Is(err, persistence.ErrConflict) {
 		return nil, conflictOn("token", "the lease is lost: it ran out (the task was offered again) or the task already ended")
 	}
-	if err != nil {
-		return nil, err
-	}
-	if len(woken) > 0 {
-		e.afterCommit(map[string]bool{t.ExecutorGroup: true}, true)
-	}
-	return t, nil
+	return t, err
 }
 
 // wakeForTasks wakes the WAITING workflows of ended tasks and records the change events.
