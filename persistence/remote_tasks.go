@@ -368,3 +368,23 @@ func (s *Store) RemoteWorkerList(ctx context.Context, now time.Time) ([]*RemoteW
 	}
 	return out, nil
 }
+
+// A workflow's remote tasks are part of its history: retention deletes them with it.
+func init() { historyTables = append(historyTables, "remote_tasks") }
+
+// RemoteTaskCancelEnded cancels the pending and leased tasks of workflows that ended (cancelled,
+// say) and returns how many: no worker is offered them, and a worker that holds one gets CONFLICT
+// on its next heartbeat or result.
+func (s *Store) RemoteTaskCancelEnded(ctx context.Context, now time.Time) (int64, error) {
+	res, err := s.idb.NewUpdate().Model((*RemoteTask)(nil)).
+		Set("status = ?", RemoteTaskCancelled).Set("lease_token = NULL").Set("consumed = ?", UTC(now)).
+		Where("status IN (?, ?)", RemoteTaskPending, RemoteTaskLeased).
+		Where("workflow_id IN (SELECT w.id FROM workflows AS w WHERE w.status IN (?, ?, ?) AND w.id IN "+
+			"(SELECT t.workflow_id FROM remote_tasks AS t WHERE t.status IN (?, ?)))",
+			StatusCancelled, StatusFinished, StatusFailed, RemoteTaskPending, RemoteTaskLeased).Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("error cancelling the remote tasks of ended workflows: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}

@@ -27,8 +27,8 @@ type Options struct {
 	// Token is the API token sent as a bearer token (a worker token: cairn token create --role
 	// worker --functions ...); empty sends none.
 	Token string
-	// HTTPClient makes the requests (a client without a timeout when nil: a long poll's request
-	// lasts up to its waitMs, and ends with its context).
+	// HTTPClient makes the requests (when nil, a client without a timeout, keeping up to 64 idle
+	// connections: a long poll's request lasts up to its waitMs, and ends with its context).
 	HTTPClient *http.Client
 }
 
@@ -36,7 +36,11 @@ type Options struct {
 func New(url string, opts Options) *Client {
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		// A worker completes its tasks concurrently: keep a connection for each, not the
+		// default two (the others would be closed and dialled again for every request).
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		hc = &http.Client{Transport: t}
 	}
 	return &Client{endpoint: url, token: opts.Token, http: hc}
 }

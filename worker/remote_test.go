@@ -249,3 +249,39 @@ func TestRemoteFailureFollowsTheRetryPolicy(t *testing.T) {
 		require.Contains(t, deref(failed.LastError), "Bad Request")
 	})
 }
+
+// The tasks of a cancelled workflow are cancelled too: no worker is offered them, and the worker
+// holding one gets CONFLICT when it reports.
+func TestRemoteTasksOfCancelledWorkflowsAreCancelled(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		b := setup(t, store, remoteEcho("remote.cancel", "cancelme", nil))
+		b.startWorker(t, fastOptions())
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go b.engine.RunTaskLeases(ctx)
+		held := b.start(t, "remote.cancel", `{}`)
+		task := pollOne(t, b.engine, "cancelme", 30000, "w")
+		pending := b.start(t, "remote.cancel", `{}`)
+		b.waitStatus(t, pending.ID, persistence.StatusWaiting)
+		for _, id := range []int64{held.ID, pending.ID} {
+			_, err := b.engine.Cancel(context.Background(), workflow.ChangeParams{ID: id, Actor: "test"})
+			require.NoError(t, err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			cur, err := store.RemoteTaskGet(context.Background(), task.ID)
+			require.NoError(t, err)
+			if cur.Status == persistence.RemoteTaskCancelled {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "the task of a cancelled workflow is still %s", cur.Status)
+			time.Sleep(50 * time.Millisecond)
+		}
+		got, err := b.engine.PollTasks(context.Background(), workflow.PollTasksParams{Functions: []string{"cancelme"}, WaitMs: ptr(300)})
+		require.NoError(t, err)
+		require.Empty(t, got)
+		_, err = b.engine.CompleteTask(context.Background(), task.Token, json.RawMessage(`1`), nil)
+		require.Equal(t, workflow.CodeConflict, workflow.CodeOf(err))
+	})
+}
