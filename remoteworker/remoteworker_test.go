@@ -182,37 +182,46 @@ func TestPollerOnOneNodeGetsTaskCreatedOnAnother(t *testing.T) {
 	b := startNode(t, storeB)
 	c := remoteworker.New(a.url, remoteworker.Options{})
 	ctx := context.Background()
-	// Round 0 warms up (node A's LISTEN connection and node B's worker pool start in the
-	// background); rounds 1 to 3 are checked.
-	for i := 0; i < 4; i++ {
-		// The poll's first look finds nothing; its next look without a wake-up would come a second
-		// later. The task is created on node B 300 ms into the poll: a poll that returns well
-		// before the second was woken through PostgreSQL NOTIFY.
-		got := make(chan time.Duration, 1)
-		var task remoteworker.Task
+	// A poll's first look finds nothing; without a wake-up its next look comes a second later.
+	// A round is conclusive when node B created the task within that second: the poll must then
+	// have answered before the second was up, woken through PostgreSQL NOTIFY. Round 0 warms up
+	// (node A's LISTEN connection and node B's pool start in the background).
+	conclusive := 0
+	for round := 0; conclusive < 3; round++ {
+		require.Less(t, round, 15, "too few conclusive rounds: node B was too slow to create its tasks")
+		type answer struct {
+			task remoteworker.Task
+			at   time.Time
+		}
+		got := make(chan answer, 1)
+		begun := time.Now()
 		go func() {
-			begun := time.Now()
 			tasks, err := c.Poll(ctx, remoteworker.PollParams{Functions: []string{"quote"}, WaitMs: 10000, Worker: "on-a"})
 			if err != nil || len(tasks) != 1 {
 				t.Errorf("poll: %v, %d tasks", err, len(tasks))
-				got <- 0
+				got <- answer{}
 				return
 			}
-			task = tasks[0]
-			got <- time.Since(begun)
+			got <- answer{task: tasks[0], at: time.Now()}
 		}()
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 		id := b.start(t, `{"qty": 2}`)
+		var a answer
 		select {
-		case took := <-got:
-			require.NotEmpty(t, task.Token)
-			if i > 0 {
-				require.Less(t, took, 900*time.Millisecond, "the poller on node A was not woken by the task created through node B")
-			}
-			require.NoError(t, c.Complete(ctx, task.Token, map[string]int{"total": 10}))
+		case a = <-got:
 		case <-time.After(15 * time.Second):
 			t.Fatal("the poll on node A never returned")
 		}
+		require.NotEmpty(t, a.task.Token)
+		task, err := storeA.RemoteTaskCurrent(ctx, id)
+		require.NoError(t, err)
+		if round > 0 && task.Created.Before(begun.Add(900*time.Millisecond)) {
+			conclusive++
+			require.True(t, a.at.Before(begun.Add(time.Second)),
+				"the poller on node A was not woken by the task created through node B (created %s, answered %s after the poll began)",
+				task.Created.Sub(begun), a.at.Sub(begun))
+		}
+		require.NoError(t, c.Complete(ctx, a.task.Token, map[string]int{"total": 10}))
 		waitStatus(t, storeB, id, persistence.StatusFinished)
 	}
 }
