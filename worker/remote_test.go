@@ -132,16 +132,18 @@ func TestRemoteHeartbeatsKeepALongTask(t *testing.T) {
 		defer cancel()
 		go b.engine.RunTaskLeases(ctx)
 		w := b.start(t, "remote.long", `{}`)
-		task := pollOne(t, b.engine, "long", 1000, "slow")
+		// A 2 s lease, heartbeats every 300 ms for 5 s: a loaded machine may delay a heartbeat,
+		// not by seconds.
+		task := pollOne(t, b.engine, "long", 2000, "slow")
 		stolen := make(chan int, 1)
 		go func() {
-			got, err := b.engine.PollTasks(ctx, workflow.PollTasksParams{Functions: []string{"long"}, WaitMs: ptr(3000)})
+			got, err := b.engine.PollTasks(ctx, workflow.PollTasksParams{Functions: []string{"long"}, WaitMs: ptr(4500)})
 			if err == nil {
 				stolen <- len(got)
 			}
 		}()
 		var last time.Time
-		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(300 * time.Millisecond) {
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(300 * time.Millisecond) {
 			d, err := b.engine.HeartbeatTask(context.Background(), task.Token, nil)
 			require.NoError(t, err)
 			require.True(t, d.After(last))
