@@ -142,11 +142,16 @@ func requireToken(auth Authenticator, recheck time.Duration, next http.Handler) 
 }
 
 // RequireToken guards a plain HTTP endpoint (such as /metrics) with the API's tokens: a request
-// without a valid bearer token of any role gets 401 and an UNAUTHENTICATED error.
+// without a valid bearer token gets 401 and an UNAUTHENTICATED error; a worker token, 403.
 func RequireToken(auth Authenticator, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := auth.authenticate(r.Context(), r.Header.Get("Authorization")); err != nil {
+		ctx, err := auth.authenticate(r.Context(), r.Header.Get("Authorization"))
+		if err != nil {
 			writeUnauthenticated(w, err)
+			return
+		}
+		if roleOf(ctx) == RoleWorker {
+			writeError(w, http.StatusForbidden, codeForbidden, "a worker token may only serve its functions' tasks")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -215,7 +220,8 @@ func (readersCannotMutate) ExtensionName() string { return "ReadersCannotMutate"
 func (readersCannotMutate) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (readersCannotMutate) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	if oc.Operation != nil && oc.Operation.Operation == ast.Mutation && roleOf(ctx) != RoleAdmin {
+	// Worker tokens are held to their task mutations by workersOnlyServeTasks.
+	if oc.Operation != nil && oc.Operation.Operation == ast.Mutation && roleOf(ctx) != RoleAdmin && roleOf(ctx) != RoleWorker {
 		return &gqlerror.Error{Message: "this API token may read but not change anything (role " + roleOf(ctx) + ")",
 			Extensions: map[string]any{"code": codeForbidden}}
 	}

@@ -105,8 +105,8 @@ func taskInstanceCursor(t *persistence.TaskInstance) string {
 // executor's host), or nil.
 func (r *Resolver) runningAttempt(ctx context.Context, l *loaders, w *persistence.Workflow) (*persistence.TaskInstance, error) {
 	t := r.engine.RunningAttempt(ctx, w)
-	if t == nil {
-		return nil, nil
+	if t == nil || t.ExecutorID == nil {
+		return t, nil // nothing runs, or a remote worker runs it (its name is the host)
 	}
 	e, err := l.executors.Load(ctx, *t.ExecutorID)()
 	if err != nil {

@@ -278,6 +278,26 @@ func (r *mutationResolver) PublishEvent(ctx context.Context, input model.Publish
 	return &model.PublishEventPayload{Delivered: delivered}, nil
 }
 
+// PollTasks is the resolver for the pollTasks field.
+func (r *mutationResolver) PollTasks(ctx context.Context, input model.PollTasksInput) (*model.PollTasksPayload, error) {
+	return r.pollTasks(ctx, input)
+}
+
+// HeartbeatTask is the resolver for the heartbeatTask field.
+func (r *mutationResolver) HeartbeatTask(ctx context.Context, input model.HeartbeatTaskInput) (*model.HeartbeatTaskPayload, error) {
+	return r.heartbeatTask(ctx, input)
+}
+
+// CompleteTask is the resolver for the completeTask field.
+func (r *mutationResolver) CompleteTask(ctx context.Context, input model.CompleteTaskInput) (*model.TaskPayload, error) {
+	return r.completeTask(ctx, input)
+}
+
+// FailTask is the resolver for the failTask field.
+func (r *mutationResolver) FailTask(ctx context.Context, input model.FailTaskInput) (*model.TaskPayload, error) {
+	return r.failTask(ctx, input)
+}
+
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
 	return r.node(ctx, "id", id)
@@ -377,6 +397,11 @@ func (r *queryResolver) Executors(ctx context.Context) ([]*persistence.Executor,
 // Schedules is the resolver for the schedules field.
 func (r *queryResolver) Schedules(ctx context.Context) ([]*persistence.Schedule, error) {
 	return r.store.ScheduleList(ctx)
+}
+
+// RemoteWorkers is the resolver for the remoteWorkers field.
+func (r *queryResolver) RemoteWorkers(ctx context.Context) ([]*model.RemoteWorker, error) {
+	return r.remoteWorkers(ctx)
 }
 
 // ID is the resolver for the id field.

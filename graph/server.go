@@ -168,6 +168,7 @@ func NewServer(cfg Config) http.Handler {
 	if cfg.Authenticate != nil {
 		srv.Use(tokenStillValid{auth: cfg.Authenticate})
 		srv.Use(readersCannotMutate{})
+		srv.Use(workersOnlyServeTasks{})
 	}
 	srv.Use(&costLimit{max: cfg.ComplexityLimit})
 	// Fresh dataloaders for every response: a query, a mutation, or one event of a subscription

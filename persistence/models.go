@@ -289,11 +289,13 @@ type ChangeEvent struct {
 type APIToken struct {
 	bun.BaseModel `bun:"table:api_tokens,alias:t"`
 
-	ID       int64      `bun:"id,pk,autoincrement"`
-	Name     string     `bun:"name,notnull"`
-	Hash     string     `bun:"hash,notnull"`
-	Role     string     `bun:"role,notnull"`
-	Created  time.Time  `bun:"created,notnull"`
-	LastUsed *time.Time `bun:"last_used"`
-	Revoked  *time.Time `bun:"revoked"`
+	ID   int64  `bun:"id,pk,autoincrement"`
+	Name string `bun:"name,notnull"`
+	Hash string `bun:"hash,notnull"`
+	Role string `bun:"role,notnull"`
+	// Functions lists the functions a worker token may serve, comma-separated (nil for other roles).
+	Functions *string    `bun:"functions"`
+	Created   time.Time  `bun:"created,notnull"`
+	LastUsed  *time.Time `bun:"last_used"`
+	Revoked   *time.Time `bun:"revoked"`
 }

@@ -44,6 +44,9 @@ type Engine struct {
 	// attempt claimed at an older version is stale, also one that starts only after the hint came.
 	cancelled   map[int64]cancelHint
 	cancelPrune time.Time
+
+	// remote is this node's part of the remote task protocol (remote_ops.go).
+	remote remoteState
 }
 
 // cancelHint is the newest cancel hint received for a workflow: the version the workflow had after

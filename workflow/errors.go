@@ -17,6 +17,8 @@ const (
 	CodeInvalidInput Code = "INVALID_INPUT"
 	CodeConflict     Code = "CONFLICT"
 	CodeInternal     Code = "INTERNAL"
+	// CodeForbidden: the caller's token may not do this (a worker token, another function's task).
+	CodeForbidden Code = "FORBIDDEN"
 )
 
 // Error is an operation's refusal: what is wrong, which input field is at fault, and a code.

@@ -29,6 +29,10 @@ type Outcome struct {
 	def        *Definition         // the definition the step ran (nil: it could not be loaded)
 	// group is the executor group, to wake when the outcome makes work due now.
 	group string
+	// The remote task the outcome creates, waits for again, or records (see remote.go).
+	remoteCreate  *persistence.RemoteTask
+	remoteWait    int64
+	remoteConsume int64
 }
 
 // WorkflowID is the ID of the workflow the outcome belongs to.
@@ -214,8 +218,10 @@ func (e *Engine) run(ctx context.Context, o *Outcome, def *Definition, state *St
 		return e.failure(o, def, state, fmt.Errorf("step did not return within its timeout of %s", timeout), persistence.TaskTimedOut)
 	}
 	switch {
+	case sc.remote != nil && errors.Is(res.err, ErrRemotePending) && stepCtx.Err() == nil && (sc.remote.create != nil || sc.remote.existing != nil):
+		return e.awaitRemote(o, def, state, sc)
 	case res.err == nil && stepCtx.Err() == nil:
-		return e.apply(o, def, state, res.next, sc, nil)
+		return recordRemote(e.apply(o, def, state, res.next, sc, nil), sc)
 	case errors.Is(stepCtx.Err(), context.DeadlineExceeded):
 		return e.failure(o, def, state, fmt.Errorf("step timed out after %s: %v", timeout, res.err), persistence.TaskTimedOut)
 	case stepCtx.Err() != nil:
@@ -223,7 +229,7 @@ func (e *Engine) run(ctx context.Context, o *Outcome, def *Definition, state *St
 		return e.failure(o, def, state, fmt.Errorf("step cancelled: %v", res.err), persistence.TaskCancelled)
 	default:
 		o.collect(sc)
-		return e.failure(o, def, state, res.err, persistence.TaskFailed)
+		return recordRemote(e.failure(o, def, state, res.err, persistence.TaskFailed), sc)
 	}
 }
 
@@ -561,6 +567,11 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 		if err != nil {
 			return err
 		}
+		remoteWoken, err := e.completeRemote(ctx, tx, written)
+		if err != nil {
+			return err
+		}
+		woken = append(woken, remoteWoken...)
 		if len(parents) > 0 {
 			ws, err := tx.WorkflowWake(ctx, persistence.WorkflowWakeParams{IDs: parents, Now: now})
 			if err != nil {
@@ -582,6 +593,7 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 		return nil, nil, fmt.Errorf("error completing %d steps: %w", len(outcomes), err)
 	}
 	e.afterCommit(wake, len(written) > 0)
+	e.notifyRemote(written)
 	if len(kept) > 0 {
 		wrote := make(map[*Outcome]bool, len(written))
 		for _, o := range written {

@@ -12,6 +12,9 @@ import (
 // when its executor claimed the workflow for it: its step deadline less its state's timeout.
 func (e *Engine) RunningAttempt(ctx context.Context, w *persistence.Workflow) *persistence.TaskInstance {
 	if w.ExecutorID == nil {
+		if w.Status == persistence.StatusWaiting {
+			return e.runningRemote(ctx, w)
+		}
 		return nil
 	}
 	t := &persistence.TaskInstance{WorkflowID: w.ID, State: w.State, TaskType: taskTypeOf(nil), Attempt: w.Retries + 1,
@@ -26,4 +29,22 @@ func (e *Engine) RunningAttempt(ctx context.Context, w *persistence.Workflow) *p
 		t.Started = w.StepDeadline.Add(-def.TimeoutOf(s))
 	}
 	return t
+}
+
+// runningRemote returns a WAITING workflow's remote task as a RUNNING task instance while a worker
+// holds its lease (no executor: the worker's name is its host), or nil.
+func (e *Engine) runningRemote(ctx context.Context, w *persistence.Workflow) *persistence.TaskInstance {
+	t, err := e.store.RemoteTaskCurrent(ctx, w.ID)
+	if err != nil || t.Status != persistence.RemoteTaskLeased || t.State != w.State {
+		return nil
+	}
+	ti := &persistence.TaskInstance{WorkflowID: w.ID, State: w.State, TaskType: "remote:" + t.Function, Attempt: t.Attempt,
+		Status: persistence.TaskRunning, Started: t.Created}
+	if t.Leased != nil {
+		ti.Started = *t.Leased
+	}
+	if t.Worker != nil {
+		ti.Host = *t.Worker
+	}
+	return ti
 }

@@ -84,6 +84,7 @@ type StepContext struct {
 	children  []ChildRequest
 	signal    *persistence.Signal
 	output    json.RawMessage
+	remote    *remoteCall // what CallRemote found or asked for
 }
 
 // WorkflowID is the ID of the running workflow.

@@ -13,8 +13,9 @@ import (
 
 // metricsHandler serves /metrics in the Prometheus format: the worker pools' counters, the
 // database connection pool, the Go runtime and the process.
-func metricsHandler(store *persistence.Store, pools []*worker.Worker) http.Handler {
+func metricsHandler(store *persistence.Store, pools []*worker.Worker, extra ...prometheus.Collector) http.Handler {
 	reg := prometheus.NewRegistry()
+	reg.MustRegister(extra...)
 	reg.MustRegister(
 		worker.NewCollector(pools...),
 		collectors.NewDBStatsCollector(store.DB().DB, "cairn"),

@@ -206,6 +206,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	var background sync.WaitGroup
 	background.Go(func() { notifier.Run(bgCtx) })
 	background.Go(func() { engine.RunCancelListener(bgCtx) })
+	background.Go(func() { engine.RunTaskLeases(bgCtx) })
 	defer func() {
 		stopBackground()
 		background.Wait()
@@ -243,7 +244,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	var srv *http.Server
 	if ln != nil {
 		srv = &http.Server{
-			Handler: newHTTPHandler(cfg, engine, health, metricsHandler(store, workers), log, runCtx.Done()),
+			Handler: newHTTPHandler(cfg, engine, health, metricsHandler(store, workers, worker.NewRemoteCollector(engine)), log, runCtx.Done()),
 			// No WriteTimeout: it would cut websocket and SSE streams. ReadTimeout bounds reading
 			// a request (header and body); streams clear it once their request is read.
 			ReadHeaderTimeout: cfg.limits.readHeaderTimeout,
@@ -275,6 +276,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	// Stop taking requests and let the workers drain at the same time; runCtx is already done,
 	// so the pools have stopped claiming.
 	health.stopping.Store(true)
+	engine.StopPolls() // long polls answer now (with no task) instead of holding up the drain
 	if srv != nil {
 		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.drainTimeout)
 		if err := srv.Shutdown(shutdownCtx); err != nil {

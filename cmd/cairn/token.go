@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"strings"
 
 	"github.com/cairnflow/cairn/graph"
 	"github.com/cairnflow/cairn/persistence"
@@ -13,13 +14,14 @@ import (
 // runToken manages API tokens: `token create` prints a new token once (only its hash is stored),
 // `token revoke` refuses it from then on. Nodes started with --auth require one.
 func runToken(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet("token", "cairn token create|revoke --name NAME [--role admin|reader] [--database URL]\n\n"+
+	fs := newFlagSet("token", "cairn token create|revoke --name NAME [--role admin|reader|worker] [--functions f1,f2] [--database URL]\n\n"+
 		"  create  make a token and print it (shown once; only its hash is stored)\n"+
 		"  revoke  refuse the token of that name from now on")
-	var database, name, role string
+	var database, name, role, functions string
 	databaseFlag(fs, &database)
 	fs.StringVar(&name, "name", "", "the token's `name` (unique)")
-	fs.StringVar(&role, "role", graph.RoleAdmin, "what the token may do: admin (everything) or reader (queries and subscriptions)")
+	fs.StringVar(&role, "role", graph.RoleAdmin, "what the token may do: admin (everything), reader (queries and subscriptions) or worker (serve --functions' remote tasks)")
+	fs.StringVar(&functions, "functions", "", "with --role worker: the `functions` whose tasks the token may poll, heartbeat, complete and fail, comma-separated")
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {
 		return err
@@ -30,8 +32,20 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 	if name == "" {
 		return usagef("--name is required")
 	}
-	if role != graph.RoleAdmin && role != graph.RoleReader {
-		return usagef("--role must be admin or reader, not %q", role)
+	if role != graph.RoleAdmin && role != graph.RoleReader && role != graph.RoleWorker {
+		return usagef("--role must be admin, reader or worker, not %q", role)
+	}
+	var fnList []string
+	for _, f := range strings.Split(functions, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			fnList = append(fnList, f)
+		}
+	}
+	switch {
+	case role == graph.RoleWorker && len(fnList) == 0 && positional[0] == "create":
+		return usagef("--role worker needs --functions, the functions the token serves")
+	case role != graph.RoleWorker && len(fnList) > 0:
+		return usagef("--functions goes with --role worker only")
 	}
 	store, err := persistence.Open(ctx, database, persistence.OpenOptions{MaxConns: 2})
 	if err != nil {
@@ -53,7 +67,12 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 		return fmt.Errorf("error making a token: %w", err)
 	}
 	token := "cairn_" + base64.RawURLEncoding.EncodeToString(b)
-	if err := store.APITokenInsert(ctx, &persistence.APIToken{Name: name, Hash: persistence.HashToken(token), Role: role}); err != nil {
+	row := &persistence.APIToken{Name: name, Hash: persistence.HashToken(token), Role: role}
+	if len(fnList) > 0 {
+		joined := strings.Join(fnList, ",")
+		row.Functions = &joined
+	}
+	if err := store.APITokenInsert(ctx, row); err != nil {
 		return err
 	}
 	fmt.Fprintln(env.stdout, token)

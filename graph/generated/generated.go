@@ -120,12 +120,20 @@ type ComplexityRoot struct {
 		SubmittedBy func(childComplexity int) int
 	}
 
+	HeartbeatTaskPayload struct {
+		Deadline func(childComplexity int) int
+	}
+
 	Mutation struct {
 		BackfillSchedule          func(childComplexity int, input model.BackfillScheduleInput) int
 		CancelWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
+		CompleteTask              func(childComplexity int, input model.CompleteTaskInput) int
 		CreateSchedule            func(childComplexity int, input model.CreateScheduleInput) int
 		DeployDefinition          func(childComplexity int, input model.DeployDefinitionInput) int
+		FailTask                  func(childComplexity int, input model.FailTaskInput) int
+		HeartbeatTask             func(childComplexity int, input model.HeartbeatTaskInput) int
 		PauseWorkflow             func(childComplexity int, input model.WorkflowActionInput) int
+		PollTasks                 func(childComplexity int, input model.PollTasksInput) int
 		PublishEvent              func(childComplexity int, input model.PublishEventInput) int
 		ResumeWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
 		RetryWorkflow             func(childComplexity int, input model.RetryWorkflowInput) int
@@ -146,6 +154,10 @@ type ComplexityRoot struct {
 		StartCursor     func(childComplexity int) int
 	}
 
+	PollTasksPayload struct {
+		Tasks func(childComplexity int) int
+	}
+
 	PublishEventPayload struct {
 		Delivered func(childComplexity int) int
 	}
@@ -154,6 +166,7 @@ type ComplexityRoot struct {
 		Executors            func(childComplexity int) int
 		Node                 func(childComplexity int, id string) int
 		Nodes                func(childComplexity int, ids []string) int
+		RemoteWorkers        func(childComplexity int) int
 		Schedules            func(childComplexity int) int
 		Workflow             func(childComplexity int, id string) int
 		WorkflowByExternalID func(childComplexity int, typeArg string, externalID string) int
@@ -161,6 +174,23 @@ type ComplexityRoot struct {
 		WorkflowDefinitions  func(childComplexity int, typeArg *string, allVersions *bool) int
 		WorkflowStats        func(childComplexity int, filter *model.WorkflowFilter) int
 		Workflows            func(childComplexity int, filter *model.WorkflowFilter, orderBy *model.WorkflowOrder, first *int, after *string, last *int, before *string) int
+	}
+
+	RemoteTask struct {
+		Attempt  func(childComplexity int) int
+		Deadline func(childComplexity int) int
+		Function func(childComplexity int) int
+		ID       func(childComplexity int) int
+		Input    func(childComplexity int) int
+		Token    func(childComplexity int) int
+		Workflow func(childComplexity int) int
+	}
+
+	RemoteWorker struct {
+		Functions func(childComplexity int) int
+		LastPoll  func(childComplexity int) int
+		Name      func(childComplexity int) int
+		TasksHeld func(childComplexity int) int
 	}
 
 	RetryPolicy struct {
@@ -266,6 +296,11 @@ type ComplexityRoot struct {
 	TaskInstanceEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	TaskPayload struct {
+		ID     func(childComplexity int) int
+		Status func(childComplexity int) int
 	}
 
 	TypeCount struct {
@@ -418,6 +453,10 @@ type MutationResolver interface {
 	BackfillSchedule(ctx context.Context, input model.BackfillScheduleInput) (*model.BackfillSchedulePayload, error)
 	DeployDefinition(ctx context.Context, input model.DeployDefinitionInput) (*model.DeployDefinitionPayload, error)
 	PublishEvent(ctx context.Context, input model.PublishEventInput) (*model.PublishEventPayload, error)
+	PollTasks(ctx context.Context, input model.PollTasksInput) (*model.PollTasksPayload, error)
+	HeartbeatTask(ctx context.Context, input model.HeartbeatTaskInput) (*model.HeartbeatTaskPayload, error)
+	CompleteTask(ctx context.Context, input model.CompleteTaskInput) (*model.TaskPayload, error)
+	FailTask(ctx context.Context, input model.FailTaskInput) (*model.TaskPayload, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
@@ -430,6 +469,7 @@ type QueryResolver interface {
 	WorkflowDefinition(ctx context.Context, typeArg string, version *int) (*persistence.Definition, error)
 	Executors(ctx context.Context) ([]*persistence.Executor, error)
 	Schedules(ctx context.Context) ([]*persistence.Schedule, error)
+	RemoteWorkers(ctx context.Context) ([]*model.RemoteWorker, error)
 }
 type ScheduleResolver interface {
 	ID(ctx context.Context, obj *persistence.Schedule) (string, error)
@@ -782,6 +822,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FormSubmission.SubmittedBy(childComplexity), true
 
+	case "HeartbeatTaskPayload.deadline":
+		if e.ComplexityRoot.HeartbeatTaskPayload.Deadline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatTaskPayload.Deadline(childComplexity), true
+
 	case "Mutation.backfillSchedule":
 		if e.ComplexityRoot.Mutation.BackfillSchedule == nil {
 			break
@@ -804,6 +851,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CancelWorkflow(childComplexity, args["input"].(model.WorkflowActionInput)), true
+	case "Mutation.completeTask":
+		if e.ComplexityRoot.Mutation.CompleteTask == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_completeTask_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CompleteTask(childComplexity, args["input"].(model.CompleteTaskInput)), true
 	case "Mutation.createSchedule":
 		if e.ComplexityRoot.Mutation.CreateSchedule == nil {
 			break
@@ -826,6 +884,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeployDefinition(childComplexity, args["input"].(model.DeployDefinitionInput)), true
+	case "Mutation.failTask":
+		if e.ComplexityRoot.Mutation.FailTask == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_failTask_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.FailTask(childComplexity, args["input"].(model.FailTaskInput)), true
+	case "Mutation.heartbeatTask":
+		if e.ComplexityRoot.Mutation.HeartbeatTask == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_heartbeatTask_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.HeartbeatTask(childComplexity, args["input"].(model.HeartbeatTaskInput)), true
 	case "Mutation.pauseWorkflow":
 		if e.ComplexityRoot.Mutation.PauseWorkflow == nil {
 			break
@@ -837,6 +917,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PauseWorkflow(childComplexity, args["input"].(model.WorkflowActionInput)), true
+	case "Mutation.pollTasks":
+		if e.ComplexityRoot.Mutation.PollTasks == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_pollTasks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PollTasks(childComplexity, args["input"].(model.PollTasksInput)), true
 	case "Mutation.publishEvent":
 		if e.ComplexityRoot.Mutation.PublishEvent == nil {
 			break
@@ -984,6 +1075,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "PollTasksPayload.tasks":
+		if e.ComplexityRoot.PollTasksPayload.Tasks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PollTasksPayload.Tasks(childComplexity), true
+
 	case "PublishEventPayload.delivered":
 		if e.ComplexityRoot.PublishEventPayload.Delivered == nil {
 			break
@@ -1020,6 +1118,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
+	case "Query.remoteWorkers":
+		if e.ComplexityRoot.Query.RemoteWorkers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.RemoteWorkers(childComplexity), true
 	case "Query.schedules":
 		if e.ComplexityRoot.Query.Schedules == nil {
 			break
@@ -1092,6 +1196,74 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Workflows(childComplexity, args["filter"].(*model.WorkflowFilter), args["orderBy"].(*model.WorkflowOrder), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+
+	case "RemoteTask.attempt":
+		if e.ComplexityRoot.RemoteTask.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoteTask.Attempt(childComplexity), true
+	case "RemoteTask.deadline":
+		if e.ComplexityRoot.RemoteTask.Deadline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoteTask.Deadline(childComplexity), true
+	case "RemoteTask.function":
+		if e.ComplexityRoot.RemoteTask.Function == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoteTask.Function(childComplexity), true
+	case "RemoteTask.id":
+		if e.ComplexityRoot.RemoteTask.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoteTask.ID(childComplexity), true
+	case "RemoteTask.input":
+		if e.ComplexityRoot.RemoteTask.Input == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoteTask.Input(childComplexity), true
+	case "RemoteTask.token":
+		if e.ComplexityRoot.RemoteTask.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoteTask.Token(childComplexity), true
+	case "RemoteTask.workflow":
+		if e.ComplexityRoot.RemoteTask.Workflow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoteTask.Workflow(childComplexity), true
+
+	case "RemoteWorker.functions":
+		if e.ComplexityRoot.RemoteWorker.Functions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoteWorker.Functions(childComplexity), true
+	case "RemoteWorker.lastPoll":
+		if e.ComplexityRoot.RemoteWorker.LastPoll == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoteWorker.LastPoll(childComplexity), true
+	case "RemoteWorker.name":
+		if e.ComplexityRoot.RemoteWorker.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoteWorker.Name(childComplexity), true
+	case "RemoteWorker.tasksHeld":
+		if e.ComplexityRoot.RemoteWorker.TasksHeld == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoteWorker.TasksHeld(childComplexity), true
 
 	case "RetryPolicy.jitter":
 		if e.ComplexityRoot.RetryPolicy.Jitter == nil {
@@ -1511,6 +1683,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskInstanceEdge.Node(childComplexity), true
+
+	case "TaskPayload.id":
+		if e.ComplexityRoot.TaskPayload.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskPayload.ID(childComplexity), true
+	case "TaskPayload.status":
+		if e.ComplexityRoot.TaskPayload.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskPayload.Status(childComplexity), true
 
 	case "TypeCount.byStatus":
 		if e.ComplexityRoot.TypeCount.ByStatus == nil {
@@ -1995,8 +2180,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputBackfillScheduleInput,
+		ec.unmarshalInputCompleteTaskInput,
 		ec.unmarshalInputCreateScheduleInput,
 		ec.unmarshalInputDeployDefinitionInput,
+		ec.unmarshalInputFailTaskInput,
+		ec.unmarshalInputHeartbeatTaskInput,
+		ec.unmarshalInputPollTasksInput,
 		ec.unmarshalInputPublishEventInput,
 		ec.unmarshalInputRetryWorkflowInput,
 		ec.unmarshalInputSetDefinitionReleaseStateInput,
@@ -2005,6 +2194,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputStartWorkflowInput,
 		ec.unmarshalInputStartWorkflowsInput,
 		ec.unmarshalInputSubmitFormInput,
+		ec.unmarshalInputTaskErrorInput,
 		ec.unmarshalInputUpdateWorkflowInput,
 		ec.unmarshalInputWorkflowActionInput,
 		ec.unmarshalInputWorkflowFilter,
@@ -3060,6 +3250,123 @@ type PublishEventPayload {
   "The workflows the event was delivered to."
   delivered: [Workflow!]!
 }
+
+# ---------------------------------------------------------------------------------------------
+# Remote workers: processes in any language serve the functions that workflows call (a ` + "`" + `call` + "`" + ` of
+# a function the document does not define, or a Go step's CallRemote) by polling for tasks.
+
+extend type Query {
+  "The remote workers that polled for tasks, by name."
+  remoteWorkers: [RemoteWorker!]!
+}
+
+# The remote task protocol. A worker token (cairn token create --role worker --functions f1,f2) may
+# run these four mutations, for its functions' tasks only, and nothing else (FORBIDDEN).
+extend type Mutation {
+  """
+  Leases up to max pending tasks of the functions for leaseMs, waiting up to waitMs for one to
+  arrive on any node (an empty list when none came). max 1 to 100 (default 1), leaseMs 1000 to
+  3600000 (default 30000), waitMs 0 to 60000 (default 0); out of range is INVALID_INPUT naming the
+  field. A task whose lease runs out is offered again (a new token, attempt + 1).
+  """
+  pollTasks(input: PollTasksInput!): PollTasksPayload!
+  "Extends a lease by its leaseMs. A lost lease (it ran out, or the task ended) is CONFLICT."
+  heartbeatTask(input: HeartbeatTaskInput!): HeartbeatTaskPayload!
+  """
+  Ends a task with its output (a JSON value of at most 512 KiB; beyond it INVALID_INPUT, and the
+  task stays leased). A token that no longer holds the task is CONFLICT and changes nothing.
+  """
+  completeTask(input: CompleteTaskInput!): TaskPayload!
+  """
+  Ends a task with an error (RFC 7807 problem details). A retryable failure runs the step again under
+  its retry policy; another fails it. A token that no longer holds the task is CONFLICT.
+  """
+  failTask(input: FailTaskInput!): TaskPayload!
+}
+
+input PollTasksInput {
+  "The functions this worker serves (at least one, at most 100)."
+  functions: [String!]!
+  "The most tasks to lease (1 to 100, default 1)."
+  max: Int
+  "How long to wait for a task when none is pending, in milliseconds (0 to 60000, default 0)."
+  waitMs: Int
+  "How long the lease lasts, in milliseconds (1000 to 3600000, default 30000)."
+  leaseMs: Int
+  "The worker's name, listed in remoteWorkers and as the host of its task instances."
+  worker: String
+}
+
+type PollTasksPayload {
+  "The tasks leased, oldest first; empty when none came within waitMs."
+  tasks: [RemoteTask!]!
+}
+
+"A leased task: call the function with input, then complete or fail it with token."
+type RemoteTask {
+  "The task's opaque ID."
+  id: ID!
+  "Holds the lease: pass it to heartbeatTask, completeTask or failTask."
+  token: String!
+  function: String!
+  "The call's arguments."
+  input: JSON
+  "The attempt, from 1: a lease that ran out and a retried failure count as attempts."
+  attempt: Int!
+  "When the lease runs out unless extended."
+  deadline: Time!
+  "The workflow whose step called the function."
+  workflow: Workflow
+}
+
+input HeartbeatTaskInput {
+  token: String!
+}
+
+type HeartbeatTaskPayload {
+  "The lease's new deadline."
+  deadline: Time!
+}
+
+input CompleteTaskInput {
+  token: String!
+  "The function's result (any JSON value; null when absent)."
+  output: JSON
+}
+
+input TaskErrorInput {
+  "A URI naming the kind of error (default: the runtime error of Serverless Workflow)."
+  type: String
+  "An HTTP status that fits the error (100 to 599)."
+  status: Int
+  title: String
+  detail: String
+}
+
+input FailTaskInput {
+  token: String!
+  error: TaskErrorInput!
+  "Whether running the task again may help (default false)."
+  retryable: Boolean
+}
+
+type TaskPayload {
+  "The task's opaque ID."
+  id: ID!
+  "SUCCEEDED or FAILED."
+  status: String!
+}
+
+"A worker that polled for tasks."
+type RemoteWorker {
+  name: String!
+  "The functions its last recorded poll named."
+  functions: [String!]!
+  "When it last polled (recorded at most about once a second)."
+  lastPoll: Time!
+  "The tasks it holds a live lease on."
+  tasksHeld: Int!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3204,6 +3511,14 @@ func (ec *executionContext) childFields_FormSubmission(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type FormSubmission", field.Name)
 }
 
+func (ec *executionContext) childFields_HeartbeatTaskPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deadline":
+		return ec.fieldContext_HeartbeatTaskPayload_deadline(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HeartbeatTaskPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -3218,12 +3533,54 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
 
+func (ec *executionContext) childFields_PollTasksPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tasks":
+		return ec.fieldContext_PollTasksPayload_tasks(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PollTasksPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_PublishEventPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "delivered":
 		return ec.fieldContext_PublishEventPayload_delivered(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PublishEventPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RemoteTask(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_RemoteTask_id(ctx, field)
+	case "token":
+		return ec.fieldContext_RemoteTask_token(ctx, field)
+	case "function":
+		return ec.fieldContext_RemoteTask_function(ctx, field)
+	case "input":
+		return ec.fieldContext_RemoteTask_input(ctx, field)
+	case "attempt":
+		return ec.fieldContext_RemoteTask_attempt(ctx, field)
+	case "deadline":
+		return ec.fieldContext_RemoteTask_deadline(ctx, field)
+	case "workflow":
+		return ec.fieldContext_RemoteTask_workflow(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RemoteTask", field.Name)
+}
+
+func (ec *executionContext) childFields_RemoteWorker(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_RemoteWorker_name(ctx, field)
+	case "functions":
+		return ec.fieldContext_RemoteWorker_functions(ctx, field)
+	case "lastPoll":
+		return ec.fieldContext_RemoteWorker_lastPoll(ctx, field)
+	case "tasksHeld":
+		return ec.fieldContext_RemoteWorker_tasksHeld(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RemoteWorker", field.Name)
 }
 
 func (ec *executionContext) childFields_RetryPolicy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3424,6 +3781,16 @@ func (ec *executionContext) childFields_TaskInstanceEdge(ctx context.Context, fi
 		return ec.fieldContext_TaskInstanceEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TaskInstanceEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_TaskPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_TaskPayload_id(ctx, field)
+	case "status":
+		return ec.fieldContext_TaskPayload_status(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TaskPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_TypeCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3778,6 +4145,20 @@ func (ec *executionContext) field_Mutation_cancelWorkflow_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_completeTask_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CompleteTaskInput, error) {
+			return ec.unmarshalNCompleteTaskInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompleteTaskInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createSchedule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3806,12 +4187,54 @@ func (ec *executionContext) field_Mutation_deployDefinition_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_failTask_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.FailTaskInput, error) {
+			return ec.unmarshalNFailTaskInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFailTaskInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_heartbeatTask_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.HeartbeatTaskInput, error) {
+			return ec.unmarshalNHeartbeatTaskInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐHeartbeatTaskInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_pauseWorkflow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.WorkflowActionInput, error) {
 			return ec.unmarshalNWorkflowActionInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐWorkflowActionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_pollTasks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.PollTasksInput, error) {
+			return ec.unmarshalNPollTasksInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐPollTasksInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5508,6 +5931,29 @@ func (ec *executionContext) fieldContext_FormSubmission_created(_ context.Contex
 	return graphql.NewScalarFieldContext("FormSubmission", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _HeartbeatTaskPayload_deadline(ctx context.Context, field graphql.CollectedField, obj *model.HeartbeatTaskPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatTaskPayload_deadline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deadline, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatTaskPayload_deadline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeartbeatTaskPayload", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _Mutation_startWorkflow(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6212,6 +6658,182 @@ func (ec *executionContext) fieldContext_Mutation_publishEvent(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_pollTasks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_pollTasks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PollTasks(ctx, fc.Args["input"].(model.PollTasksInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PollTasksPayload) graphql.Marshaler {
+			return ec.marshalNPollTasksPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐPollTasksPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_pollTasks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PollTasksPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_pollTasks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_heartbeatTask(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_heartbeatTask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().HeartbeatTask(ctx, fc.Args["input"].(model.HeartbeatTaskInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.HeartbeatTaskPayload) graphql.Marshaler {
+			return ec.marshalNHeartbeatTaskPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐHeartbeatTaskPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_heartbeatTask(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HeartbeatTaskPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_heartbeatTask_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_completeTask(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_completeTask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CompleteTask(ctx, fc.Args["input"].(model.CompleteTaskInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskPayload) graphql.Marshaler {
+			return ec.marshalNTaskPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐTaskPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_completeTask(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_completeTask_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_failTask(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_failTask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().FailTask(ctx, fc.Args["input"].(model.FailTaskInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskPayload) graphql.Marshaler {
+			return ec.marshalNTaskPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐTaskPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_failTask(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_failTask_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6302,6 +6924,38 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PollTasksPayload_tasks(ctx context.Context, field graphql.CollectedField, obj *model.PollTasksPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PollTasksPayload_tasks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tasks, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.RemoteTask) graphql.Marshaler {
+			return ec.marshalNRemoteTask2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRemoteTaskᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PollTasksPayload_tasks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PollTasksPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RemoteTask(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _PublishEventPayload_delivered(ctx context.Context, field graphql.CollectedField, obj *model.PublishEventPayload) (ret graphql.Marshaler) {
@@ -6752,6 +7406,38 @@ func (ec *executionContext) fieldContext_Query_schedules(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_remoteWorkers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_remoteWorkers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().RemoteWorkers(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.RemoteWorker) graphql.Marshaler {
+			return ec.marshalNRemoteWorker2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRemoteWorkerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_remoteWorkers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RemoteWorker(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6826,6 +7512,268 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RemoteTask_id(ctx context.Context, field graphql.CollectedField, obj *model.RemoteTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoteTask_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoteTask_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoteTask", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RemoteTask_token(ctx context.Context, field graphql.CollectedField, obj *model.RemoteTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoteTask_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Token, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoteTask_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoteTask", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RemoteTask_function(ctx context.Context, field graphql.CollectedField, obj *model.RemoteTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoteTask_function(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Function, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoteTask_function(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoteTask", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RemoteTask_input(ctx context.Context, field graphql.CollectedField, obj *model.RemoteTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoteTask_input(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Input, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
+			return ec.marshalOJSON2encodingᚋjsonᚐRawMessage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RemoteTask_input(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoteTask", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _RemoteTask_attempt(ctx context.Context, field graphql.CollectedField, obj *model.RemoteTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoteTask_attempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoteTask_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoteTask", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RemoteTask_deadline(ctx context.Context, field graphql.CollectedField, obj *model.RemoteTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoteTask_deadline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deadline, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoteTask_deadline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoteTask", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _RemoteTask_workflow(ctx context.Context, field graphql.CollectedField, obj *model.RemoteTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoteTask_workflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Workflow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.Workflow) graphql.Marshaler {
+			return ec.marshalOWorkflow2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐWorkflow(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RemoteTask_workflow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RemoteTask",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Workflow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RemoteWorker_name(ctx context.Context, field graphql.CollectedField, obj *model.RemoteWorker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoteWorker_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoteWorker_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoteWorker", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RemoteWorker_functions(ctx context.Context, field graphql.CollectedField, obj *model.RemoteWorker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoteWorker_functions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Functions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoteWorker_functions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoteWorker", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RemoteWorker_lastPoll(ctx context.Context, field graphql.CollectedField, obj *model.RemoteWorker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoteWorker_lastPoll(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastPoll, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoteWorker_lastPoll(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoteWorker", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _RemoteWorker_tasksHeld(ctx context.Context, field graphql.CollectedField, obj *model.RemoteWorker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoteWorker_tasksHeld(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TasksHeld, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoteWorker_tasksHeld(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoteWorker", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _RetryPolicy_maxAttempts(ctx context.Context, field graphql.CollectedField, obj *model.RetryPolicy) (ret graphql.Marshaler) {
@@ -8494,6 +9442,52 @@ func (ec *executionContext) fieldContext_TaskInstanceEdge_node(_ context.Context
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _TaskPayload_id(ctx context.Context, field graphql.CollectedField, obj *model.TaskPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskPayload_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskPayload_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TaskPayload_status(ctx context.Context, field graphql.CollectedField, obj *model.TaskPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskPayload_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskPayload_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskPayload", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _TypeCount_type(ctx context.Context, field graphql.CollectedField, obj *model.TypeCount) (ret graphql.Marshaler) {
@@ -11583,6 +12577,43 @@ func (ec *executionContext) unmarshalInputBackfillScheduleInput(ctx context.Cont
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCompleteTaskInput(ctx context.Context, obj any) (model.CompleteTaskInput, error) {
+	var it model.CompleteTaskInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"token", "output"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "token":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("token"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Token = data
+		case "output":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("output"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Output = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Context, obj any) (model.CreateScheduleInput, error) {
 	var it model.CreateScheduleInput
 	if obj == nil {
@@ -11687,6 +12718,138 @@ func (ec *executionContext) unmarshalInputDeployDefinitionInput(ctx context.Cont
 				return it, err
 			}
 			it.Source = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputFailTaskInput(ctx context.Context, obj any) (model.FailTaskInput, error) {
+	var it model.FailTaskInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"token", "error", "retryable"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "token":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("token"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Token = data
+		case "error":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("error"))
+			data, err := ec.unmarshalNTaskErrorInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐTaskErrorInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Error = data
+		case "retryable":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("retryable"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Retryable = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputHeartbeatTaskInput(ctx context.Context, obj any) (model.HeartbeatTaskInput, error) {
+	var it model.HeartbeatTaskInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"token"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "token":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("token"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Token = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputPollTasksInput(ctx context.Context, obj any) (model.PollTasksInput, error) {
+	var it model.PollTasksInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"functions", "max", "waitMs", "leaseMs", "worker"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "functions":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("functions"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Functions = data
+		case "max":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("max"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Max = data
+		case "waitMs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("waitMs"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WaitMs = data
+		case "leaseMs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("leaseMs"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LeaseMs = data
+		case "worker":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("worker"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Worker = data
 		}
 	}
 	return it, nil
@@ -12067,6 +13230,57 @@ func (ec *executionContext) unmarshalInputSubmitFormInput(ctx context.Context, o
 				return it, err
 			}
 			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputTaskErrorInput(ctx context.Context, obj any) (model.TaskErrorInput, error) {
+	var it model.TaskErrorInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"type", "status", "title", "detail"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "detail":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("detail"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Detail = data
 		}
 	}
 	return it, nil
@@ -13312,6 +14526,44 @@ func (ec *executionContext) _FormSubmission(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var heartbeatTaskPayloadImplementors = []string{"HeartbeatTaskPayload"}
+
+func (ec *executionContext) _HeartbeatTaskPayload(ctx context.Context, sel ast.SelectionSet, obj *model.HeartbeatTaskPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, heartbeatTaskPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HeartbeatTaskPayload")
+		case "deadline":
+			out.Values[i] = ec._HeartbeatTaskPayload_deadline(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -13444,6 +14696,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "pollTasks":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_pollTasks(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "heartbeatTask":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_heartbeatTask(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completeTask":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_completeTask(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failTask":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_failTask(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13495,6 +14775,44 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var pollTasksPayloadImplementors = []string{"PollTasksPayload"}
+
+func (ec *executionContext) _PollTasksPayload(ctx context.Context, sel ast.SelectionSet, obj *model.PollTasksPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pollTasksPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PollTasksPayload")
+		case "tasks":
+			out.Values[i] = ec._PollTasksPayload_tasks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -13796,6 +15114,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "remoteWorkers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_remoteWorkers(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -13809,6 +15149,127 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var remoteTaskImplementors = []string{"RemoteTask"}
+
+func (ec *executionContext) _RemoteTask(ctx context.Context, sel ast.SelectionSet, obj *model.RemoteTask) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, remoteTaskImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RemoteTask")
+		case "id":
+			out.Values[i] = ec._RemoteTask_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "token":
+			out.Values[i] = ec._RemoteTask_token(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "function":
+			out.Values[i] = ec._RemoteTask_function(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "input":
+			out.Values[i] = ec._RemoteTask_input(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "attempt":
+			out.Values[i] = ec._RemoteTask_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deadline":
+			out.Values[i] = ec._RemoteTask_deadline(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workflow":
+			out.Values[i] = ec._RemoteTask_workflow(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var remoteWorkerImplementors = []string{"RemoteWorker"}
+
+func (ec *executionContext) _RemoteWorker(ctx context.Context, sel ast.SelectionSet, obj *model.RemoteWorker) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, remoteWorkerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RemoteWorker")
+		case "name":
+			out.Values[i] = ec._RemoteWorker_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "functions":
+			out.Values[i] = ec._RemoteWorker_functions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastPoll":
+			out.Values[i] = ec._RemoteWorker_lastPoll(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tasksHeld":
+			out.Values[i] = ec._RemoteWorker_tasksHeld(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -14875,6 +16336,49 @@ func (ec *executionContext) _TaskInstanceEdge(ctx context.Context, sel ast.Selec
 			}
 		case "node":
 			out.Values[i] = ec._TaskInstanceEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var taskPayloadImplementors = []string{"TaskPayload"}
+
+func (ec *executionContext) _TaskPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TaskPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskPayload")
+		case "id":
+			out.Values[i] = ec._TaskPayload_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._TaskPayload_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -16934,6 +18438,11 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) unmarshalNCompleteTaskInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompleteTaskInput(ctx context.Context, v any) (model.CompleteTaskInput, error) {
+	res, err := ec.unmarshalInputCompleteTaskInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCreateScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateScheduleInput(ctx context.Context, v any) (model.CreateScheduleInput, error) {
 	res, err := ec.unmarshalInputCreateScheduleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -16980,6 +18489,11 @@ func (ec *executionContext) marshalNExecutor2ᚖgithubᚗcomᚋcairnflowᚋcairn
 	return ec._Executor(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNFailTaskInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFailTaskInput(ctx context.Context, v any) (model.FailTaskInput, error) {
+	res, err := ec.unmarshalInputFailTaskInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
 	res, err := graphql.UnmarshalFloatContext(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -17020,6 +18534,21 @@ func (ec *executionContext) marshalNFormSubmission2ᚖgithubᚗcomᚋcairnflow�
 		return graphql.Null
 	}
 	return ec._FormSubmission(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNHeartbeatTaskInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐHeartbeatTaskInput(ctx context.Context, v any) (model.HeartbeatTaskInput, error) {
+	res, err := ec.unmarshalInputHeartbeatTaskInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNHeartbeatTaskPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐHeartbeatTaskPayload(ctx context.Context, sel ast.SelectionSet, v *model.HeartbeatTaskPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._HeartbeatTaskPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -17125,6 +18654,21 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋcairnflowᚋcairn
 	return ec._PageInfo(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNPollTasksInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐPollTasksInput(ctx context.Context, v any) (model.PollTasksInput, error) {
+	res, err := ec.unmarshalInputPollTasksInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPollTasksPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐPollTasksPayload(ctx context.Context, sel ast.SelectionSet, v *model.PollTasksPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PollTasksPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNPublishEventInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐPublishEventInput(ctx context.Context, v any) (model.PublishEventInput, error) {
 	res, err := ec.unmarshalInputPublishEventInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -17167,6 +18711,58 @@ var (
 		persistence.ReleaseOffline: "OFFLINE",
 	}
 )
+
+func (ec *executionContext) marshalNRemoteTask2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRemoteTaskᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RemoteTask) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRemoteTask2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRemoteTask(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRemoteTask2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRemoteTask(ctx context.Context, sel ast.SelectionSet, v *model.RemoteTask) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RemoteTask(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRemoteWorker2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRemoteWorkerᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RemoteWorker) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRemoteWorker2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRemoteWorker(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRemoteWorker2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRemoteWorker(ctx context.Context, sel ast.SelectionSet, v *model.RemoteWorker) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RemoteWorker(ctx, sel, v)
+}
 
 func (ec *executionContext) marshalNRetryPolicy2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRetryPolicy(ctx context.Context, sel ast.SelectionSet, v *model.RetryPolicy) graphql.Marshaler {
 	if v == nil {
@@ -17499,6 +19095,11 @@ func (ec *executionContext) unmarshalNSubmitFormInput2githubᚗcomᚋcairnflow�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNTaskErrorInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐTaskErrorInput(ctx context.Context, v any) (*model.TaskErrorInput, error) {
+	res, err := ec.unmarshalInputTaskErrorInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNTaskInstance2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐTaskInstanceᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.TaskInstance) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -17596,6 +19197,16 @@ var (
 		persistence.TaskLost:      "LOST",
 	}
 )
+
+func (ec *executionContext) marshalNTaskPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐTaskPayload(ctx context.Context, sel ast.SelectionSet, v *model.TaskPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TaskPayload(ctx, sel, v)
+}
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := model.UnmarshalTime(v)

@@ -32,6 +32,12 @@ type BackfillSchedulePayload struct {
 	Created int `json:"created"`
 }
 
+type CompleteTaskInput struct {
+	Token string `json:"token"`
+	// The function's result (any JSON value; null when absent).
+	Output json.RawMessage `json:"output,omitempty"`
+}
+
 // A schedule made to start workflows on a cron expression.
 type CreateScheduleInput struct {
 	// The workflow type to start.
@@ -66,6 +72,22 @@ type DeployDefinitionPayload struct {
 	Created bool `json:"created"`
 }
 
+type FailTaskInput struct {
+	Token string          `json:"token"`
+	Error *TaskErrorInput `json:"error"`
+	// Whether running the task again may help (default false).
+	Retryable *bool `json:"retryable,omitempty"`
+}
+
+type HeartbeatTaskInput struct {
+	Token string `json:"token"`
+}
+
+type HeartbeatTaskPayload struct {
+	// The lease's new deadline.
+	Deadline time.Time `json:"deadline"`
+}
+
 // Operations on workflows. Each takes one input object and returns a payload. An operation that fails
 // changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
 // and, when an input field is at fault, extensions.field.
@@ -84,6 +106,24 @@ type PageInfo struct {
 	EndCursor *string `json:"endCursor,omitempty"`
 }
 
+type PollTasksInput struct {
+	// The functions this worker serves (at least one, at most 100).
+	Functions []string `json:"functions"`
+	// The most tasks to lease (1 to 100, default 1).
+	Max *int `json:"max,omitempty"`
+	// How long to wait for a task when none is pending, in milliseconds (0 to 60000, default 0).
+	WaitMs *int `json:"waitMs,omitempty"`
+	// How long the lease lasts, in milliseconds (1000 to 3600000, default 30000).
+	LeaseMs *int `json:"leaseMs,omitempty"`
+	// The worker's name, listed in remoteWorkers and as the host of its task instances.
+	Worker *string `json:"worker,omitempty"`
+}
+
+type PollTasksPayload struct {
+	// The tasks leased, oldest first; empty when none came within waitMs.
+	Tasks []*RemoteTask `json:"tasks"`
+}
+
 // The input of publishEvent.
 type PublishEventInput struct {
 	// The CloudEvent, in its JSON form.
@@ -99,6 +139,34 @@ type PublishEventPayload struct {
 // The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
 // code INVALID_INPUT for an ID that is not an ID of the right kind.
 type Query struct {
+}
+
+// A leased task: call the function with input, then complete or fail it with token.
+type RemoteTask struct {
+	// The task's opaque ID.
+	ID string `json:"id"`
+	// Holds the lease: pass it to heartbeatTask, completeTask or failTask.
+	Token    string `json:"token"`
+	Function string `json:"function"`
+	// The call's arguments.
+	Input json.RawMessage `json:"input,omitempty"`
+	// The attempt, from 1: a lease that ran out and a retried failure count as attempts.
+	Attempt int `json:"attempt"`
+	// When the lease runs out unless extended.
+	Deadline time.Time `json:"deadline"`
+	// The workflow whose step called the function.
+	Workflow *persistence.Workflow `json:"workflow,omitempty"`
+}
+
+// A worker that polled for tasks.
+type RemoteWorker struct {
+	Name string `json:"name"`
+	// The functions its last recorded poll named.
+	Functions []string `json:"functions"`
+	// When it last polled (recorded at most about once a second).
+	LastPoll time.Time `json:"lastPoll"`
+	// The tasks it holds a live lease on.
+	TasksHeld int `json:"tasksHeld"`
 }
 
 // How often a failing state runs again and how long it waits in between.
@@ -250,6 +318,22 @@ type SubmitFormInput struct {
 // whose extensions.cursor is the last event it was sent: subscribing again with after set to it
 // resumes with every event it missed.
 type Subscription struct {
+}
+
+type TaskErrorInput struct {
+	// A URI naming the kind of error (default: the runtime error of Serverless Workflow).
+	Type *string `json:"type,omitempty"`
+	// An HTTP status that fits the error (100 to 599).
+	Status *int    `json:"status,omitempty"`
+	Title  *string `json:"title,omitempty"`
+	Detail *string `json:"detail,omitempty"`
+}
+
+type TaskPayload struct {
+	// The task's opaque ID.
+	ID string `json:"id"`
+	// SUCCEEDED or FAILED.
+	Status string `json:"status"`
 }
 
 // The workflows of one type.

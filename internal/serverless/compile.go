@@ -35,6 +35,8 @@ type compiler struct {
 	errors   map[string]any // use.errors
 	retries  map[string]any // use.retries
 	timeouts map[string]any // use.timeouts
+	// functions are use.functions: a call of a name not among them is served by name (function.go).
+	functions map[string]any
 }
 
 // decodeSource reads YAML or JSON (JSON is YAML) into plain values and its canonical JSON form.
@@ -92,6 +94,7 @@ func (c *compiler) compileDocument(doc map[string]any) error {
 		c.errors, _ = use["errors"].(map[string]any)
 		c.retries, _ = use["retries"].(map[string]any)
 		c.timeouts, _ = use["timeouts"].(map[string]any)
+		c.functions, _ = use["functions"].(map[string]any)
 	}
 	root := &task{name: "", path: "", kind: kindRoot}
 	if v, ok := doc["timeout"]; ok {
@@ -219,7 +222,7 @@ func checkThen(l *taskList, then, ptr string) error {
 func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (*task, error) {
 	t := &task{name: name, path: ptr}
 	for key, reason := range unsupportedTasks {
-		if v, ok := def[key]; ok && !(key == "call" && (v == "http" || v == "openapi")) && !(key == "run" && isRunWorkflow(v)) {
+		if v, ok := def[key]; ok && !(key == "call" && (v == "http" || v == "openapi" || c.isFunctionCall(v))) && !(key == "run" && isRunWorkflow(v)) {
 			what := key
 			if s, ok := v.(string); ok {
 				what = key + ": " + s
@@ -268,6 +271,8 @@ func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (
 		return t, c.compileHTTP(t, def, sc)
 	case def["call"] == "openapi":
 		return t, c.compileOpenAPI(t, def, sc)
+	case c.isFunctionCall(def["call"]):
+		return t, c.compileFunctionCall(t, def, sc)
 	case def["run"] != nil:
 		return t, c.compileRunWorkflow(t, def["run"].(map[string]any), sc)
 	case def["fork"] != nil:

@@ -20,6 +20,8 @@ type target struct {
 	delay time.Duration
 	end   bool
 	fault *Problem
+	// stepErr ends the step with an error (a remote task not ended yet: the workflow waits).
+	stepErr error
 }
 
 // frame is the running state of one composite task around the current one (the root first).

@@ -46,6 +46,8 @@ type program struct {
 	store   *persistence.Store
 	engine  *workflow.Engine // where forks claim a win and cancel the branches that lost
 	secrets map[string]any
+	// functions are the Go Functions of this node, by name.
+	functions map[string]Function
 }
 
 // taskList is one list of tasks (a `do`, a `try`, a `catch.do`) and the task that owns it.
@@ -103,6 +105,7 @@ type task struct {
 	openapi    *openapiCall
 	run        *runWorkflow
 	fork       *forkSpec
+	function   *functionCall
 }
 
 type switchCase struct {

@@ -138,6 +138,9 @@ func (p *program) handler(t *task) workflow.StepFunc {
 
 // finishStep saves the step's data and turns where it goes into the engine's Next.
 func (r *run) finishStep(sc *workflow.StepContext, tg target) (workflow.Next, error) {
+	if tg.stepErr != nil {
+		return workflow.Next{}, tg.stepErr
+	}
 	// The task to run next gets its deadline; one that has passed already faults it now.
 	for range maxHops {
 		if tg.leaf == nil || tg.await || tg.again || tg.end || tg.fault != nil {
@@ -300,6 +303,15 @@ func (r *run) runTask(sc *workflow.StepContext, t *task) target {
 		return r.complete(t, in, out, t.then)
 	case kindOpenAPI:
 		out, p := r.callOpenAPI(t, in)
+		if p != nil {
+			return r.fault(t, p)
+		}
+		return r.complete(t, in, out, t.then)
+	case kindFunction:
+		out, p, err := r.callFunction(sc, t, in)
+		if err != nil {
+			return target{leaf: t, stepErr: err}
+		}
 		if p != nil {
 			return r.fault(t, p)
 		}

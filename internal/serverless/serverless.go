@@ -28,6 +28,9 @@ type Options struct {
 	// Secrets are what expressions read as $secret (credentials for authentication, say). They
 	// are never stored, unless an expression copies one into a task's output.
 	Secrets map[string]any
+	// Functions serve `call`s of functions a document does not define, by name, in this process;
+	// a call of a name not here becomes a remote task for workers (see workflow.StepContext.CallRemote).
+	Functions map[string]Function
 }
 
 // Compiler is cairn's workflow.DocumentCompiler for Serverless Workflow documents.
@@ -36,6 +39,8 @@ type Compiler struct {
 	secrets map[string]any
 	store   *persistence.Store // where run: workflow tasks read their children
 	engine  *workflow.Engine
+	// functions are the node's Go Functions, by name.
+	functions map[string]Function
 }
 
 var _ workflow.DocumentCompiler = (*Compiler)(nil)
@@ -46,7 +51,7 @@ func NewCompiler(opts Options) *Compiler {
 	if secrets == nil {
 		secrets = map[string]any{}
 	}
-	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets}
+	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets, functions: opts.Functions}
 }
 
 // Install makes an engine deploy and run Serverless Workflow documents.
@@ -62,7 +67,7 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.http, p.store, p.engine, p.secrets = c.http, c.store, c.engine, c.secrets
+	p.http, p.store, p.engine, p.secrets, p.functions = c.http, c.store, c.engine, c.secrets, c.functions
 	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label}, nil
 }
 

@@ -1,0 +1,225 @@
+package graph
+
+import (
+	"context"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/cairnflow/cairn/graph/model"
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// RoleWorker is the role of API tokens that serve remote functions: they may run the task
+// mutations for their functions' tasks, and nothing else.
+const RoleWorker = "worker"
+
+// kindRemoteTask names the IDs of remote tasks.
+const kindRemoteTask = "RemoteTask"
+
+// taskMutations are the only fields a worker token may ask for.
+var taskMutations = map[string]bool{"pollTasks": true, "heartbeatTask": true, "completeTask": true, "failTask": true, "__typename": true}
+
+// allowedFunctions returns the functions the caller may serve: nil (any) unless it authenticated
+// with a worker token, whose functions are read with the token.
+func (r *Resolver) allowedFunctions(ctx context.Context) ([]string, error) {
+	if roleOf(ctx) != RoleWorker {
+		return nil, nil
+	}
+	t, err := r.store.APITokenGetByHash(ctx, persistence.HashToken(tokenOf(ctx)))
+	if err != nil {
+		return nil, err
+	}
+	allowed := []string{}
+	if t.Functions != nil {
+		for _, f := range strings.Split(*t.Functions, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				allowed = append(allowed, f)
+			}
+		}
+	}
+	return allowed, nil
+}
+
+// pollTasks leases tasks and loads their workflows in one read.
+func (r *Resolver) pollTasks(ctx context.Context, in model.PollTasksInput) (*model.PollTasksPayload, error) {
+	allowed, err := r.allowedFunctions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := workflow.PollTasksParams{Functions: in.Functions, Max: in.Max, WaitMs: in.WaitMs, LeaseMs: in.LeaseMs, Allowed: allowed}
+	if in.Worker != nil {
+		p.Worker = *in.Worker
+	}
+	leased, err := r.engine.PollTasks(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.PollTasksPayload{Tasks: make([]*model.RemoteTask, 0, len(leased))}
+	ids := make([]int64, len(leased))
+	for i, t := range leased {
+		ids[i] = t.WorkflowID
+	}
+	byID := map[int64]*persistence.Workflow{}
+	if len(ids) > 0 && roleOf(ctx) != RoleWorker { // a worker may not read workflows, beyond their IDs
+		wfs, err := r.store.WorkflowGetMany(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range wfs {
+			byID[w.ID] = w
+		}
+	}
+	for _, t := range leased {
+		w := byID[t.WorkflowID]
+		if w == nil {
+			w = &persistence.Workflow{ID: t.WorkflowID}
+		}
+		out.Tasks = append(out.Tasks, &model.RemoteTask{ID: encodeID(kindRemoteTask, t.ID), Token: t.Token, Function: t.Function,
+			Input: t.Input, Attempt: t.Attempt, Deadline: *t.LeaseDeadline, Workflow: w})
+	}
+	return out, nil
+}
+
+func (r *Resolver) heartbeatTask(ctx context.Context, in model.HeartbeatTaskInput) (*model.HeartbeatTaskPayload, error) {
+	allowed, err := r.allowedFunctions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.engine.HeartbeatTask(ctx, in.Token, allowed)
+	if err != nil {
+		return nil, err
+	}
+	return &model.HeartbeatTaskPayload{Deadline: d}, nil
+}
+
+func (r *Resolver) completeTask(ctx context.Context, in model.CompleteTaskInput) (*model.TaskPayload, error) {
+	allowed, err := r.allowedFunctions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t, err := r.engine.CompleteTask(ctx, in.Token, in.Output, allowed)
+	if err != nil {
+		return nil, err
+	}
+	return &model.TaskPayload{ID: encodeID(kindRemoteTask, t.ID), Status: string(t.Status)}, nil
+}
+
+func (r *Resolver) failTask(ctx context.Context, in model.FailTaskInput) (*model.TaskPayload, error) {
+	allowed, err := r.allowedFunctions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var f workflow.TaskFailure
+	if e := in.Error; e != nil {
+		f.Status = e.Status
+		for dst, src := range map[*string]*string{&f.Type: e.Type, &f.Title: e.Title, &f.Detail: e.Detail} {
+			if src != nil {
+				*dst = *src
+			}
+		}
+	}
+	t, err := r.engine.FailTask(ctx, in.Token, f, in.Retryable != nil && *in.Retryable, allowed)
+	if err != nil {
+		return nil, err
+	}
+	return &model.TaskPayload{ID: encodeID(kindRemoteTask, t.ID), Status: string(t.Status)}, nil
+}
+
+func (r *Resolver) remoteWorkers(ctx context.Context) ([]*model.RemoteWorker, error) {
+	ws, err := r.engine.RemoteWorkers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.RemoteWorker, len(ws))
+	for i, w := range ws {
+		out[i] = &model.RemoteWorker{Name: w.Name, Functions: strings.Split(w.Functions, ","), LastPoll: w.LastPoll, TasksHeld: w.Held}
+	}
+	return out, nil
+}
+
+// workersOnlyServeTasks refuses worker tokens everything but the task mutations, with FORBIDDEN:
+// no query, no subscription, no other mutation.
+type workersOnlyServeTasks struct{}
+
+var (
+	_ graphql.HandlerExtension        = workersOnlyServeTasks{}
+	_ graphql.OperationContextMutator = workersOnlyServeTasks{}
+)
+
+// ExtensionName names the extension for gqlgen.
+func (workersOnlyServeTasks) ExtensionName() string { return "WorkersOnlyServeTasks" }
+
+// Validate checks the extension's configuration.
+func (workersOnlyServeTasks) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationContext refuses a worker token's operation unless it only runs task mutations.
+func (workersOnlyServeTasks) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if roleOf(ctx) != RoleWorker || oc.Operation == nil {
+		return nil
+	}
+	if oc.Operation.Operation == ast.Mutation && onlyFields(oc.Operation.SelectionSet, taskMutations, 0) &&
+		workflowsOnlyByID(oc.Operation.SelectionSet, 0) {
+		return nil
+	}
+	return &gqlerror.Error{Message: "a worker token may only poll, heartbeat, complete and fail its functions' tasks (and read their workflows' IDs)",
+		Extensions: map[string]any{"code": codeForbidden}}
+}
+
+// onlyFields reports whether a selection set (through its fragments) selects only allowed fields.
+func onlyFields(set ast.SelectionSet, allowed map[string]bool, depth int) bool {
+	if depth > 10 {
+		return false
+	}
+	for _, s := range set {
+		switch s := s.(type) {
+		case *ast.Field:
+			if !allowed[s.Name] {
+				return false
+			}
+		case *ast.InlineFragment:
+			if !onlyFields(s.SelectionSet, allowed, depth+1) {
+				return false
+			}
+		case *ast.FragmentSpread:
+			if s.Definition == nil || !onlyFields(s.Definition.SelectionSet, allowed, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// workflowIDOnly is what a worker may read of a task's workflow.
+var workflowIDOnly = map[string]bool{"id": true, "__typename": true}
+
+// workflowsOnlyByID reports whether every workflow field under a selection set reads only its ID.
+func workflowsOnlyByID(set ast.SelectionSet, depth int) bool {
+	if depth > 20 {
+		return false
+	}
+	for _, s := range set {
+		var sub ast.SelectionSet
+		switch s := s.(type) {
+		case *ast.Field:
+			if s.Name == "workflow" && !onlyFields(s.SelectionSet, workflowIDOnly, 0) {
+				return false
+			}
+			sub = s.SelectionSet
+		case *ast.InlineFragment:
+			sub = s.SelectionSet
+		case *ast.FragmentSpread:
+			if s.Definition == nil {
+				return false
+			}
+			sub = s.Definition.SelectionSet
+		}
+		if !workflowsOnlyByID(sub, depth+1) {
+			return false
+		}
+	}
+	return true
+}

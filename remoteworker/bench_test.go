@@ -1,0 +1,162 @@
+package remoteworker_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/persistence/dbtest"
+	"github.com/cairnflow/cairn/remoteworker"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// benchStore opens a fresh database of the backend named by CAIRN_BENCH_BACKEND (sqlite default).
+func benchStore(b *testing.B) *persistence.Store {
+	kind := persistence.KindSQLite
+	if os.Getenv("CAIRN_BENCH_BACKEND") == "postgres" {
+		kind = persistence.KindPostgres
+	}
+	return dbtest.Open(b, kind)
+}
+
+const benchWorkers = 4
+
+// benchWorker polls batches of up to 100 tasks over GraphQL and completes each with its own
+// request, up to 32 at once, until ctx ends; received records when each task arrived.
+func benchWorker(ctx context.Context, c *remoteworker.Client, name string, waitMs int, received func(id int64, at time.Time)) {
+	sem := make(chan struct{}, 32)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for ctx.Err() == nil {
+		tasks, err := c.Poll(ctx, remoteworker.PollParams{Functions: []string{"quote"}, Max: 100, WaitMs: waitMs, Worker: name})
+		now := time.Now()
+		if err != nil {
+			continue
+		}
+		for _, task := range tasks {
+			if received != nil {
+				id, _ := strconv.ParseInt(strings.SplitN(task.Token, ".", 2)[0], 10, 64)
+				received(id, now)
+			}
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				_ = c.Complete(context.WithoutCancel(ctx), task.Token, map[string]int{"total": 1})
+			}()
+		}
+	}
+}
+
+// endedTasks counts the remote tasks that ended.
+func endedTasks(b *testing.B, store *persistence.Store) int {
+	n, err := store.DB().NewSelect().Table("remote_tasks").Where("status = ?", persistence.RemoteTaskSucceeded).Count(context.Background())
+	require.NoError(b, err)
+	return int(n)
+}
+
+// BenchmarkRemoteTasks measures remote tasks end to end through the GraphQL API: b.N workflows,
+// each one remote call, inserted at once; the node's pool runs their steps (which create the
+// tasks, then record their outputs) while 4 workers poll batches of up to 100 and complete each
+// task with its own request. tasks/s is b.N over the span from the first task's creation to the
+// last one's completion (the database's times).
+//
+//	CAIRN_BENCH_BACKEND=postgres TEST_DATABASE_URL=... go test ./remoteworker -run '^$' -bench RemoteTasks -benchtime 20000x
+func BenchmarkRemoteTasks(b *testing.B) {
+	poolConcurrency = 2000 // as a node serving many remote calls would run (cairn bench runs 8000)
+	store := benchStore(b)
+	n := startNode(b, store)
+	ps := make([]workflow.StartParams, 0, 1000)
+	for i := 0; i < b.N; i += 1000 {
+		ps = ps[:0]
+		for j := i; j < min(b.N, i+1000); j++ {
+			ps = append(ps, workflow.StartParams{Type: quoteDef.Type, Input: []byte(`{"qty": 1}`)})
+		}
+		_, err := n.engine.StartMany(context.Background(), ps)
+		require.NoError(b, err)
+	}
+	b.ResetTimer()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := 0; i < benchWorkers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			benchWorker(ctx, remoteworker.New(n.url, remoteworker.Options{}), "bench-"+strconv.Itoa(i), 1000, nil)
+		}()
+	}
+	for endedTasks(b, store) < b.N {
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.StopTimer()
+	cancel()
+	wg.Wait()
+	var span struct {
+		First time.Time `bun:"first"`
+		Last  time.Time `bun:"last"`
+	}
+	require.NoError(b, store.DB().NewSelect().Table("remote_tasks").ColumnExpr("min(created) AS first, max(finished) AS last").Scan(context.Background(), &span))
+	b.ReportMetric(float64(b.N)/span.Last.Sub(span.First).Seconds(), "tasks/s")
+}
+
+// BenchmarkRemoteTaskLatency measures how soon a task reaches a waiting long-poll: 4 workers wait
+// in pollTasks (GraphQL) while workflows start at 200 a second; each task's latency is from its
+// creation (its row, written by the step's completion) to the moment its poll answered the
+// worker. It reports the median and the 99th percentile.
+//
+//	CAIRN_BENCH_BACKEND=postgres TEST_DATABASE_URL=... go test ./remoteworker -run '^$' -bench RemoteTaskLatency -benchtime 2000x
+func BenchmarkRemoteTaskLatency(b *testing.B) {
+	poolConcurrency = 2000
+	store := benchStore(b)
+	n := startNode(b, store)
+	var mu sync.Mutex
+	got := map[int64]time.Time{}
+	received := func(id int64, at time.Time) { mu.Lock(); got[id] = at; mu.Unlock() }
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := 0; i < benchWorkers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			benchWorker(ctx, remoteworker.New(n.url, remoteworker.Options{}), "bench-"+strconv.Itoa(i), 10000, received)
+		}()
+	}
+	time.Sleep(500 * time.Millisecond) // the workers are waiting in their polls
+	b.ResetTimer()
+	tick := time.NewTicker(5 * time.Millisecond)
+	for i := 0; i < b.N; i++ {
+		<-tick.C
+		n.start(b, `{"qty": 1}`)
+	}
+	tick.Stop()
+	for endedTasks(b, store) < b.N {
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.StopTimer()
+	cancel()
+	wg.Wait()
+	var rows []struct {
+		ID      int64     `bun:"id"`
+		Created time.Time `bun:"created"`
+	}
+	require.NoError(b, store.DB().NewSelect().Table("remote_tasks").Column("id", "created").Scan(context.Background(), &rows))
+	lat := make([]float64, 0, len(rows))
+	for _, r := range rows {
+		if at, ok := got[r.ID]; ok {
+			lat = append(lat, float64(at.Sub(r.Created).Microseconds())/1000)
+		}
+	}
+	require.Len(b, lat, b.N)
+	slices.Sort(lat)
+	b.ReportMetric(lat[len(lat)/2], "p50_ms")
+	b.ReportMetric(lat[len(lat)*99/100], "p99_ms")
+}

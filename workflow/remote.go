@@ -1,0 +1,217 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cairnflow/cairn/persistence"
+)
+
+// ErrRemotePending is what StepContext.CallRemote returns while the remote task it asked for has
+// not ended: the handler returns it as its error, and the workflow waits (WAITING, holding no
+// worker slot) until a remote worker completes or fails the task; then the step runs again and
+// CallRemote returns the task's result.
+var ErrRemotePending = errors.New("the remote task has not ended yet")
+
+// RemoteError is how a remote task failed: a worker's failTask (an RFC 7807 problem), or its
+// leases running out more often than the state's retry policy allows.
+type RemoteError struct {
+	Function string `json:"-"`
+	Type     string `json:"type,omitempty"`
+	Status   int    `json:"status,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+	// Retryable says whether running the task again may help (the worker said so).
+	Retryable bool `json:"-"`
+	// Attempt is the attempt that failed.
+	Attempt int `json:"-"`
+}
+
+func (e *RemoteError) Error() string {
+	msg := fmt.Sprintf("remote function %s failed (attempt %d)", e.Function, e.Attempt)
+	if e.Title != "" {
+		msg += ": " + e.Title
+	}
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
+}
+
+// Problem types of the failures cairn itself gives remote tasks.
+const (
+	// RemoteLeaseExpiredType: every attempt's lease ran out without a result.
+	RemoteLeaseExpiredType = "https://serverlessworkflow.io/spec/1.0.0/errors/timeout"
+	// RemoteFailedType: the worker failed the task and named no type.
+	RemoteFailedType = "https://serverlessworkflow.io/spec/1.0.0/errors/runtime"
+)
+
+// remoteCall is what a step's CallRemote found or asked for.
+type remoteCall struct {
+	function string
+	// create is the task to create when the step's outcome is written (nil: one exists).
+	create *persistence.RemoteTask
+	// existing is the task still running that the step waits for.
+	existing *persistence.RemoteTask
+	// used is the ended task whose result the step read: its workflow records it.
+	used *persistence.RemoteTask
+}
+
+// CallRemote calls a function served by remote workers, durably: the first run of the step asks
+// for a task and gets ErrRemotePending, which the handler returns as its error (so the workflow
+// waits without holding a worker); once a worker completes the task, the step runs again from the
+// start, and CallRemote returns the worker's output. A failed task is a *RemoteError (wrapped in
+// NonRetryable unless the worker said a retry may help), which fails the attempt under the
+// state's retry policy, or which the handler may handle itself. One call per step: the step is
+// the unit that runs again.
+func (c *StepContext) CallRemote(function string, input any) (json.RawMessage, error) {
+	if err := CheckString("function", function, MaxKeyLength); err != nil || function == "" {
+		return nil, NonRetryable(fmt.Errorf("remote function name %.40q is not valid", function))
+	}
+	if c.remote != nil {
+		return nil, NonRetryable(fmt.Errorf("a step calls one remote function at most (%s, then %s)", c.remote.function, function))
+	}
+	rc := &remoteCall{function: function}
+	c.remote = rc
+	cur, err := c.engine.store.RemoteTaskCurrent(c, c.workflow.ID)
+	if err != nil && !errors.Is(err, persistence.ErrNotFound) {
+		return nil, err
+	}
+	if cur != nil && cur.State == c.workflow.State && cur.Function == function {
+		switch {
+		case cur.Status == persistence.RemoteTaskSucceeded:
+			rc.used = cur
+			return cur.Output, nil
+		case cur.Status == persistence.RemoteTaskFailed:
+			rc.used = cur
+			return nil, remoteFailure(cur)
+		case cur.Status == persistence.RemoteTaskPending || cur.Status == persistence.RemoteTaskLeased:
+			rc.existing = cur
+			return nil, ErrRemotePending
+		}
+	}
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return nil, NonRetryable(fmt.Errorf("error encoding the input of remote function %s: %w", function, err))
+	}
+	if err := CheckJSON("input", raw); err != nil {
+		return nil, NonRetryable(fmt.Errorf("the input of remote function %s cannot be stored: %w", function, err))
+	}
+	rc.create = &persistence.RemoteTask{Function: function, Input: raw}
+	return nil, ErrRemotePending
+}
+
+// remoteFailure is the error a failed task gives its step.
+func remoteFailure(t *persistence.RemoteTask) error {
+	re := &RemoteError{Function: t.Function, Retryable: t.Retryable, Attempt: t.Attempt}
+	if len(t.Error) > 0 {
+		_ = json.Unmarshal(t.Error, re)
+	}
+	if re.Type == "" {
+		re.Type = RemoteFailedType
+	}
+	if !re.Retryable {
+		return NonRetryable(re)
+	}
+	return re
+}
+
+// awaitRemote is the outcome of a step waiting for its remote task: the workflow WAITs (no
+// action: its state does not change), and the task is created with the outcome.
+func (e *Engine) awaitRemote(o *Outcome, def *Definition, state *State, sc *StepContext) *Outcome {
+	w := o.workflow
+	o.def = def
+	o.completion = e.keep(w, persistence.StatusWaiting)
+	rc := sc.remote
+	if rc.create != nil {
+		t := rc.create
+		t.WorkflowID, t.State, t.ExecutorGroup = w.ID, w.State, w.ExecutorGroup
+		// The task's attempts continue the state's: a lease that runs out counts as one, and the
+		// policy's attempts bound both.
+		t.Attempt, t.MaxAttempts = w.Retries, def.RetryPolicyOf(state).MaxAttempts
+		o.remoteCreate = t
+	} else {
+		o.remoteWait = rc.existing.ID
+	}
+	return o
+}
+
+// recordRemote makes an outcome record the remote task whose result its step read: the task is
+// marked recorded with it, and its task instance says what the worker did.
+func recordRemote(o *Outcome, sc *StepContext) *Outcome {
+	if sc == nil || sc.remote == nil || sc.remote.used == nil {
+		return o
+	}
+	t := sc.remote.used
+	o.remoteConsume = t.ID
+	if o.task == nil {
+		return o
+	}
+	o.task.TaskType = "remote:" + t.Function
+	o.task.Attempt = t.Attempt
+	if t.Worker != nil {
+		o.task.Host = *t.Worker
+	}
+	if t.Leased != nil {
+		o.task.Started = *t.Leased
+	}
+	if len(o.task.Output) == 0 && t.Status == persistence.RemoteTaskSucceeded {
+		o.task.Output = t.Output
+	}
+	if t.Status == persistence.RemoteTaskFailed && o.task.Status == persistence.TaskSucceeded {
+		// The handler handled the failure (a catch); the attempt still failed.
+		o.task.Status = persistence.TaskFailed
+		msg := remoteFailure(t).Error()
+		o.task.Error = &msg
+	}
+	return o
+}
+
+// completeRemote writes the remote tasks of written outcomes inside their completion's
+// transaction: it creates the tasks asked for, marks those read as recorded, and wakes the
+// workflows that went back to WAITING for a task that ended meanwhile (their step read it still
+// running; the worker's wake-up found them not yet WAITING). It returns the workflows it woke.
+func (e *Engine) completeRemote(ctx context.Context, tx *persistence.Store, written []*Outcome) ([]int64, error) {
+	var consume, waits []int64
+	var create []*persistence.RemoteTask
+	for _, o := range written {
+		if o.remoteCreate != nil {
+			create = append(create, o.remoteCreate)
+		}
+		if o.remoteConsume != 0 {
+			consume = append(consume, o.remoteConsume)
+		}
+		if o.remoteWait != 0 {
+			waits = append(waits, o.remoteWait)
+		}
+	}
+	if err := tx.RemoteTaskCreateMany(ctx, create); err != nil {
+		return nil, err
+	}
+	now := persistence.Now()
+	if err := tx.RemoteTaskConsume(ctx, consume, now); err != nil {
+		return nil, err
+	}
+	ended, err := tx.RemoteTaskEndedAmong(ctx, waits)
+	if err != nil || len(ended) == 0 {
+		return nil, err
+	}
+	ids := make([]int64, len(ended))
+	for i, t := range ended {
+		ids[i] = t.WorkflowID
+	}
+	return tx.WorkflowWake(ctx, persistence.WorkflowWakeParams{IDs: ids, Now: now})
+}
+
+// notifyRemote tells long-polling workers, here and on other nodes, of the tasks just created.
+func (e *Engine) notifyRemote(written []*Outcome) {
+	sent := map[string]bool{}
+	for _, o := range written {
+		if t := o.remoteCreate; t != nil && !sent[t.Function] {
+			sent[t.Function] = true
+			e.notifier.Notify(persistence.TopicTasks, t.Function)
+		}
+	}
+}
