@@ -35,9 +35,13 @@ func TestExpiredEventCursor(t *testing.T) {
 			_, err := engine.Start(ctx, workflow.StartParams{Type: "test.noop", BusinessKey: fmt.Sprint(i)})
 			require.NoError(t, err)
 		}
-		events, err := store.ChangeEventList(ctx, persistence.ChangeEventListParams{Limit: 10})
-		require.NoError(t, err)
-		require.Len(t, events, 4)
+		// Readable once no older transaction runs (PostgreSQL reads below the oldest running one).
+		var events []*persistence.ChangeEvent
+		require.Eventually(t, func() bool {
+			events, err = store.ChangeEventList(ctx, persistence.ChangeEventListParams{Limit: 10})
+			require.NoError(t, err)
+			return len(events) == 4
+		}, 30*time.Second, 10*time.Millisecond)
 		// The first two happened long ago (older than any window), the others now.
 		_, err = store.DB().NewUpdate().TableExpr("change_events").Set("at = ?", persistence.UTC(time.Now().Add(-48*time.Hour))).
 			Where("id IN (?, ?)", events[0].ID, events[1].ID).Exec(ctx)

@@ -673,9 +673,13 @@ func TestChangeEventTrimAndOldest(t *testing.T) {
 		n, err = store.ChangeEventTrim(ctx, persistence.ChangeEventTrimParams{Before: cutoff})
 		require.NoError(t, err)
 		require.Zero(t, n)
-		left, err := store.ChangeEventList(ctx, persistence.ChangeEventListParams{Limit: 100})
-		require.NoError(t, err)
-		require.Len(t, left, 4)
+		// Readable once no older transaction runs (PostgreSQL reads below the oldest running one).
+		var left []*persistence.ChangeEvent
+		require.Eventually(t, func() bool {
+			left, err = store.ChangeEventList(ctx, persistence.ChangeEventListParams{Limit: 100})
+			require.NoError(t, err)
+			return len(left) == 4
+		}, 30*time.Second, 10*time.Millisecond)
 		oldest, _, err = store.ChangeEventOldest(ctx)
 		require.NoError(t, err)
 		require.Equal(t, evs[6].ID, oldest.ID)

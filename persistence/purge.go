@@ -3,6 +3,7 @@ package persistence
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -69,16 +70,16 @@ func (s *Store) WorkflowPurge(ctx context.Context, p WorkflowPurgeParams) (int, 
 	return n, nil
 }
 
-// WorkflowDelete deletes workflows with every row of their history, whatever their status (a
-// benchmark cleaning up after itself; the engine purges with WorkflowPurge). It returns how many
-// workflows it deleted.
+// WorkflowDelete deletes workflows with every row of their history and their change events,
+// whatever their status (a benchmark cleaning up after itself; the engine purges with
+// WorkflowPurge and trims change events by age). It returns how many workflows it deleted.
 func (s *Store) WorkflowDelete(ctx context.Context, ids []int64) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
 	var n int
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
-		for _, table := range historyTables {
+		for _, table := range append(slices.Clone(historyTables), "change_events") {
 			if _, err := tx.idb.NewDelete().TableExpr(table).Where("workflow_id IN (?)", bunIn(ids)).Exec(ctx); err != nil {
 				return fmt.Errorf("deleting from %s: %w", table, err)
 			}

@@ -325,13 +325,17 @@ type WorkflowReleaseParams struct {
 // was fenced off: an operator paused, cancelled or changed them while the step ran. Their status
 // and schedule stay as the operator left them; only the claim ends, so that they can be claimed
 // again. It returns the IDs it released (none for workflows taken over by a recovery meanwhile).
+// A workflow still EXECUTING is not released: no operator changed it, so the attempt was fenced
+// for another reason (its claim's commit was lost in a database crash, or a newer attempt of the
+// same executor runs it); released, it would sit EXECUTING with no executor, which nothing claims
+// or recovers. The executor's reconciliation recovers it instead, with a RECOVERY action.
 func (s *Store) WorkflowRelease(ctx context.Context, p WorkflowReleaseParams) ([]int64, error) {
 	if len(p.IDs) == 0 {
 		return nil, nil
 	}
 	ids, err := s.dialect.updateReturningIDs(ctx, s, updateStatement{Table: "workflows",
 		Set: "executor_id = NULL, step_deadline = NULL, version = version + 1, modified = ?", SetArgs: []any{Now()},
-		Where: "id IN (?) AND executor_id = ?", WhereArgs: []any{bunIn(p.IDs), p.ExecutorID}})
+		Where: "id IN (?) AND executor_id = ? AND status <> ?", WhereArgs: []any{bunIn(p.IDs), p.ExecutorID, StatusExecuting}})
 	if err != nil {
 		return nil, fmt.Errorf("error releasing %d workflows of executor %d: %w", len(p.IDs), p.ExecutorID, err)
 	}

@@ -27,7 +27,7 @@ func TestBadDatabaseURLs(t *testing.T) {
 		url  string
 		want string
 	}{
-		{"unknown scheme", "mysql://cairn@127.0.0.1:3306/cairn", `unsupported database URL "mysql://cairn@127.0.0.1:3306/cairn"`},
+		{"unknown scheme", "oracle://cairn@127.0.0.1:1521/cairn", `unsupported database URL "oracle://cairn@127.0.0.1:1521/cairn"`},
 		{"no scheme", "cairn.db", `unsupported database URL "cairn.db"`},
 		// Port 1 on the loopback is closed: the connection is refused at once.
 		{"unreachable", "postgres://cairn:secret@127.0.0.1:1/cairn?sslmode=disable", "error connecting to postgres://cairn:xxxxx@127.0.0.1:1/cairn"},
