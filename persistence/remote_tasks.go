@@ -395,7 +395,9 @@ func (s *Store) RemoteWorkerSeen(ctx context.Context, name string, functions []s
 	res, err := s.idb.NewUpdate().Model(w).Column("functions", "last_poll").WherePK().Exec(ctx)
 	if err == nil {
 		if n, _ := res.RowsAffected(); n == 0 {
-			_, err = s.dialect.insertSkippingDuplicates(ctx, s, w, "name", false)
+			if _, err = s.idb.NewInsert().Model(w).Exec(ctx); err != nil && s.dialect.uniqueViolation(err) {
+				err = nil // a concurrent first poll of the same name inserted it
+			}
 		}
 	}
 	if err != nil {

@@ -33,7 +33,7 @@ func TestDeployRefusesFaultsAtTheirPointer(t *testing.T) {
 		{"undefined error", header + "do:\n  - a: {raise: {error: missing}}\n", "/do/0/a/raise/error"},
 		{"undefined retry", header + "do:\n  - a:\n      try:\n        - b: {set: {x: 1}}\n      catch: {retry: missing}\n", "/do/0/a/catch/retry"},
 		{"endless retry", header + "do:\n  - a:\n      try:\n        - b: {set: {x: 1}}\n      catch: {retry: {delay: PT1S}}\n", "/do/0/a/catch/retry/limit"},
-		{"call of a function the document does not define", header + "do:\n  - ok: {set: {x: 1}}\n  - fetch: {call: lookup, with: {id: 1}}\n", "/do/1/fetch/call"},
+		{"call of a function defined in use.functions", header + "use:\n  functions:\n    lookup: {call: http, with: {method: get, endpoint: 'https://example.com'}}\ndo:\n  - ok: {set: {x: 1}}\n  - fetch: {call: lookup, with: {id: 1}}\n", "/do/1/fetch/call"},
 		{"openapi document not http", header + "do:\n  - fetch: {call: openapi, with: {document: {endpoint: 'file:///etc/api.json'}, operationId: get}}\n", "/do/0/fetch/with/document/endpoint"},
 		{"openapi without operation", header + "do:\n  - fetch: {call: openapi, with: {document: {endpoint: 'https://example.com/api.json'}}}\n", "/do/0/fetch/with/operationId"},
 		{"fork branch that jumps to another", header + "do:\n  - f:\n      fork:\n        branches:\n          - a: {set: {x: 1}, then: b}\n          - b: {set: {x: 2}}\n", "/do/0/f/fork/branches/0/a/then"},
