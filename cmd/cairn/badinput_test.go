@@ -27,10 +27,12 @@ func TestBadDatabaseURLs(t *testing.T) {
 		url  string
 		want string
 	}{
-		{"unknown scheme", "mysql://cairn@127.0.0.1:3306/cairn", `unsupported database URL "mysql://cairn@127.0.0.1:3306/cairn"`},
+		{"unknown scheme", "oracle://cairn@127.0.0.1:1521/cairn", `unsupported database URL "oracle://cairn@127.0.0.1:1521/cairn"`},
+		{"mysql without a database", "mysql://cairn@127.0.0.1:3306", `unsupported database URL "mysql://cairn@127.0.0.1:3306"`},
 		{"no scheme", "cairn.db", `unsupported database URL "cairn.db"`},
 		// Port 1 on the loopback is closed: the connection is refused at once.
 		{"unreachable", "postgres://cairn:secret@127.0.0.1:1/cairn?sslmode=disable", "error connecting to postgres://cairn:xxxxx@127.0.0.1:1/cairn"},
+		{"unreachable mysql", "mysql://cairn:secret@127.0.0.1:1/cairn", "error connecting to mysql://cairn:xxxxx@127.0.0.1:1/cairn"},
 	}
 	for _, tc := range cases {
 		for _, args := range commandsOnDatabase {
