@@ -278,24 +278,60 @@ type RemoteTaskEndParams struct {
 // RemoteTaskEnd records a worker's result, only while its token holds a live lease on the task
 // (one fenced statement), and returns the task as it now is; ErrConflict when the token does not.
 func (s *Store) RemoteTaskEnd(ctx context.Context, p RemoteTaskEndParams) (*RemoteTask, error) {
-	now := UTC(p.Now)
-	var out []*RemoteTask
-	q := s.idb.NewUpdate().Model((*RemoteTask)(nil)).
-		Set("status = ?", p.Status).Set("output = ?", nullJSON(p.Output)).Set("error = ?", nullJSON(p.Error)).
-		Set("retryable = ?", p.Retryable).Set("finished = ?", now).Set("lease_token = NULL").
-		Where("id = ? AND lease_token = ? AND status = ? AND lease_deadline >= ?", p.ID, p.Token, RemoteTaskLeased, now)
-	if s.isPostgres() {
-		q = q.Returning("rt.*")
-	} else {
-		q = q.Returning("*")
+	rows, err := s.RemoteTaskEndMany(ctx, []RemoteTaskEndParams{p}, p.Now)
+	if err != nil {
+		return nil, err
 	}
-	if err := q.Scan(ctx, &out); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("error ending remote task %d: %w", p.ID, err)
-	}
-	if len(out) == 0 {
+	if rows[0] == nil {
 		return nil, fmt.Errorf("remote task %d: the lease is lost or the task has ended: %w", p.ID, ErrConflict)
 	}
-	return out[0], nil
+	return rows[0], nil
+}
+
+// RemoteTaskEndMany records many workers' results in one statement, each only while its token
+// holds a live lease on its task, and returns, per result, the task as it now is, or nil where the
+// token did not hold it (a conflict). Each task ID may appear once.
+func (s *Store) RemoteTaskEndMany(ctx context.Context, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	now = UTC(now)
+	var b strings.Builder
+	args := make([]any, 0, len(ps)*6+4)
+	b.WriteString("WITH v(id, token, status, output, error, retryable) AS (VALUES ")
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if s.isPostgres() && i == 0 {
+			b.WriteString("(?::bigint, ?::text, ?::text, ?::jsonb, ?::jsonb, ?::boolean)")
+		} else {
+			b.WriteString("(?, ?, ?, ?, ?, ?)")
+		}
+		args = append(args, p.ID, p.Token, string(p.Status), nullJSON(p.Output), nullJSON(p.Error), p.Retryable)
+	}
+	b.WriteString(`) UPDATE remote_tasks AS t SET status = v.status, output = v.output, error = v.error,
+		retryable = v.retryable, finished = ?, lease_token = NULL FROM v
+		WHERE t.id = v.id AND t.lease_token = v.token AND t.status = ? AND t.lease_deadline >= ?`)
+	args = append(args, now, RemoteTaskLeased, now)
+	if s.isPostgres() {
+		b.WriteString(" RETURNING t.*")
+	} else {
+		b.WriteString(" RETURNING *") // SQLite's RETURNING sees only the target table, unaliased
+	}
+	var rows []*RemoteTask
+	if err := s.idb.NewRaw(b.String(), args...).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("error ending %d remote tasks: %w", len(ps), err)
+	}
+	byID := make(map[int64]*RemoteTask, len(rows))
+	for _, t := range rows {
+		byID[t.ID] = t
+	}
+	out := make([]*RemoteTask, len(ps))
+	for i, p := range ps {
+		out[i] = byID[p.ID]
+	}
+	return out, nil
 }
 
 // nullJSON keeps an empty value NULL.
