@@ -286,3 +286,37 @@ func TestRemoteTasksOfCancelledWorkflowsAreCancelled(t *testing.T) {
 		require.Equal(t, workflow.CodeConflict, workflow.CodeOf(err))
 	})
 }
+
+// A long poll ends when its caller goes away (the request's context), and at once when the node
+// stops polls (shutting down).
+func TestRemotePollEndsWithItsCaller(t *testing.T) {
+	t.Parallel()
+	store := dbtest.Open(t, persistence.KindSQLite)
+	b := setup(t, store)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.engine.PollTasks(ctx, workflow.PollTasksParams{Functions: []string{"nobody"}, WaitMs: ptr(60000)})
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the poll went on after its caller left")
+	}
+	go func() {
+		_, err := b.engine.PollTasks(context.Background(), workflow.PollTasksParams{Functions: []string{"nobody"}, WaitMs: ptr(60000)})
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	b.engine.StopPolls()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the poll went on after the node stopped polls")
+	}
+}
