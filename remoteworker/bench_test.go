@@ -29,21 +29,68 @@ func benchStore(b *testing.B) *persistence.Store {
 
 const benchWorkers = 4
 
-// benchWorker polls batches of up to 100 tasks over GraphQL and completes each with its own
-// request, up to 32 at once, until ctx ends; received records when each task arrived.
-func benchWorker(ctx context.Context, c *remoteworker.Client, name string, waitMs int, received func(id int64, at time.Time)) {
+// taskAPI is how a benchmark's workers reach the protocol: over GraphQL (the remoteworker client,
+// as a worker in another process would) or by calling the engine's operations in process (what
+// the resolvers call, without HTTP and gqlgen).
+type taskAPI interface {
+	poll(ctx context.Context, max, waitMs int, worker string) (tokens []string, err error)
+	complete(ctx context.Context, token string) error
+}
+
+type graphqlAPI struct{ c *remoteworker.Client }
+
+func (a graphqlAPI) poll(ctx context.Context, max, waitMs int, worker string) ([]string, error) {
+	tasks, err := a.c.Poll(ctx, remoteworker.PollParams{Functions: []string{"quote"}, Max: max, WaitMs: waitMs, Worker: worker})
+	out := make([]string, len(tasks))
+	for i, t := range tasks {
+		out[i] = t.Token
+	}
+	return out, err
+}
+
+func (a graphqlAPI) complete(ctx context.Context, token string) error {
+	return a.c.Complete(ctx, token, map[string]int{"total": 1})
+}
+
+type engineAPI struct{ e *workflow.Engine }
+
+func (a engineAPI) poll(ctx context.Context, max, waitMs int, worker string) ([]string, error) {
+	tasks, err := a.e.PollTasks(ctx, workflow.PollTasksParams{Functions: []string{"quote"}, Max: &max, WaitMs: &waitMs, Worker: worker})
+	out := make([]string, len(tasks))
+	for i, t := range tasks {
+		out[i] = t.Token
+	}
+	return out, err
+}
+
+func (a engineAPI) complete(ctx context.Context, token string) error {
+	_, err := a.e.CompleteTask(ctx, token, []byte(`{"total": 1}`), nil)
+	return err
+}
+
+// benchAPI is the transport CAIRN_BENCH_TRANSPORT names: graphql (the default) or engine.
+func benchAPI(n *node) taskAPI {
+	if os.Getenv("CAIRN_BENCH_TRANSPORT") == "engine" {
+		return engineAPI{n.engine}
+	}
+	return graphqlAPI{remoteworker.New(n.url, remoteworker.Options{})}
+}
+
+// benchWorker polls batches of up to 100 tasks and completes each with its own call, up to 32 at
+// once, until ctx ends; received records when each task arrived.
+func benchWorker(ctx context.Context, api taskAPI, name string, waitMs int, received func(id int64, at time.Time)) {
 	sem := make(chan struct{}, 32)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for ctx.Err() == nil {
-		tasks, err := c.Poll(ctx, remoteworker.PollParams{Functions: []string{"quote"}, Max: 100, WaitMs: waitMs, Worker: name})
+		tokens, err := api.poll(ctx, 100, waitMs, name)
 		now := time.Now()
 		if err != nil {
 			continue
 		}
-		for _, task := range tasks {
+		for _, token := range tokens {
 			if received != nil {
-				id, _ := strconv.ParseInt(strings.SplitN(task.Token, ".", 2)[0], 10, 64)
+				id, _ := strconv.ParseInt(strings.SplitN(token, ".", 2)[0], 10, 64)
 				received(id, now)
 			}
 			sem <- struct{}{}
@@ -51,7 +98,7 @@ func benchWorker(ctx context.Context, c *remoteworker.Client, name string, waitM
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				_ = c.Complete(context.WithoutCancel(ctx), task.Token, map[string]int{"total": 1})
+				_ = api.complete(context.WithoutCancel(ctx), token)
 			}()
 		}
 	}
@@ -67,7 +114,8 @@ func endedTasks(b *testing.B, store *persistence.Store) int {
 // BenchmarkRemoteTasks measures remote tasks end to end through the GraphQL API: b.N workflows,
 // each one remote call, inserted at once; the node's pool runs their steps (which create the
 // tasks, then record their outputs) while 4 workers poll batches of up to 100 and complete each
-// task with its own request. tasks/s is b.N over the span from the first task's creation to the
+// task with its own request (over GraphQL, or with CAIRN_BENCH_TRANSPORT=engine by calling the
+// engine's operations in process). tasks/s is b.N over the span from the first task's creation to the
 // last one's completion (the database's times).
 //
 //	CAIRN_BENCH_BACKEND=postgres TEST_DATABASE_URL=... go test ./remoteworker -run '^$' -bench RemoteTasks -benchtime 20000x
@@ -91,7 +139,7 @@ func BenchmarkRemoteTasks(b *testing.B) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			benchWorker(ctx, remoteworker.New(n.url, remoteworker.Options{}), "bench-"+strconv.Itoa(i), 1000, nil)
+			benchWorker(ctx, benchAPI(n), "bench-"+strconv.Itoa(i), 1000, nil)
 		}()
 	}
 	for endedTasks(b, store) < b.N {
@@ -127,7 +175,7 @@ func BenchmarkRemoteTaskLatency(b *testing.B) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			benchWorker(ctx, remoteworker.New(n.url, remoteworker.Options{}), "bench-"+strconv.Itoa(i), 10000, received)
+			benchWorker(ctx, benchAPI(n), "bench-"+strconv.Itoa(i), 10000, received)
 		}()
 	}
 	time.Sleep(500 * time.Millisecond) // the workers are waiting in their polls

@@ -53,6 +53,7 @@ type Error struct {
 	Message string
 }
 
+// Error is the code, the field at fault and the message.
 func (e *Error) Error() string {
 	if e.Field != "" {
 		return fmt.Sprintf("%s (%s): %s", e.Code, e.Field, e.Message)
@@ -188,6 +189,7 @@ type Failure struct {
 	Retryable bool
 }
 
+// Error is the failure's title and detail.
 func (f *Failure) Error() string { return f.Title + ": " + f.Detail }
 
 // Fail ends a task with an error.

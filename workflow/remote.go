@@ -29,6 +29,7 @@ type RemoteError struct {
 	Attempt int `json:"-"`
 }
 
+// Error says which function failed, on which attempt, and how.
 func (e *RemoteError) Error() string {
 	msg := fmt.Sprintf("remote function %s failed (attempt %d)", e.Function, e.Attempt)
 	if e.Title != "" {

@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/cairnflow/cairn/persistence"
@@ -84,19 +83,49 @@ func (e *Engine) writeEnds(ctx context.Context, batch []*endCall) {
 		}
 		now := persistence.Now()
 		clear(groups)
+		// One statement for the batch; a task named twice (two results racing) takes its later
+		// results one at a time, after the first is written.
+		var first, again []*endCall
+		seen := make(map[int64]bool, len(batch))
+		for _, c := range batch {
+			if seen[c.p.ID] {
+				again = append(again, c)
+			} else {
+				seen[c.p.ID] = true
+				first = append(first, c)
+			}
+		}
+		ps := make([]persistence.RemoteTaskEndParams, len(first))
+		for i, c := range first {
+			ps[i] = c.p
+		}
+		rows, err := tx.RemoteTaskEndMany(ctx, ps, now)
+		if err != nil {
+			return err
+		}
+		for i, c := range first {
+			c.task, c.err = rows[i], nil
+			if rows[i] == nil {
+				c.err = persistence.ErrConflict
+			}
+		}
+		for _, c := range again {
+			rows, err := tx.RemoteTaskEndMany(ctx, []persistence.RemoteTaskEndParams{c.p}, now)
+			if err != nil {
+				return err
+			}
+			c.task, c.err = rows[0], nil
+			if rows[0] == nil {
+				c.err = persistence.ErrConflict
+			}
+		}
 		var ended []*persistence.RemoteTask
 		for _, c := range batch {
-			c.p.Now = now
-			c.task, c.err = tx.RemoteTaskEnd(ctx, c.p)
-			if c.err != nil && !errors.Is(c.err, persistence.ErrConflict) {
-				return c.err
-			}
 			if c.err == nil {
 				ended = append(ended, c.task)
 				groups[c.task.ExecutorGroup] = true
 			}
 		}
-		var err error
 		woken, err = e.wakeForTasks(ctx, tx, ended, now)
 		return err
 	})

@@ -21,6 +21,7 @@ type Function func(ctx context.Context, args any) (any, error)
 // ProblemError is a Function's error that says which Problem the task faults with.
 type ProblemError struct{ Problem Problem }
 
+// Error is the problem's title and detail.
 func (e *ProblemError) Error() string { return e.Problem.Title + ": " + e.Problem.Detail }
 
 // builtInCalls are the call types the specification defines: never a function's name.
