@@ -3,7 +3,6 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/internal/nodetest"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
@@ -22,27 +22,7 @@ import (
 // returns it with the node binary, or skips (fails under CI=true) when node or npm is missing.
 func nodePackage(t *testing.T, name string, files ...string) (node, dir string) {
 	t.Helper()
-	node, errNode := exec.LookPath("node")
-	npm, errNPM := exec.LookPath("npm")
-	if errNode != nil || errNPM != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("node and npm are needed for this test")
-		}
-		t.Skip("node or npm is not installed: this test does not run")
-	}
-	dir = t.TempDir()
-	for _, f := range append([]string{"package.json", "package-lock.json"}, files...) {
-		b, err := os.ReadFile(filepath.Join("testdata", name, f))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	install := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--silent")
-	install.Dir = dir
-	out, err := install.CombinedOutput()
-	require.NoError(t, err, "npm ci: %s", out)
-	return node, dir
+	return nodetest.Package(t, filepath.Join("testdata", name), files...)
 }
 
 // graphqlWS runs the graphql-ws client once and returns the lines it printed.

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/internal/nodetest"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/ui"
@@ -95,35 +96,7 @@ func TestFormInChromium(t *testing.T) {
 // without them (fails under CI=true).
 func browserTools(t *testing.T, scripts ...string) (node, dir, browser string) {
 	t.Helper()
-	missing := func(what string) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is needed for the dashboard's browser test", what)
-		}
-		t.Skipf("%s is not installed: the dashboard's browser test does not run", what)
-	}
-	node, errNode := exec.LookPath("node")
-	npm, errNPM := exec.LookPath("npm")
-	if errNode != nil || errNPM != nil {
-		missing("node with npm")
-	}
-	browser = os.Getenv("CHROMIUM")
-	if browser == "" {
-		browser = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(browser); err != nil {
-		missing("Chromium (" + browser + ")")
-	}
-	dir = t.TempDir()
-	for _, f := range append([]string{"package.json", "package-lock.json"}, scripts...) {
-		b, err := os.ReadFile(filepath.Join("testdata", "browser", f))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	install := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--silent")
-	install.Dir = dir
-	out, err := install.CombinedOutput()
-	require.NoError(t, err, "npm ci: %s", out)
+	browser = nodetest.Chromium(t)
+	node, dir = nodetest.Package(t, filepath.Join("testdata", "browser"), scripts...)
 	return node, dir, browser
 }

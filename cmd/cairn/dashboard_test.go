@@ -13,47 +13,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/nodetest"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
-
-// chromiumPath is where Debian's chromium package puts the browser (CHROMIUM overrides it).
-const chromiumPath = "/usr/bin/chromium"
 
 // dashboardTools installs the browser test's npm packages (testdata/dashboard, with npm ci from
 // its lock file) into a temporary folder and returns node, that folder and the browser. Without
 // node, npm or Chromium the test skips, and fails under CI=true.
 func dashboardTools(t *testing.T) (node, dir, browser string) {
 	t.Helper()
-	missing := func(what string) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is needed for the dashboard's browser test", what)
-		}
-		t.Skipf("%s is not installed: the dashboard's browser test does not run", what)
-	}
-	node, errNode := exec.LookPath("node")
-	npm, errNPM := exec.LookPath("npm")
-	if errNode != nil || errNPM != nil {
-		missing("node with npm")
-	}
-	browser = os.Getenv("CHROMIUM")
-	if browser == "" {
-		browser = chromiumPath
-	}
-	if _, err := os.Stat(browser); err != nil {
-		missing("Chromium (" + browser + ")")
-	}
-	dir = t.TempDir()
-	for _, f := range []string{"package.json", "package-lock.json", "dashboard.mjs", "auth.mjs"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "dashboard", f))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	install := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--silent")
-	install.Dir = dir
-	out, err := install.CombinedOutput()
-	require.NoError(t, err, "npm ci: %s", out)
+	browser = nodetest.Chromium(t)
+	node, dir = nodetest.Package(t, filepath.Join("testdata", "dashboard"), "dashboard.mjs", "auth.mjs")
 	return node, dir, browser
 }
 
