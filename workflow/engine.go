@@ -379,5 +379,3 @@ func strPtr(s string) *string {
 }
 
 func timePtr(t time.Time) *time.Time { return &t }
-
-func fmtID(id int64) string { return fmt.Sprint(id) }
