@@ -102,29 +102,41 @@ func withSearchPath(base, schema string) string {
 	return u.String()
 }
 
-var (
-	pgOnce sync.Once
-	pgURL  string
-	pgWhy  string
-)
+// server is a database server the tests share: the URL in an environment variable, else a
+// container started once; without either, tests skip with one line (and fail under CI=true).
+type server struct {
+	name  string // for messages: PostgreSQL, MariaDB/MySQL
+	env   string // the environment variable naming its URL
+	start func() (url, why string)
+
+	once sync.Once
+	url  string
+	why  string
+}
+
+// URL returns the server's URL, or skips (fails under CI=true) without one.
+func (s *server) URL(t testing.TB) string {
+	t.Helper()
+	s.once.Do(func() {
+		if s.url = os.Getenv(s.env); s.url == "" {
+			s.url, s.why = s.start()
+		}
+	})
+	if s.url == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required under CI=true: %s", s.name, s.why)
+		}
+		t.Skipf("no %s: set %s or run a Docker engine (%s)", s.name, s.env, s.why)
+	}
+	return s.url
+}
+
+var postgresServer = &server{name: "PostgreSQL", env: "TEST_DATABASE_URL", start: startContainer}
 
 // PostgresURL returns the URL of the test PostgreSQL, or skips (fails under CI=true) without one.
 func PostgresURL(t testing.TB) string {
 	t.Helper()
-	pgOnce.Do(func() {
-		if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
-			pgURL = u
-			return
-		}
-		pgURL, pgWhy = startContainer()
-	})
-	if pgURL == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL is required under CI=true: %s", pgWhy)
-		}
-		t.Skipf("no PostgreSQL: set TEST_DATABASE_URL or run a Docker engine (%s)", pgWhy)
-	}
-	return pgURL
+	return postgresServer.URL(t)
 }
 
 func startContainer() (string, string) {

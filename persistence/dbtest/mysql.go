@@ -3,9 +3,7 @@ package dbtest
 import (
 	"context"
 	"net/url"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,31 +13,14 @@ import (
 	"github.com/cairnflow/cairn/persistence"
 )
 
-var (
-	myOnce sync.Once
-	myURL  string
-	myWhy  string
-)
+var mysqlServer = &server{name: "MariaDB/MySQL", env: "TEST_MYSQL_URL", start: startMariaDBContainer}
 
 // MySQLURL returns the URL of the test MariaDB/MySQL (TEST_MYSQL_URL, mysql://user:pass@host/db),
 // or skips (fails under CI=true) without one. Tests create their databases next to the one it
 // names, named after it.
 func MySQLURL(t testing.TB) string {
 	t.Helper()
-	myOnce.Do(func() {
-		if u := os.Getenv("TEST_MYSQL_URL"); u != "" {
-			myURL = u
-			return
-		}
-		myURL, myWhy = startMariaDBContainer()
-	})
-	if myURL == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("MariaDB/MySQL is required under CI=true: %s", myWhy)
-		}
-		t.Skipf("no MariaDB/MySQL: set TEST_MYSQL_URL or run a Docker engine (%s)", myWhy)
-	}
-	return myURL
+	return mysqlServer.URL(t)
 }
 
 // freshMySQLDatabase creates a database named after the one in base plus a random suffix, and
