@@ -110,12 +110,15 @@ func (postgresDialect) uniqueViolation(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == pgUniqueViolation
 }
 
-// claim locks the due rows with SKIP LOCKED and updates them in one statement.
+// claim locks the due rows with SKIP LOCKED and updates them in one statement. The locked IDs are
+// gathered into an array first (an InitPlan), so the update finds its rows by primary key alone:
+// joined to the subquery instead, with the statistics of an emptied table (one row, they say) the
+// planner walks every workflow and rescans the subquery for each.
 func (postgresDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error) {
 	var wfs []*Workflow
 	args := append(append(append([]any{}, c.SetArgs...), c.DueArgs...), c.Limit)
-	err := tx.idb.NewRaw(`UPDATE workflows AS w SET `+c.Set+` FROM (SELECT id FROM workflows WHERE `+c.Due+
-		` ORDER BY `+c.Order+` LIMIT ? FOR UPDATE SKIP LOCKED) AS c WHERE w.id = c.id RETURNING w.*`, args...).Scan(ctx, &wfs)
+	err := tx.idb.NewRaw(`UPDATE workflows AS w SET `+c.Set+` WHERE w.id = ANY(ARRAY(SELECT id FROM workflows WHERE `+c.Due+
+		` ORDER BY `+c.Order+` LIMIT ? FOR UPDATE SKIP LOCKED)) RETURNING w.*`, args...).Scan(ctx, &wfs)
 	return wfs, err
 }
 

@@ -180,7 +180,7 @@ func (s *Store) workflowInsertPG(ctx context.Context, wfs []*Workflow) error {
 	return nil
 }
 
-func (s *Store) workflowCompletePG(ctx context.Context, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
+func (s *Store) workflowCompletePG(ctx context.Context, cs []WorkflowCompletion, now time.Time) (_ []int64, err error) {
 	n := len(cs)
 	id, exec := make([]int64, n), make([]int64, n)
 	ver, retries := make([]int32, n), make([]int32, n)
@@ -194,17 +194,35 @@ func (s *Store) workflowCompletePG(ctx context.Context, cs []WorkflowCompletion,
 		text[i], wait[i], lastErr[i], next[i], finished[i] = c.StateText, c.WaitSignal, c.LastError, UTCPtr(c.NextActivation), UTCPtr(c.Finished)
 		keep[i], deadline[i] = c.KeepClaim, UTCPtr(c.StepDeadline)
 	}
-	// The batch finds its rows by primary key only. The fence on executor_id is written so that no
-	// index can serve it (v.exec is never null): with the statistics of a quiet moment the planner
-	// would otherwise walk workflows_executor_idx, every workflow the executors hold, per batch.
-	rows, err := s.rawSQL().QueryContext(ctx, `UPDATE workflows AS w SET status = v.status, state = v.state, state_text = v.text,
+	// The batch finds its rows by primary key only (w.id = ANY($1)). The fence on executor_id is
+	// written so that no index can serve it (v.exec is never null): with the statistics of a quiet
+	// moment the planner would otherwise walk workflows_executor_idx, every workflow the executors
+	// hold, per batch. And the statement must not trust the row count the statistics give: after a
+	// purge emptied the table they say it holds one row, and the planner then loops over the rows
+	// it finds and, for each, over the whole batch (claimed × batch comparisons: seconds for a batch
+	// of 2000), or scans the table. So within the completion's transaction, for this statement only,
+	// neither a nested loop nor a sequential scan is on offer: the batch is hashed (or both sides
+	// are merged by ID) against its rows fetched by primary key, whatever the statistics.
+	run := s.rawSQL()
+	if _, ok := s.idb.(bun.Tx); ok {
+		if _, err := run.ExecContext(ctx, "SET LOCAL enable_nestloop = off; SET LOCAL enable_seqscan = off"); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if _, rerr := run.ExecContext(ctx, "SET LOCAL enable_nestloop TO DEFAULT; SET LOCAL enable_seqscan TO DEFAULT"); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
+	}
+	rows, err := run.QueryContext(ctx, `UPDATE workflows AS w SET status = v.status, state = v.state, state_text = v.text,
 			next_activation = v.next, retries = v.retries, executor_id = CASE WHEN v.keep THEN v.exec ELSE NULL END,
 			variables = v.vars::jsonb, wait_signal = v.wait, last_error = v.lerr, step_deadline = v.deadline, finished = v.finished,
 			modified = $13, version = w.version + 1
 		FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int[], $9::text[],
 			$10::text[], $11::text[], $12::timestamptz[], $14::boolean[], $15::timestamptz[])
 			AS v(id, exec, ver, status, state, text, next, retries, vars, wait, lerr, finished, keep, deadline)
-		WHERE w.id = v.id AND w.executor_id IS NOT DISTINCT FROM v.exec AND w.version = v.ver AND w.status = 'EXECUTING'
+		WHERE w.id = ANY($1::bigint[]) AND w.id = v.id AND w.executor_id IS NOT DISTINCT FROM v.exec AND w.version = v.ver
+			AND w.status = 'EXECUTING'
 		RETURNING w.id`, id, exec, ver, status, state, text, next, retries, vars, wait, lastErr, finished, UTC(now), keep, deadline)
 	if err != nil {
 		return nil, err
