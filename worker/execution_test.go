@@ -402,3 +402,48 @@ func TestDrainTimeoutReleasesStepsStillRunning(t *testing.T) {
 		require.Equal(t, persistence.ActionStateExecution, actions[1].Type)
 	})
 }
+
+// The drain waits for a running step, writes its result and returns as soon as the last step was
+// completed: the workflow finishes on this node instead of being released for another one.
+func TestDrainCompletesTheLastStepThenReturns(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		release := make(chan struct{})
+		held := workflow.Definition{Type: "t.held", States: []workflow.State{
+			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+				<-release
+				return workflow.MoveTo("done"), nil
+			}},
+			{Name: "done", Kind: workflow.End}}}
+		b := setup(t, store, held)
+		opts := steadyOptions()
+		opts.DrainTimeout = time.Minute
+		pool := worker.New(b.engine, opts)
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- pool.Run(runCtx) }()
+
+		w := b.start(t, "t.held", `{}`)
+		b.waitStatus(t, w.ID, persistence.StatusExecuting)
+		stop()
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned (%v) while a step was still running", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+		close(release)
+		released := time.Now()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return after the last step finished")
+		}
+		require.Less(t, time.Since(released), 5*time.Second, "the drain ends with its last step, not at its timeout")
+		got, err := store.WorkflowGet(ctx, w.ID)
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusFinished, got.Status, "completed during the drain")
+		require.Zero(t, pool.InFlight())
+	})
+}
