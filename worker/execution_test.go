@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/worker"
@@ -284,9 +285,9 @@ func TestSideEffectOnceAcrossACrashAndStaleExecutorFenced(t *testing.T) {
 		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: dead.ID, Group: "default", Limit: 1, Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: []string{"bench.noop", "t.crash"}})
 		require.NoError(t, err)
 		require.Len(t, claimed, 1)
-		staleOutcome := make(chan *workflow.Outcome, 1)
+		staleOutcome := make(chan engineapi.Outcome, 1)
 		go func() {
-			staleOutcome <- b.engine.Execute(ctx, workflow.ExecuteParams{Workflow: claimed[0], ExecutorID: dead.ID, Host: "dead"})
+			staleOutcome <- engineapi.Of(b.engine).Execute(ctx, engineapi.ExecuteParams{Workflow: claimed[0], ExecutorID: dead.ID, Host: "dead"})
 		}()
 		require.Eventually(t, func() bool { return calls.Load() == 1 }, 5*time.Second, 5*time.Millisecond)
 
@@ -308,7 +309,7 @@ func TestSideEffectOnceAcrossACrashAndStaleExecutorFenced(t *testing.T) {
 
 		// The dead executor wakes up and completes: fenced, nothing written.
 		close(release)
-		written, err := b.engine.Complete(ctx, []*workflow.Outcome{<-staleOutcome})
+		written, err := engineapi.Of(b.engine).Complete(ctx, []engineapi.Outcome{<-staleOutcome})
 		require.NoError(t, err)
 		require.Empty(t, written)
 		require.Len(t, b.actions(t, w.ID), 2)

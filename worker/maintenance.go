@@ -9,8 +9,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // heartbeatLoop keeps the executor alive, on its own ticker and over the store's heartbeat
@@ -36,7 +36,7 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 				w.log.Error("error registering again after being declared dead", "error", err)
 				continue
 			}
-			n := w.engine.CancelExecutorSteps(old)
+			n := w.machine.CancelExecutorSteps(old)
 			w.log.Warn("executor was declared dead; registered again", "old", old, "new", w.ExecutorID(), "cancelled_steps", n)
 		} else if err != nil && ctx.Err() == nil {
 			w.log.Warn("heartbeat failed", "error", err)
@@ -65,14 +65,14 @@ func (w *Worker) maintainLoop(ctx context.Context) {
 			lastTrim = time.Now()
 			w.trimEvents(ctx)
 		}
-		n, err := w.engine.Recover(ctx, workflow.RecoverParams{ExecutorID: w.ExecutorID()})
+		n, err := w.machine.Recover(ctx, engineapi.RecoverParams{ExecutorID: w.ExecutorID()})
 		if err != nil && ctx.Err() == nil {
 			w.log.Warn("recovery failed", "error", err)
 		}
 		if m := w.reconcile(ctx); m > 0 {
 			n += m
 		}
-		if _, err := w.engine.FireSchedules(ctx, persistence.Now()); err != nil && ctx.Err() == nil {
+		if _, err := w.machine.FireSchedules(ctx, persistence.Now()); err != nil && ctx.Err() == nil {
 			w.log.Warn("firing schedules failed", "error", err)
 		}
 		if n > 0 {
@@ -100,7 +100,7 @@ func (w *Worker) reconcile(ctx context.Context) int {
 	if len(stale) == 0 {
 		return 0
 	}
-	n, err := w.engine.Recover(ctx, workflow.RecoverParams{ExecutorID: w.ExecutorID(), Held: stale})
+	n, err := w.machine.Recover(ctx, engineapi.RecoverParams{ExecutorID: w.ExecutorID(), Held: stale})
 	if err != nil {
 		w.log.Warn("error releasing held workflows that are not running", "error", err)
 		return 0

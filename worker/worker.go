@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
@@ -101,14 +102,15 @@ func (o Options) withDefaults(e *workflow.Engine) Options {
 
 // Worker is one node's pool for one executor group.
 type Worker struct {
-	engine *workflow.Engine
-	store  *persistence.Store
-	opts   Options
-	log    *slog.Logger
+	engine  *workflow.Engine
+	machine engineapi.Engine // the engine's side only the pool calls
+	store   *persistence.Store
+	opts    Options
+	log     *slog.Logger
 
 	executorID atomic.Int64
 	slots      chan struct{}
-	results    chan *workflow.Outcome // buffered for every slot: a finished step never blocks
+	results    chan engineapi.Outcome // buffered for every slot: a finished step never blocks
 	drained    chan struct{}          // closed when claiming stopped and the drain ended
 	wake       chan struct{}
 	idle       chan struct{} // signalled when a completer released the last slot: the drain looks again
@@ -142,9 +144,9 @@ func (w *Worker) Stats() *Stats { return &w.stats }
 func New(engine *workflow.Engine, opts Options) *Worker {
 	opts = opts.withDefaults(engine)
 	return &Worker{
-		engine: engine, store: engine.Store(), opts: opts, log: opts.Logger.With("group", opts.Group),
+		engine: engine, machine: engineapi.Of(engine), store: engine.Store(), opts: opts, log: opts.Logger.With("group", opts.Group),
 		slots:   make(chan struct{}, opts.Concurrency),
-		results: make(chan *workflow.Outcome, opts.Concurrency),
+		results: make(chan engineapi.Outcome, opts.Concurrency),
 		drained: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		idle:    make(chan struct{}, 1),
@@ -239,7 +241,7 @@ func (w *Worker) release() {
 		w.log.Error("error stopping executor", "executor", id, "error", err)
 		return
 	}
-	if n, err := w.engine.Recover(ctx, workflow.RecoverParams{ExecutorID: id}); err != nil {
+	if n, err := w.machine.Recover(ctx, engineapi.RecoverParams{ExecutorID: id}); err != nil {
 		w.log.Error("error releasing held workflows", "error", err)
 	} else if n > 0 {
 		w.log.Info("released workflows still held at shutdown", "count", n)
