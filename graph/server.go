@@ -17,14 +17,15 @@ import (
 
 	"github.com/cairnflow/cairn/graph/generated"
 	"github.com/cairnflow/cairn/graph/graphiql"
+	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/workflow"
 )
 
 // Config configures the GraphQL server. Only Engine is required; every limit has a default.
 type Config struct {
-	// Engine runs the mutations; its Store serves the queries and its Notifier wakes subscriptions.
-	// For subscriptions to hear events committed on other nodes (PostgreSQL), the caller runs
-	// Engine.Notifier().Run.
+	// Engine runs the mutations; its Store serves the queries and its notifier wakes subscriptions.
+	// For subscriptions to hear events committed on other nodes (PostgreSQL), the caller passes
+	// the engine a Notifier (workflow.Options) and runs its Run.
 	Engine *workflow.Engine
 	// Logger receives internal errors and panics (the engine's logger when nil).
 	Logger *slog.Logger
@@ -130,7 +131,7 @@ func NewServer(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	r := &Resolver{engine: cfg.Engine, store: cfg.Engine.Store(), log: cfg.Logger, cfg: cfg,
 		subs: &subscriptionSlots{perConnection: int64(cfg.MaxSubscriptionsPerConnection), perNode: int64(cfg.MaxSubscriptions)},
-		hub:  newLiveHub(cfg.Engine.Store(), cfg.Engine.Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
+		hub:  newLiveHub(cfg.Engine.Store(), engineapi.Of(cfg.Engine).Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
 	gql := generated.Config{Resolvers: r}
 	setComplexity(&gql.Complexity)
 	srv := handler.New(generated.NewExecutableSchema(gql))

@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/cairnflow/cairn/graph/model"
+	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -44,7 +45,7 @@ func drain(t *testing.T, ch <-chan *model.WorkflowEvent) []*model.WorkflowEvent 
 // newTestResolver returns a Resolver with its own change-event hub, as NewServer builds it.
 func newTestResolver(engine *workflow.Engine, cfg Config) *Resolver {
 	return &Resolver{engine: engine, store: engine.Store(), log: cfg.Logger, cfg: cfg,
-		hub: newLiveHub(engine.Store(), engine.Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
+		hub: newLiveHub(engine.Store(), engineapi.Of(engine).Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
 }
 
 func TestSlowSubscriberIsCutOffAndResumesByCursor(t *testing.T) {

@@ -41,8 +41,12 @@ func (s *Store) ScheduleGet(ctx context.Context, id int64) (*Schedule, error) {
 	return sc, nil
 }
 
-// ScheduleDue returns unpaused schedules whose next fire time has come, locked (SKIP LOCKED) where
-// there are row locks so that one node fires each.
+// ScheduleDue returns unpaused schedules whose next fire time has come, oldest fire first. It reads
+// outside a transaction, so its row lock (SKIP LOCKED, where the database has row locks) lasts only
+// the statement and only passes over rows another node is writing: it does not make a fire one
+// node's. Two nodes may both see a fire; what keeps it to one run is the start's idempotency key
+// (the idempotency_keys primary key) and ScheduleAdvance's conditional update (see
+// workflow.Engine's fireSchedules).
 func (s *Store) ScheduleDue(ctx context.Context, now time.Time, limit int64) ([]*Schedule, error) {
 	var out []*Schedule
 	q := s.idb.NewSelect().Model(&out).Where("paused = ? AND next_fire IS NOT NULL AND next_fire <= ?", false, UTC(now)).
@@ -68,7 +72,8 @@ func (s *Store) ScheduleSave(ctx context.Context, sc *Schedule) error {
 }
 
 // ScheduleAdvance records that a schedule fired at lastFire and next fires at next (nil: never),
-// unless another node advanced it first (it reports false then).
+// unless another node advanced it first: the update is conditional on next_fire still being
+// wasNext, so of the nodes that fired one time, one moves the schedule on (the others get false).
 func (s *Store) ScheduleAdvance(ctx context.Context, id int64, wasNext time.Time, lastFire *time.Time, next *time.Time) (bool, error) {
 	q := s.idb.NewUpdate().Model((*Schedule)(nil)).Set("next_fire = ?", UTCPtr(next)).Set("modified = ?", Now()).
 		Where("id = ? AND next_fire = ?", id, UTC(wasNext))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/worker"
@@ -284,9 +285,9 @@ func TestSideEffectOnceAcrossACrashAndStaleExecutorFenced(t *testing.T) {
 		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: dead.ID, Group: "default", Limit: 1, Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: []string{"bench.noop", "t.crash"}})
 		require.NoError(t, err)
 		require.Len(t, claimed, 1)
-		staleOutcome := make(chan *workflow.Outcome, 1)
+		staleOutcome := make(chan engineapi.Outcome, 1)
 		go func() {
-			staleOutcome <- b.engine.Execute(ctx, workflow.ExecuteParams{Workflow: claimed[0], ExecutorID: dead.ID, Host: "dead"})
+			staleOutcome <- engineapi.Of(b.engine).Execute(ctx, engineapi.ExecuteParams{Workflow: claimed[0], ExecutorID: dead.ID, Host: "dead"})
 		}()
 		require.Eventually(t, func() bool { return calls.Load() == 1 }, 5*time.Second, 5*time.Millisecond)
 
@@ -308,7 +309,7 @@ func TestSideEffectOnceAcrossACrashAndStaleExecutorFenced(t *testing.T) {
 
 		// The dead executor wakes up and completes: fenced, nothing written.
 		close(release)
-		written, err := b.engine.Complete(ctx, []*workflow.Outcome{<-staleOutcome})
+		written, err := engineapi.Of(b.engine).Complete(ctx, []engineapi.Outcome{<-staleOutcome})
 		require.NoError(t, err)
 		require.Empty(t, written)
 		require.Len(t, b.actions(t, w.ID), 2)
@@ -400,5 +401,50 @@ func TestDrainTimeoutReleasesStepsStillRunning(t *testing.T) {
 		require.Len(t, actions, 2)
 		require.Equal(t, persistence.ActionRecovery, actions[0].Type)
 		require.Equal(t, persistence.ActionStateExecution, actions[1].Type)
+	})
+}
+
+// The drain waits for a running step, writes its result and returns as soon as the last step was
+// completed: the workflow finishes on this node instead of being released for another one.
+func TestDrainCompletesTheLastStepThenReturns(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		release := make(chan struct{})
+		held := workflow.Definition{Type: "t.held", States: []workflow.State{
+			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+				<-release
+				return workflow.MoveTo("done"), nil
+			}},
+			{Name: "done", Kind: workflow.End}}}
+		b := setup(t, store, held)
+		opts := steadyOptions()
+		opts.DrainTimeout = time.Minute
+		pool := worker.New(b.engine, opts)
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- pool.Run(runCtx) }()
+
+		w := b.start(t, "t.held", `{}`)
+		b.waitStatus(t, w.ID, persistence.StatusExecuting)
+		stop()
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned (%v) while a step was still running", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+		close(release)
+		released := time.Now()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return after the last step finished")
+		}
+		require.Less(t, time.Since(released), 5*time.Second, "the drain ends with its last step, not at its timeout")
+		got, err := store.WorkflowGet(ctx, w.ID)
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusFinished, got.Status, "completed during the drain")
+		require.Zero(t, pool.InFlight())
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -67,7 +68,7 @@ func TestHeartbeatLandsWhileAPIReadsHoldThePool(t *testing.T) {
 			}
 			recovered := 0
 			for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
-				n, err := b.engine.Recover(ctx, workflow.RecoverParams{ExecutorID: 0})
+				n, err := engineapi.Of(b.engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: 0})
 				require.NoError(t, err)
 				recovered += n
 				time.Sleep(100 * time.Millisecond)

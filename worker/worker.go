@@ -6,7 +6,6 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
@@ -102,16 +102,18 @@ func (o Options) withDefaults(e *workflow.Engine) Options {
 
 // Worker is one node's pool for one executor group.
 type Worker struct {
-	engine *workflow.Engine
-	store  *persistence.Store
-	opts   Options
-	log    *slog.Logger
+	engine  *workflow.Engine
+	machine engineapi.Engine // the engine's side only the pool calls
+	store   *persistence.Store
+	opts    Options
+	log     *slog.Logger
 
 	executorID atomic.Int64
 	slots      chan struct{}
-	results    chan *workflow.Outcome // buffered for every slot: a finished step never blocks
+	results    chan engineapi.Outcome // buffered for every slot: a finished step never blocks
 	drained    chan struct{}          // closed when claiming stopped and the drain ended
 	wake       chan struct{}
+	idle       chan struct{} // signalled when a completer released the last slot: the drain looks again
 
 	heldMu sync.Mutex
 	// held lists, by workflow, the claimed versions of the attempts this pool runs and has not
@@ -135,15 +137,19 @@ type Stats struct {
 	Recovered atomic.Int64
 }
 
+// Stats returns the pool's counters.
+func (w *Worker) Stats() *Stats { return &w.stats }
+
 // New returns a Worker over an engine. Call Run to start it.
 func New(engine *workflow.Engine, opts Options) *Worker {
 	opts = opts.withDefaults(engine)
 	return &Worker{
-		engine: engine, store: engine.Store(), opts: opts, log: opts.Logger.With("group", opts.Group),
+		engine: engine, machine: engineapi.Of(engine), store: engine.Store(), opts: opts, log: opts.Logger.With("group", opts.Group),
 		slots:   make(chan struct{}, opts.Concurrency),
-		results: make(chan *workflow.Outcome, opts.Concurrency),
+		results: make(chan engineapi.Outcome, opts.Concurrency),
 		drained: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
+		idle:    make(chan struct{}, 1),
 		held:    map[int64][]int{},
 		chain:   map[int64]int{},
 	}
@@ -155,9 +161,6 @@ func (w *Worker) ExecutorID() int64 { return w.executorID.Load() }
 
 // InFlight is how many steps the pool runs now (claimed and not yet completed).
 func (w *Worker) InFlight() int { return len(w.slots) }
-
-// Stats returns the pool's counters.
-func (w *Worker) Stats() *Stats { return &w.stats }
 
 // Run registers the executor and runs the pool until ctx ends, then drains: it stops claiming,
 // waits up to DrainTimeout for running steps, completes them, releases what is still held and marks
@@ -189,15 +192,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.claimLoop(ctx, hard)
 	w.stopping.Store(true)
 
-	// Drain: wait, bounded, until every claimed workflow's step is completed (a slot is released
-	// only once its outcome is written).
-	for deadline := time.Now().Add(w.opts.DrainTimeout); len(w.slots) > 0; {
-		if time.Now().After(deadline) {
-			w.log.Warn("drain timeout: releasing steps still running", "timeout", w.opts.DrainTimeout, "running", len(w.slots))
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	w.drain()
 	// Steps still running past the drain timeout may finish later: they send into the buffer,
 	// which is never closed, and their workflows are released below like a dead executor's.
 	close(w.drained)
@@ -209,6 +204,22 @@ func (w *Worker) Run(ctx context.Context) error {
 	bg.Wait()
 	w.release()
 	return nil
+}
+
+// drain waits, up to DrainTimeout, until every claimed workflow's step is completed: a slot is
+// released only once its outcome is written, and the completer signals idle when it releases the
+// last one.
+func (w *Worker) drain() {
+	deadline := time.NewTimer(w.opts.DrainTimeout)
+	defer deadline.Stop()
+	for len(w.slots) > 0 {
+		select {
+		case <-w.idle:
+		case <-deadline.C:
+			w.log.Warn("drain timeout: releasing steps still running", "timeout", w.opts.DrainTimeout, "running", len(w.slots))
+			return
+		}
+	}
 }
 
 func (w *Worker) register(ctx context.Context) error {
@@ -230,392 +241,10 @@ func (w *Worker) release() {
 		w.log.Error("error stopping executor", "executor", id, "error", err)
 		return
 	}
-	if n, err := w.engine.Recover(ctx, workflow.RecoverParams{ExecutorID: id}); err != nil {
+	if n, err := w.machine.Recover(ctx, engineapi.RecoverParams{ExecutorID: id}); err != nil {
 		w.log.Error("error releasing held workflows", "error", err)
 	} else if n > 0 {
 		w.log.Info("released workflows still held at shutdown", "count", n)
 	}
 	w.log.Info("worker stopped", "executor", id)
-}
-
-// heartbeatLoop keeps the executor alive, on its own ticker and over the store's heartbeat
-// connection, and does nothing else: neither a busy pool, nor slow maintenance, nor API reads
-// holding the database's connections may delay it until the node looks dead.
-func (w *Worker) heartbeatLoop(ctx context.Context) {
-	t := time.NewTicker(w.opts.HeartbeatInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		beatCtx, cancel := context.WithTimeout(ctx, w.opts.Expiry)
-		err := w.store.ExecutorHeartbeat(beatCtx, w.ExecutorID(), w.opts.Expiry)
-		cancel()
-		if errors.Is(err, persistence.ErrNotFound) {
-			// We were declared dead (paused, partitioned): our work was taken over and our late
-			// completions are fenced off. Carry on as a new executor.
-			old := w.ExecutorID()
-			if err := w.register(ctx); err != nil {
-				w.log.Error("error registering again after being declared dead", "error", err)
-				continue
-			}
-			n := w.engine.CancelExecutorSteps(old)
-			w.log.Warn("executor was declared dead; registered again", "old", old, "new", w.ExecutorID(), "cancelled_steps", n)
-		} else if err != nil && ctx.Err() == nil {
-			w.log.Warn("heartbeat failed", "error", err)
-		}
-	}
-}
-
-// maintainLoop recovers dead executors' work, releases what this pool holds but does not run,
-// fires due schedules and purges ended workflows, every heartbeat interval.
-func (w *Worker) maintainLoop(ctx context.Context) {
-	t := time.NewTicker(w.opts.HeartbeatInterval)
-	defer t.Stop()
-	lastPurge, lastTrim := time.Now(), time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		// Purge about every 30s; more often for a short retention.
-		if w.opts.Retention > 0 && time.Since(lastPurge) >= min(30*time.Second, w.opts.Retention/10) {
-			lastPurge = time.Now()
-			w.purge(ctx)
-		}
-		if w.opts.EventRetention > 0 && time.Since(lastTrim) >= min(30*time.Second, w.opts.EventRetention/10) {
-			lastTrim = time.Now()
-			w.trimEvents(ctx)
-		}
-		n, err := w.engine.Recover(ctx, workflow.RecoverParams{ExecutorID: w.ExecutorID()})
-		if err != nil && ctx.Err() == nil {
-			w.log.Warn("recovery failed", "error", err)
-		}
-		if m := w.reconcile(ctx); m > 0 {
-			n += m
-		}
-		if _, err := w.engine.FireSchedules(ctx, persistence.Now()); err != nil && ctx.Err() == nil {
-			w.log.Warn("firing schedules failed", "error", err)
-		}
-		if n > 0 {
-			w.stats.Recovered.Add(int64(n))
-			w.poke()
-		}
-	}
-}
-
-// purge deletes workflow trees that ended before the retention period, a bounded amount per call.
-func (w *Worker) purge(ctx context.Context) {
-	before := persistence.Now().Add(-w.opts.Retention)
-	for range 10 {
-		n, err := w.store.WorkflowPurge(ctx, persistence.WorkflowPurgeParams{FinishedBefore: before, Limit: 500})
-		if err != nil {
-			if ctx.Err() == nil {
-				w.log.Warn("purging ended workflows failed", "error", err)
-			}
-			return
-		}
-		if n > 0 {
-			w.log.Info("purged ended workflows", "count", n, "ended_before", before)
-		}
-		if n < 500 {
-			return
-		}
-	}
-}
-
-// trimEvents deletes the change events older than the event retention, a bounded amount per call.
-func (w *Worker) trimEvents(ctx context.Context) {
-	before := persistence.Now().Add(-w.opts.EventRetention)
-	for range 20 {
-		n, err := w.store.ChangeEventTrim(ctx, persistence.ChangeEventTrimParams{Before: before, Limit: 5000})
-		if err != nil {
-			if ctx.Err() == nil {
-				w.log.Warn("trimming change events failed", "error", err)
-			}
-			return
-		}
-		if n < 5000 {
-			return
-		}
-	}
-}
-
-// reconcile releases workflows the database says this executor holds but the pool is not running
-// (its completion was lost, say in a database crash), so that they run again.
-func (w *Worker) reconcile(ctx context.Context) int {
-	ids, err := w.store.WorkflowClaimedBefore(ctx, w.ExecutorID(), persistence.Now().Add(-w.opts.HeartbeatInterval))
-	if err != nil || len(ids) == 0 {
-		return 0
-	}
-	w.heldMu.Lock()
-	var stale []int64
-	for _, id := range ids {
-		if len(w.held[id]) == 0 {
-			stale = append(stale, id)
-		}
-	}
-	w.heldMu.Unlock()
-	if len(stale) == 0 {
-		return 0
-	}
-	n, err := w.engine.Recover(ctx, workflow.RecoverParams{ExecutorID: w.ExecutorID(), Held: stale})
-	if err != nil {
-		w.log.Warn("error releasing held workflows that are not running", "error", err)
-		return 0
-	}
-	if n > 0 {
-		w.log.Warn("released workflows held but not running here", "count", n)
-	}
-	return n
-}
-
-// listenWake turns wake-up hints for this group into a poke of the claim loop.
-func (w *Worker) listenWake(ctx context.Context) {
-	ch, unsubscribe := w.engine.Notifier().Subscribe(persistence.TopicWake)
-	defer unsubscribe()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case g := <-ch:
-			if g == "" || g == w.opts.Group {
-				w.poke()
-			}
-		}
-	}
-}
-
-func (w *Worker) poke() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
-// claimLoop claims due workflows while slots are free and starts their steps, until ctx ends.
-func (w *Worker) claimLoop(ctx, hard context.Context) {
-	poll := time.NewTimer(0)
-	defer poll.Stop()
-	backoff := 100 * time.Millisecond
-	for {
-		// Wait for a reason to claim: a wake-up, the poll, or a slot freed after a full batch.
-		select {
-		case <-ctx.Done():
-			return
-		case <-w.wake:
-		case <-poll.C:
-		}
-		for ctx.Err() == nil {
-			free := cap(w.slots) - len(w.slots)
-			if free == 0 {
-				// Full: the completer pokes when slots free up.
-				break
-			}
-			limit := min(free, w.opts.ClaimBatch)
-			now := persistence.Now()
-			claimed, err := w.store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: w.ExecutorID(), Group: w.opts.Group,
-				Limit: limit, Now: now, StepDeadline: now.Add(workflow.DefaultStepTimeout), StepTimeouts: w.engine.StepTimeouts(w.opts.Group),
-				Types: w.engine.Types(w.opts.Group)})
-			if err != nil {
-				if ctx.Err() == nil {
-					w.log.Warn("claim failed", "error", err, "retry_in", backoff)
-					select {
-					case <-ctx.Done():
-					case <-time.After(backoff):
-					}
-					backoff = min(backoff*2, 5*time.Second)
-				}
-				continue
-			}
-			backoff = 100 * time.Millisecond
-			w.stats.Claimed.Add(int64(len(claimed)))
-			w.heldMu.Lock()
-			for _, wf := range claimed {
-				w.held[wf.ID] = append(w.held[wf.ID], wf.Version)
-			}
-			w.heldMu.Unlock()
-			for _, wf := range claimed {
-				w.slots <- struct{}{}
-				go w.execute(hard, wf)
-			}
-			if len(claimed) < limit {
-				break // nothing more is due now
-			}
-		}
-		if !poll.Stop() {
-			select {
-			case <-poll.C:
-			default:
-			}
-		}
-		poll.Reset(w.opts.PollInterval)
-	}
-}
-
-func (w *Worker) execute(ctx context.Context, wf *persistence.Workflow) {
-	o := w.engine.Execute(ctx, workflow.ExecuteParams{Workflow: wf, ExecutorID: *wf.ExecutorID, Host: w.opts.Host})
-	w.results <- o
-}
-
-// completeLoop writes outcomes in batches: whatever has arrived while the previous batch was being
-// written goes into the next transaction, and while other steps are still running it waits up to
-// CompleteDelay for more, so that a busy pool writes few large transactions.
-func (w *Worker) completeLoop(ctx context.Context) {
-	batch := make([]*workflow.Outcome, 0, w.opts.CompleteBatch)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		var o *workflow.Outcome
-		select {
-		case o = <-w.results:
-		case <-w.drained:
-			// Write what finished during the drain, then stop.
-			select {
-			case o = <-w.results:
-			default:
-				return
-			}
-		}
-		batch = append(batch[:0], o)
-		// Gather what else has finished; while more steps are running, wait for them until
-		// CompleteDelay after the first (one deadline, however the results trickle in).
-		var deadline <-chan time.Time
-	gather:
-		for len(batch) < w.opts.CompleteBatch {
-			select {
-			case o := <-w.results:
-				batch = append(batch, o)
-				continue
-			default:
-			}
-			if len(w.slots) <= len(batch) {
-				break // nothing else is running: write now
-			}
-			if deadline == nil {
-				timer.Reset(w.opts.CompleteDelay)
-				deadline = timer.C
-			}
-			select {
-			case o := <-w.results:
-				batch = append(batch, o)
-			case <-deadline:
-				deadline = nil
-				break gather
-			}
-		}
-		if deadline != nil && !timer.Stop() {
-			<-timer.C
-		}
-		continued := w.complete(ctx, batch)
-		kept := make(map[int64]int, len(continued)) // workflow to the version its next attempt holds
-		for _, wf := range continued {
-			kept[wf.ID] = wf.Version
-		}
-		released := 0
-		w.heldMu.Lock()
-		for _, o := range batch {
-			id := o.WorkflowID()
-			next, ok := kept[id]
-			if ok && next == o.ClaimedVersion()+1 {
-				w.held[id] = append(w.held[id], next) // the same claim runs its next step
-			} else {
-				released++
-			}
-			w.forget(id, o.ClaimedVersion())
-		}
-		w.heldMu.Unlock()
-		// A kept workflow keeps its slot and runs its next step now.
-		for _, wf := range continued {
-			go w.execute(ctx, wf)
-		}
-		for range released {
-			<-w.slots
-		}
-		if released > 0 {
-			w.poke()
-		}
-	}
-}
-
-// complete writes a batch, retrying while the database is unreachable, and returns the workflows
-// kept for their next step. A batch that keeps failing is written one outcome at a time, so one bad
-// outcome cannot hold back the others.
-func (w *Worker) complete(ctx context.Context, batch []*workflow.Outcome) []*persistence.Workflow {
-	backoff := 50 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		written, continued, err := w.engine.CompleteAndContinue(ctx, batch, w.keep)
-		if err == nil {
-			w.stats.Completed.Add(int64(len(written)))
-			w.stats.Fenced.Add(int64(len(batch) - len(written)))
-			for _, o := range written {
-				if o.Status().Terminal() {
-					w.stats.Ended.Add(1)
-				}
-			}
-			return continued
-		}
-		if ctx.Err() != nil {
-			return nil // shutting down hard: the release or another node's recovery takes over
-		}
-		if attempt >= 3 && len(batch) > 1 {
-			var all []*persistence.Workflow
-			for _, o := range batch {
-				all = append(all, w.complete(ctx, []*workflow.Outcome{o})...)
-			}
-			return all
-		}
-		if attempt >= 3 {
-			w.log.Error("completion keeps failing; recording the step as failed", "workflow", batch[0].WorkflowID(), "error", err)
-			batch = []*workflow.Outcome{w.engine.FailOutcome(batch[0], err)}
-		} else {
-			w.log.Warn("completion failed; retrying", "error", err, "batch", len(batch))
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 5*time.Second)
-	}
-}
-
-// forget drops one attempt from held (heldMu held); the chain count goes with the last attempt.
-func (w *Worker) forget(id int64, version int) {
-	vs := w.held[id]
-	for i, v := range vs {
-		if v == version {
-			vs = append(vs[:i], vs[i+1:]...)
-			break
-		}
-	}
-	if len(vs) == 0 {
-		delete(w.held, id)
-		delete(w.chain, id)
-		return
-	}
-	w.held[id] = vs
-}
-
-// maxChain bounds how many steps in a row a workflow may run without being released, so that a
-// long chain cannot keep due work of higher priority waiting.
-const maxChain = 16
-
-// keep decides whether a workflow whose next step is due now stays claimed for it: not while the
-// pool drains, and not past maxChain steps in a row.
-func (w *Worker) keep(o *workflow.Outcome) bool {
-	if w.stopping.Load() {
-		return false
-	}
-	w.heldMu.Lock()
-	defer w.heldMu.Unlock()
-	id := o.WorkflowID()
-	if w.chain[id] >= maxChain {
-		return false
-	}
-	w.chain[id]++
-	return true
 }

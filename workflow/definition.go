@@ -1,8 +1,14 @@
-// Package workflow is cairn's domain and Go SDK: workflow definitions (states, transitions, retry
-// policies, timeouts) with their step handlers, the operations on workflows (start, retry, pause,
-// resume, cancel, signal, update) with their rules, and the execution of one step. The worker pool
-// (package worker) claims workflows and calls Engine.Execute and Engine.Complete; the GraphQL API
-// calls the operations. The rules of the state machine live here and nowhere else.
+// Package workflow is cairn's Go SDK: workflow definitions (Definition and its States, with retry
+// policies and timeouts) and their step handlers (a StepFunc reads a StepContext and returns a
+// Next: MoveTo, Finish, Fail, RetryAfter, ...), and the Engine, which registers definitions and runs
+// the operations on workflows (Start, Retry, Pause, Resume, Cancel, Signal, Update, ...) with their
+// rules. Embedders wait for a workflow to end with Engine.Wait, or watch its changes with
+// Engine.Follow, instead of polling.
+//
+// A worker pool (package worker) runs the steps: it claims due workflows and drives the engine's
+// execution and completion through internal/engineapi, which embedders never call. The GraphQL API
+// (package graph) calls the same operations. The rules of the state machine live here and nowhere
+// else.
 package workflow
 
 import (

@@ -18,7 +18,9 @@ import (
 type Options struct {
 	// Logger receives the engine's structured logs (slog.Default when nil).
 	Logger *slog.Logger
-	// Notifier carries wake-ups, change-event and cancel hints; one is made when nil.
+	// Notifier carries wake-ups, change-event and cancel hints, and wakes Wait and Follow; one is
+	// made when nil. Nodes sharing a PostgreSQL hear each other's hints when each passes its own
+	// (persistence.NewNotifier) and runs its Run; without, they rely on polling.
 	Notifier *persistence.Notifier
 }
 
@@ -82,9 +84,6 @@ func New(store *persistence.Store, opts Options) *Engine {
 // Store returns the Store the engine works on.
 func (e *Engine) Store() *persistence.Store { return e.store }
 
-// Notifier returns the engine's notifier.
-func (e *Engine) Notifier() *persistence.Notifier { return e.notifier }
-
 // Logger returns the engine's logger.
 func (e *Engine) Logger() *slog.Logger { return e.log }
 
@@ -122,8 +121,8 @@ func (e *Engine) Definition(typ string) (*Definition, bool) {
 	return &r.def, true
 }
 
-// Groups returns the executor groups of the registered definitions, sorted.
-func (e *Engine) Groups() []string {
+// groups returns the executor groups of the registered definitions, sorted.
+func (e *Engine) groups() []string {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	set := map[string]bool{}
@@ -138,9 +137,9 @@ func (e *Engine) Groups() []string {
 	return out
 }
 
-// Types returns the types registered on this node in an executor group, sorted: what its worker
+// types returns the types registered on this node in an executor group, sorted: what its worker
 // pool for that group may claim.
-func (e *Engine) Types(group string) []string {
+func (e *Engine) types(group string) []string {
 	e.mu.RLock()
 	var out []string
 	for typ, r := range e.defs {
@@ -154,10 +153,10 @@ func (e *Engine) Types(group string) []string {
 	return out
 }
 
-// StepTimeouts lists the states of an executor group's definitions (those registered on this node
+// stepTimeouts lists the states of an executor group's definitions (those registered on this node
 // and every stored version it has read) whose steps may run for another time than
 // DefaultStepTimeout: a claim gives their workflows the attempt's real deadline.
-func (e *Engine) StepTimeouts(group string) []persistence.StepTimeout {
+func (e *Engine) stepTimeouts(group string) []persistence.StepTimeout {
 	var out []persistence.StepTimeout
 	add := func(d *Definition, version int) {
 		if d.ExecutorGroup != group {
@@ -288,10 +287,10 @@ func parseCancelHint(payload string) (id int64, version int, ok bool) {
 	return id, version, true
 }
 
-// CancelExecutorSteps cancels the steps running on this node for an executor, and returns how
+// cancelExecutorSteps cancels the steps running on this node for an executor, and returns how
 // many: when the executor was declared dead, its workflows went to other executors, and what its
 // steps would write is fenced off anyway.
-func (e *Engine) CancelExecutorSteps(executorID int64) int {
+func (e *Engine) cancelExecutorSteps(executorID int64) int {
 	e.runMu.Lock()
 	var cancels []context.CancelFunc
 	for _, byVersion := range e.running {

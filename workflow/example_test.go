@@ -6,7 +6,6 @@ import (
 	"log"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/worker"
@@ -14,7 +13,7 @@ import (
 )
 
 // Embedding cairn in a Go program: open a store, register a definition with its step handlers,
-// run a worker pool, start a workflow and wait for it.
+// run a worker pool, start a workflow and wait for it to end.
 func Example() {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -62,16 +61,10 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for {
-		w, err := store.WorkflowGet(ctx, started.Workflow.ID)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if w.Status == persistence.StatusFinished {
-			fmt.Println(w.Status, w.State, string(w.Variables))
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	w, err := engine.Wait(ctx, started.Workflow.ID) // until it ends, without polling
+	if err != nil {
+		log.Fatal(err)
 	}
+	fmt.Println(w.Status, w.State, string(w.Variables))
 	// Output: FINISHED done {"greeting":"hello, cairn"}
 }

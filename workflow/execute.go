@@ -8,11 +8,13 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 )
 
-// Outcome is the result of running one claimed workflow's step: everything Complete writes for it.
-type Outcome struct {
+// outcome is the result of running one claimed workflow's step: everything complete writes for it.
+// It is the engineapi.Outcome the worker pool carries from execute to complete.
+type outcome struct {
 	workflow   *persistence.Workflow
 	executorID int64
 	host       string
@@ -36,41 +38,34 @@ type Outcome struct {
 }
 
 // WorkflowID is the ID of the workflow the outcome belongs to.
-func (o *Outcome) WorkflowID() int64 { return o.workflow.ID }
+func (o *outcome) WorkflowID() int64 { return o.workflow.ID }
 
 // ClaimedVersion is the workflow's version when its executor claimed it for this attempt: with the
 // workflow ID, it names the attempt.
-func (o *Outcome) ClaimedVersion() int { return o.workflow.Version }
+func (o *outcome) ClaimedVersion() int { return o.workflow.Version }
 
 // Status is the status the workflow will have once the outcome is written.
-func (o *Outcome) Status() persistence.Status { return o.completion.Status }
+func (o *outcome) Status() persistence.Status { return o.completion.Status }
 
 // TaskStatus is the status of the attempt ("" when nothing ran).
-func (o *Outcome) TaskStatus() persistence.TaskStatus {
+func (o *outcome) TaskStatus() persistence.TaskStatus {
 	if o.task == nil {
 		return ""
 	}
 	return o.task.Status
 }
 
-// ExecuteParams is the input of Execute.
-type ExecuteParams struct {
-	Workflow   *persistence.Workflow
-	ExecutorID int64
-	Host       string
-}
-
 // stepGrace is how long past its deadline a handler may take to return before the attempt is
 // recorded as timed out without it (its goroutine is abandoned).
 const stepGrace = 2 * time.Second
 
-// Execute runs the current state of a workflow claimed by an executor and returns the outcome to
-// pass to Complete. It never panics and never blocks past the state's timeout (plus a short grace):
+// execute runs the current state of a workflow claimed by an executor and returns the outcome to
+// pass to complete. It never panics and never blocks past the state's timeout (plus a short grace):
 // a handler that panics is a failed attempt, one that does not return in time a timed-out attempt.
-func (e *Engine) Execute(ctx context.Context, p ExecuteParams) *Outcome {
+func (e *Engine) execute(ctx context.Context, p engineapi.ExecuteParams) *outcome {
 	w := p.Workflow
 	now := persistence.Now()
-	o := &Outcome{workflow: w, executorID: p.ExecutorID, host: p.Host, started: now, group: w.ExecutorGroup}
+	o := &outcome{workflow: w, executorID: p.ExecutorID, host: p.Host, started: now, group: w.ExecutorGroup}
 	def, err := e.specOf(ctx, e.store, w)
 	if err != nil {
 		return e.failure(o, nil, nil, fmt.Errorf("error loading definition %s v%d: %w", w.Type, w.DefinitionVersion, err), persistence.TaskFailed)
@@ -177,7 +172,7 @@ type stepResult struct {
 }
 
 // run calls a state's handler with its deadline and turns what it returns into the outcome.
-func (e *Engine) run(ctx context.Context, o *Outcome, def *Definition, state *State, sig *persistence.Signal) *Outcome {
+func (e *Engine) run(ctx context.Context, o *outcome, def *Definition, state *State, sig *persistence.Signal) *outcome {
 	w := o.workflow
 	if state.Handler == nil {
 		return e.failure(o, def, state, NonRetryable(fmt.Errorf("state %q has no handler on this node", state.Name)), persistence.TaskFailed)
@@ -234,7 +229,7 @@ func (e *Engine) run(ctx context.Context, o *Outcome, def *Definition, state *St
 }
 
 // collect keeps what a step buffered (logs, variables) even when it failed.
-func (o *Outcome) collect(sc *StepContext) {
+func (o *outcome) collect(sc *StepContext) {
 	if sc == nil {
 		return
 	}
@@ -258,7 +253,7 @@ func (e *Engine) keep(w *persistence.Workflow, status persistence.Status) persis
 }
 
 // apply turns a successful step's Next into the outcome.
-func (e *Engine) apply(o *Outcome, def *Definition, state *State, next Next, sc *StepContext, _ error) *Outcome {
+func (e *Engine) apply(o *outcome, def *Definition, state *State, next Next, sc *StepContext, _ error) *outcome {
 	w := o.workflow
 	now := persistence.Now()
 	o.def = def
@@ -329,7 +324,7 @@ func (e *Engine) apply(o *Outcome, def *Definition, state *State, next Next, sc 
 
 // failure records a failed attempt: retry with backoff while the policy allows, then the ERROR
 // state (status FAILED), or MANUAL when the definition has none.
-func (e *Engine) failure(o *Outcome, def *Definition, state *State, cause error, status persistence.TaskStatus) *Outcome {
+func (e *Engine) failure(o *outcome, def *Definition, state *State, cause error, status persistence.TaskStatus) *outcome {
 	w := o.workflow
 	o.def = def
 	now := persistence.Now()
@@ -384,7 +379,7 @@ func taskTypeOf(state *State) string {
 }
 
 // task builds the task instance of an attempt.
-func (e *Engine) task(o *Outcome, state *State, status persistence.TaskStatus, errText *string, sc *StepContext) *persistence.TaskInstance {
+func (e *Engine) task(o *outcome, state *State, status persistence.TaskStatus, errText *string, sc *StepContext) *persistence.TaskInstance {
 	now := persistence.Now()
 	ti := &persistence.TaskInstance{WorkflowID: o.workflow.ID, State: o.workflow.State, TaskType: taskTypeOf(state), Attempt: o.workflow.Retries + 1,
 		Status: status, ExecutorID: &o.executorID, Host: o.host, Started: o.started, Finished: &now, Error: errText}
@@ -394,19 +389,19 @@ func (e *Engine) task(o *Outcome, state *State, status persistence.TaskStatus, e
 	return ti
 }
 
-// Complete writes a batch of outcomes in one transaction: each workflow row (only where the
+// complete writes a batch of outcomes in one transaction: each workflow row (only where the
 // executor still holds it at the claimed version), then its task instance, action, variable
 // changes, activity logs, consumed signal, children and change events. It returns the outcomes
 // that were written; the others lost their claim and left no trace.
-func (e *Engine) Complete(ctx context.Context, outcomes []*Outcome) ([]*Outcome, error) {
-	written, _, err := e.CompleteAndContinue(ctx, outcomes, nil)
+func (e *Engine) complete(ctx context.Context, outcomes []*outcome) ([]*outcome, error) {
+	written, _, err := e.completeAndContinue(ctx, outcomes, nil)
 	return written, err
 }
 
-// CompleteAndContinue is Complete, except that a workflow whose next step is due now, and that keep
+// completeAndContinue is complete, except that a workflow whose next step is due now, and that keep
 // accepts, stays claimed by its executor: it is returned (as it now is, EXECUTING at its new
 // version) for the executor to run the next step at once, without releasing and claiming it again.
-func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, keep func(*Outcome) bool) (written []*Outcome, continued []*persistence.Workflow, err error) {
+func (e *Engine) completeAndContinue(ctx context.Context, outcomes []*outcome, keep func(*outcome) bool) (written []*outcome, continued []*persistence.Workflow, err error) {
 	if len(outcomes) == 0 {
 		return nil, nil, nil
 	}
@@ -414,10 +409,10 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 		// Two attempts of one workflow (a late one of this node's former executor, declared dead,
 		// and a new one): the fenced statement tells written rows apart by workflow only, so each
 		// goes in its own transaction.
-		if written, continued, err = e.CompleteAndContinue(ctx, first, keep); err != nil {
+		if written, continued, err = e.completeAndContinue(ctx, first, keep); err != nil {
 			return nil, nil, err
 		}
-		w2, c2, err := e.CompleteAndContinue(ctx, later, keep)
+		w2, c2, err := e.completeAndContinue(ctx, later, keep)
 		return append(written, w2...), append(continued, c2...), err
 	}
 	// The rows to write: each outcome's completion, or, for a workflow kept for its next step, a
@@ -583,7 +578,7 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 			events = append(events, &persistence.ChangeEvent{WorkflowID: id, Type: EventWoken, Status: persistence.StatusInProgress, State: "", At: now})
 		}
 		if len(woken) > 0 {
-			for _, g := range e.Groups() {
+			for _, g := range e.groups() {
 				wake[g] = true
 			}
 		}
@@ -595,7 +590,7 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 	e.afterCommit(wake, len(written) > 0)
 	e.notifyRemote(written)
 	if len(kept) > 0 {
-		wrote := make(map[*Outcome]bool, len(written))
+		wrote := make(map[*outcome]bool, len(written))
 		for _, o := range written {
 			wrote[o] = true
 		}
@@ -609,7 +604,7 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 }
 
 // endingParents returns the parents of the workflows the outcomes end.
-func endingParents(outcomes []*Outcome) []int64 {
+func endingParents(outcomes []*outcome) []int64 {
 	var ids []int64
 	for _, o := range outcomes {
 		if o.completion.Status.Terminal() && o.workflow.ParentID != nil {
@@ -620,7 +615,7 @@ func endingParents(outcomes []*Outcome) []int64 {
 }
 
 // splitAttempts keeps the first outcome of each workflow in first and puts any other in later.
-func splitAttempts(outcomes []*Outcome) (first, later []*Outcome) {
+func splitAttempts(outcomes []*outcome) (first, later []*outcome) {
 	seen := make(map[int64]bool, len(outcomes))
 	for i, o := range outcomes {
 		if seen[o.workflow.ID] {
@@ -641,7 +636,7 @@ func splitAttempts(outcomes []*Outcome) (first, later []*Outcome) {
 }
 
 // nextTimeout is how long the step of the state an outcome moves to may run.
-func (o *Outcome) nextTimeout(state string) time.Duration {
+func (o *outcome) nextTimeout(state string) time.Duration {
 	if o.def == nil {
 		return DefaultStepTimeout
 	}
@@ -653,7 +648,7 @@ func (o *Outcome) nextTimeout(state string) time.Duration {
 // an operator paused, cancelled or changed it while the step ran (a recovery would have taken the
 // claim away). Their results are discarded; each attempt that ran is returned as a CANCELLED task
 // instance to record, and the groups of released workflows are marked to wake.
-func (e *Engine) releaseFenced(ctx context.Context, tx *persistence.Store, outcomes []*Outcome, written map[int64]bool, wake map[string]bool) ([]*persistence.TaskInstance, error) {
+func (e *Engine) releaseFenced(ctx context.Context, tx *persistence.Store, outcomes []*outcome, written map[int64]bool, wake map[string]bool) ([]*persistence.TaskInstance, error) {
 	byExecutor := map[int64][]int64{}
 	for _, o := range outcomes {
 		if !written[o.workflow.ID] {
@@ -692,7 +687,7 @@ func (e *Engine) releaseFenced(ctx context.Context, tx *persistence.Store, outco
 }
 
 // continuation is the workflow row as a kept completion c left it: EXECUTING, still held.
-func (o *Outcome) continuation(c persistence.WorkflowCompletion, now time.Time) *persistence.Workflow {
+func (o *outcome) continuation(c persistence.WorkflowCompletion, now time.Time) *persistence.Workflow {
 	w := *o.workflow
 	w.Status, w.State, w.StateText, w.NextActivation, w.Retries = c.Status, c.State, c.StateText, c.NextActivation, c.Retries
 	w.Variables, w.WaitSignal, w.LastError, w.Finished, w.StepDeadline = c.Variables, c.WaitSignal, c.LastError, c.Finished, c.StepDeadline
@@ -702,7 +697,7 @@ func (o *Outcome) continuation(c persistence.WorkflowCompletion, now time.Time) 
 }
 
 // childWorkflow builds the row of a child a step asked for.
-func (e *Engine) childWorkflow(ctx context.Context, tx *persistence.Store, defs map[string]*persistence.Definition, parent *Outcome, req ChildRequest, now time.Time) (*persistence.Workflow, error) {
+func (e *Engine) childWorkflow(ctx context.Context, tx *persistence.Store, defs map[string]*persistence.Definition, parent *outcome, req ChildRequest, now time.Time) (*persistence.Workflow, error) {
 	key := fmt.Sprintf("%s\x00%d", req.Type, req.Version)
 	def, ok := defs[key]
 	if !ok {
@@ -779,10 +774,10 @@ func (e *Engine) wakeSatisfiedWaits(ctx context.Context, tx *persistence.Store, 
 	return tx.WorkflowWake(ctx, persistence.WorkflowWakeParams{IDs: ready, Now: now})
 }
 
-// FailOutcome replaces an outcome that could not be written with a plain failed attempt (no
+// failOutcome replaces an outcome that could not be written with a plain failed attempt (no
 // children, variables or logs), so a step whose results the database refuses still moves on.
-func (e *Engine) FailOutcome(o *Outcome, cause error) *Outcome {
-	fresh := &Outcome{workflow: o.workflow, executorID: o.executorID, host: o.host, started: o.started, group: o.group}
+func (e *Engine) failOutcome(o *outcome, cause error) *outcome {
+	fresh := &outcome{workflow: o.workflow, executorID: o.executorID, host: o.host, started: o.started, group: o.group}
 	def, err := e.specOf(context.Background(), e.store, o.workflow)
 	if err != nil {
 		return e.failure(fresh, nil, nil, fmt.Errorf("error writing the step's result: %w", cause), persistence.TaskFailed)

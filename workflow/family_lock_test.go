@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // A child's completion that wakes its parent locks the parent before the child, as cancelling the
@@ -33,7 +33,7 @@ func TestChildCompletionLocksParentFirst(t *testing.T) {
 		Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: []string{"bench.noop"}})
 	require.NoError(t, err)
 	require.Len(t, claimed, 1)
-	o := engine.Execute(ctx, workflow.ExecuteParams{Workflow: claimed[0], ExecutorID: exec.ID, Host: "h"})
+	o := engineapi.Of(engine).Execute(ctx, engineapi.ExecuteParams{Workflow: claimed[0], ExecutorID: exec.ID, Host: "h"})
 	require.Equal(t, persistence.StatusFinished, o.Status())
 
 	// An operation on the family holds the parent...
@@ -44,7 +44,7 @@ func TestChildCompletionLocksParentFirst(t *testing.T) {
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() {
-		written, err := engine.Complete(ctx, []*workflow.Outcome{o})
+		written, err := engineapi.Of(engine).Complete(ctx, []engineapi.Outcome{o})
 		if err == nil && len(written) != 1 {
 			err = context.Canceled
 		}

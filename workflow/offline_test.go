@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -40,7 +41,7 @@ func TestOfflineTypeStartsNothing(t *testing.T) {
 		requireCode(t, err, workflow.CodeConflict, "type")
 		_, err = engine.StartMany(ctx, []workflow.StartParams{{Type: "t.parent"}, {Type: "bench.noop"}})
 		requireCode(t, err, workflow.CodeConflict, "workflows[1].type")
-		n, err := engine.FireSchedules(ctx, hourly.NextFire.Add(time.Second))
+		n, err := engineapi.Of(engine).FireSchedules(ctx, hourly.NextFire.Add(time.Second))
 		require.NoError(t, err)
 		require.Zero(t, n)
 		from := time.Now().Add(-5 * time.Hour)
@@ -55,11 +56,11 @@ func TestOfflineTypeStartsNothing(t *testing.T) {
 			Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: []string{"t.parent"}})
 		require.NoError(t, err)
 		require.Len(t, ws, 1)
-		o := engine.Execute(ctx, workflow.ExecuteParams{Workflow: ws[0], ExecutorID: e.ID, Host: "test"})
-		_, err = engine.Complete(ctx, []*workflow.Outcome{o})
+		o := engineapi.Of(engine).Execute(ctx, engineapi.ExecuteParams{Workflow: ws[0], ExecutorID: e.ID, Host: "test"})
+		_, err = engineapi.Of(engine).Complete(ctx, []engineapi.Outcome{o})
 		require.Error(t, err)
 		require.True(t, workflow.IsNonRetryable(err), "error: %v", err)
-		written, err := engine.Complete(ctx, []*workflow.Outcome{engine.FailOutcome(o, err)})
+		written, err := engineapi.Of(engine).Complete(ctx, []engineapi.Outcome{engineapi.Of(engine).FailOutcome(o, err)})
 		require.NoError(t, err)
 		require.Len(t, written, 1)
 		w, err := store.WorkflowGet(ctx, parent.Workflow.ID)

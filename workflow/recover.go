@@ -4,25 +4,15 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 )
 
-// RecoverParams is the input of Recover.
-type RecoverParams struct {
-	// ExecutorID is the live executor doing the recovery (recorded on the RECOVERY actions).
-	ExecutorID int64
-	// Limit caps how many workflows one call takes over.
-	Limit int
-	// Held, when set, recovers these workflows of ExecutorID itself instead: ones the database says
-	// it holds but it is not running (a completion lost in a database crash).
-	Held []int64
-}
-
-// Recover declares dead the executors whose heartbeat expired and takes over the workflows they
+// recoverOrphans declares dead the executors whose heartbeat expired and takes over the workflows they
 // held: each is made due now, its running attempt recorded as a LOST task instance, with a RECOVERY
 // action. The dead executor's late completions are fenced off by the version bump. It returns how
 // many workflows were recovered.
-func (e *Engine) Recover(ctx context.Context, p RecoverParams) (int, error) {
+func (e *Engine) recoverOrphans(ctx context.Context, p engineapi.RecoverParams) (int, error) {
 	if p.Limit <= 0 {
 		p.Limit = 500
 	}

@@ -121,7 +121,7 @@ func remoteFailure(t *persistence.RemoteTask) error {
 
 // awaitRemote is the outcome of a step waiting for its remote task: the workflow WAITs (no
 // action: its state does not change), and the task is created with the outcome.
-func (e *Engine) awaitRemote(o *Outcome, def *Definition, state *State, sc *StepContext) *Outcome {
+func (e *Engine) awaitRemote(o *outcome, def *Definition, state *State, sc *StepContext) *outcome {
 	w := o.workflow
 	o.def = def
 	o.completion = e.keep(w, persistence.StatusWaiting)
@@ -141,7 +141,7 @@ func (e *Engine) awaitRemote(o *Outcome, def *Definition, state *State, sc *Step
 
 // recordRemote makes an outcome record the remote task whose result its step read: the task is
 // marked recorded with it, and its task instance says what the worker did.
-func recordRemote(o *Outcome, sc *StepContext) *Outcome {
+func recordRemote(o *outcome, sc *StepContext) *outcome {
 	if sc == nil || sc.remote == nil || sc.remote.used == nil {
 		return o
 	}
@@ -174,7 +174,7 @@ func recordRemote(o *Outcome, sc *StepContext) *Outcome {
 // transaction: it creates the tasks asked for, marks those read as recorded, and wakes the
 // workflows that went back to WAITING for a task that ended meanwhile (their step read it still
 // running; the worker's wake-up found them not yet WAITING). It returns the workflows it woke.
-func (e *Engine) completeRemote(ctx context.Context, tx *persistence.Store, written []*Outcome) ([]int64, error) {
+func (e *Engine) completeRemote(ctx context.Context, tx *persistence.Store, written []*outcome) ([]int64, error) {
 	var consume, waits []int64
 	var create []*persistence.RemoteTask
 	for _, o := range written {
@@ -207,7 +207,7 @@ func (e *Engine) completeRemote(ctx context.Context, tx *persistence.Store, writ
 }
 
 // notifyRemote tells long-polling workers, here and on other nodes, of the tasks just created.
-func (e *Engine) notifyRemote(written []*Outcome) {
+func (e *Engine) notifyRemote(written []*outcome) {
 	sent := map[string]bool{}
 	for _, o := range written {
 		if t := o.remoteCreate; t != nil && !sent[t.Function] {

@@ -105,11 +105,15 @@ func (e *Engine) SetSchedulePaused(ctx context.Context, id int64, paused bool) (
 	return sc, nil
 }
 
-// FireSchedules starts the runs of every schedule due at now, and returns how many it started.
-// Several nodes may call it at once: a fire's run is started with an idempotency key made of the
-// schedule and the fire time, and the schedule is advanced only by the node that still sees the
-// fire pending, so each fire starts one run. Fires missed while no node ran are made up by one run.
-func (e *Engine) FireSchedules(ctx context.Context, now time.Time) (int, error) {
+// fireSchedules starts the runs of every schedule due at now, and returns how many it started.
+// Several nodes may call it at once and see the same fire (ScheduleDue locks nothing beyond its
+// own statement). What prevents a double fire is the database's keys, not a lock: a fire's run is
+// started with the idempotency key "schedule:ID:UNIX-TIME", unique in idempotency_keys (the
+// second node's start returns the first node's workflow, Created false, and is not counted), and
+// ScheduleAdvance moves next_fire on only where it still holds the fire time (a conditional
+// update), so a fire is never taken as pending again once one node advanced it. Fires missed while
+// no node ran are made up by one run.
+func (e *Engine) fireSchedules(ctx context.Context, now time.Time) (int, error) {
 	due, err := e.store.ScheduleDue(ctx, now, 100)
 	if err != nil {
 		return 0, err

@@ -70,7 +70,7 @@ func parseBenchConfig(env *environment, args []string) (*benchConfig, error) {
 	fs.IntVar(&c.completers, "completers", 0, "completion transactions a pool runs at once (default: the worker's; always 1 on SQLite)")
 	fs.DurationVar(&c.pollInterval, "poll-interval", 100*time.Millisecond, "how often an idle pool looks for due work when no wake-up arrives")
 	fs.IntVar(&c.nodes, "nodes", 1, "worker pools to run in this process, each its own executor")
-	fs.IntVar(&c.maxConns, "max-conns", 20, "PostgreSQL connection pool size")
+	fs.IntVar(&c.maxConns, "max-conns", 20, "database connection pool size on PostgreSQL and MariaDB/MySQL (SQLite always uses one connection)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the workflows, history and executors of the run in the database")
 	fs.BoolVar(&c.json, "json", false, "print the figures as one JSON object")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log `level` of the engine's logs on stderr: debug, info, warn or error")

@@ -1,7 +1,16 @@
-// Command cairn runs the cairn workflow engine: the GraphQL API and the worker pool (serve), the
-// database migrations (migrate), a benchmark of the engine (bench), API tokens (token), Serverless
-// Workflow deployments (definitions) and the version report (version), on SQLite, PostgreSQL or
-// MariaDB/MySQL.
+// Command cairn is the cairn workflow engine's one binary, on SQLite, PostgreSQL or MariaDB/MySQL
+// (the --database URL picks the backend). Its subcommands:
+//
+//   - serve runs a node: it migrates the database (unless --no-migrate), then serves HTTP (the
+//     GraphQL API with its subscriptions and the remote task protocol at /graphql, GraphiQL at /,
+//     the dashboard at /ui, /metrics, /healthz and /readyz) and runs one worker pool per executor
+//     group, and drains both on SIGINT or SIGTERM. --no-api and --no-workers run one half only.
+//   - migrate up|down|status applies, undoes or lists the database migrations.
+//   - bench measures the engine in this process against a throwaway database (workflows/s, steps/s,
+//     latencies) and cleans up after itself unless --keep.
+//   - token create|revoke manages the API tokens --auth requires.
+//   - definitions apply FILE... deploys Serverless Workflow documents (YAML or JSON) as new versions.
+//   - version prints the version of cairn and of Go.
 //
 // Every flag has an environment twin, CAIRN_ and the flag's name in upper snake case
 // (--log-level is CAIRN_LOG_LEVEL), except --database, whose twin is CAIRN_DATABASE_URL. A flag

@@ -70,7 +70,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.retention, "retention", 0, "delete workflows (with their history) that ended longer ago than this, e.g. 720h; 0 keeps everything")
 	fs.DurationVar(&c.eventRetention, "event-retention", 24*time.Hour, "delete change events (what subscriptions resume from) older than this; 0 keeps them all")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 30*time.Second, "on shutdown, how long to wait for running steps and HTTP requests")
-	fs.IntVar(&c.maxConns, "max-conns", 20, "PostgreSQL connection pool size (SQLite always uses one connection)")
+	fs.IntVar(&c.maxConns, "max-conns", 20, "database connection pool size on PostgreSQL and MariaDB/MySQL (SQLite always uses one connection)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.BoolVar(&c.introspection, "introspection", true, "allow GraphQL introspection (GraphiQL needs it)")
