@@ -114,6 +114,11 @@ func (mysqlDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*
 
 // complete locks the rows still held at the claimed version, then joins them to the completions
 // in one UPDATE.
+// leaseTasks takes the portable path: MariaDB has no UPDATE ... RETURNING.
+func (mysqlDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatement) ([]*RemoteTask, error) {
+	return leaseTasksPortable(ctx, s, l)
+}
+
 func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
 	var written []int64
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {

@@ -1,9 +1,11 @@
 package persistence
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -205,33 +207,61 @@ type RemoteTaskLeaseParams struct {
 }
 
 // RemoteTaskLease leases up to Limit pending tasks of the functions, oldest first, and returns
-// them with attempt + 1. Concurrent pollers never get the same task: the rows are read with the
-// dialect's SKIP LOCKED lock (one writer on SQLite), then updated by ID.
+// them with attempt + 1, in ID order. Concurrent pollers never get the same task: PostgreSQL and
+// SQLite lease in one UPDATE ... RETURNING (PostgreSQL locking the rows with SKIP LOCKED, SQLite
+// being the only writer); MariaDB reads the rows with SKIP LOCKED, then updates and reads them by
+// ID. A lease need not wait for the disk: one lost in a crash leaves its task pending, and its
+// worker's result gets CONFLICT, as after an expired lease.
 func (s *Store) RemoteTaskLease(ctx context.Context, p RemoteTaskLeaseParams) ([]*RemoteTask, error) {
 	if p.Limit <= 0 || len(p.Functions) == 0 {
 		return nil, nil
 	}
 	now := UTC(p.Now)
+	l := leaseStatement{
+		Set:     "status = ?, lease_token = ?, lease_ms = ?, lease_deadline = ?, worker = ?, leased = ?, attempt = attempt + 1",
+		SetArgs: []any{RemoteTaskLeased, p.Token, int(p.Lease / time.Millisecond), now.Add(p.Lease), p.Worker, now},
+		Due:     "status = ? AND function IN (?)",
+		DueArgs: []any{RemoteTaskPending, bunIn(p.Functions)},
+		Limit:   p.Limit,
+	}
+	out, err := s.dialect.leaseTasks(ctx, s, l)
+	if err != nil {
+		return nil, fmt.Errorf("error leasing remote tasks: %w", err)
+	}
+	slices.SortFunc(out, func(a, b *RemoteTask) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// leaseStatement is a lease of remote tasks in parts each dialect assembles: SET the lease's
+// columns on the rows WHERE due, oldest (lowest ID) first, at most Limit.
+type leaseStatement struct {
+	Set     string
+	SetArgs []any
+	Due     string
+	DueArgs []any
+	Limit   int
+}
+
+// leaseTasksPortable leases in a transaction of three statements any database runs: read the IDs
+// with the dialect's SKIP LOCKED lock, update them, read them back.
+func leaseTasksPortable(ctx context.Context, s *Store, l leaseStatement) ([]*RemoteTask, error) {
 	var out []*RemoteTask
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		out = nil
+		if err := tx.AsyncCommit(ctx); err != nil {
+			return err
+		}
 		var ids []int64
-		q := tx.idb.NewSelect().Model((*RemoteTask)(nil)).Column("id").
-			Where("status = ? AND function IN (?)", RemoteTaskPending, bunIn(p.Functions)).OrderExpr("id").Limit(int64(p.Limit))
+		q := tx.idb.NewSelect().Model((*RemoteTask)(nil)).Column("id").Where(l.Due, l.DueArgs...).OrderExpr("id").Limit(int64(l.Limit))
 		if err := tx.forUpdate(q, true).Scan(ctx, &ids); err != nil || len(ids) == 0 {
 			return err
 		}
-		if _, err := tx.idb.NewUpdate().Model((*RemoteTask)(nil)).
-			Set("status = ?", RemoteTaskLeased).Set("lease_token = ?", p.Token).Set("lease_ms = ?", int(p.Lease/time.Millisecond)).
-			Set("lease_deadline = ?", now.Add(p.Lease)).Set("worker = ?", p.Worker).Set("leased = ?", now).Set("attempt = attempt + 1").
-			Where("id IN (?)", bunIn(ids)).Exec(ctx); err != nil {
+		if _, err := tx.idb.NewUpdate().Model((*RemoteTask)(nil)).Set(l.Set, l.SetArgs...).Where("id IN (?)", bunIn(ids)).Exec(ctx); err != nil {
 			return err
 		}
 		return tx.idb.NewSelect().Model(&out).Where("id IN (?)", bunIn(ids)).OrderExpr("id").Scan(ctx)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("error leasing remote tasks: %w", err)
-	}
-	return out, nil
+	return out, err
 }
 
 // RemoteTaskHeartbeat extends a live lease by its length and returns the new deadline, or
