@@ -119,6 +119,11 @@ func (mysqlDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatement) 
 	return leaseTasksPortable(ctx, s, l)
 }
 
+// endTasks takes the portable path: one fenced update per result, then a read.
+func (mysqlDialect) endTasks(ctx context.Context, s *Store, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error) {
+	return endTasksPortable(ctx, s, ps, now)
+}
+
 func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
 	var written []int64
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {

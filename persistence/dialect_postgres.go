@@ -136,6 +136,14 @@ func (postgresDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatemen
 	return out, err
 }
 
+// endTasks writes every result in one UPDATE ... FROM (VALUES ...) RETURNING.
+func (postgresDialect) endTasks(ctx context.Context, s *Store, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error) {
+	var out []*RemoteTask
+	q, args := endTasksValues(ps, now, func(p, typ string) string { return p + "::" + typ }, "remote_tasks AS rt", "rt", "rt.*")
+	err := s.idb.NewRaw(q, args...).Scan(ctx, &out)
+	return out, err
+}
+
 func (postgresDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
 	return s.workflowCompletePG(ctx, cs, now)
 }

@@ -70,6 +70,14 @@ func (sqliteDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatement)
 	return out, err
 }
 
+// endTasks writes every result in one UPDATE ... FROM (VALUES ...) RETURNING.
+func (sqliteDialect) endTasks(ctx context.Context, s *Store, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error) {
+	var out []*RemoteTask
+	q, args := endTasksValues(ps, now, func(p, _ string) string { return p }, "remote_tasks", "remote_tasks", "*")
+	err := s.idb.NewRaw(q, args...).Scan(ctx, &out)
+	return out, err
+}
+
 // complete joins the workflows to a VALUES list of completions in one UPDATE ... FROM.
 func (sqliteDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
 	var b strings.Builder

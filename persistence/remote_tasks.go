@@ -317,17 +317,60 @@ func (s *Store) RemoteTaskEnd(ctx context.Context, p RemoteTaskEndParams) (*Remo
 	return out[0], nil
 }
 
-// RemoteTaskEndMany records many workers' results in one transaction, each only while its token
-// holds a live lease on its task (a fenced update per result), and returns, per result, the task
-// as it now is, or nil where the token did not hold it (a conflict). Each task ID may appear once.
+// RemoteTaskEndMany records many workers' results, each only while its token holds a live lease
+// on its task (fenced), and returns, per result, the task as it now is, or nil where the token did
+// not hold it (a conflict). PostgreSQL and SQLite write them all in one UPDATE ... FROM (VALUES
+// ...) RETURNING; MariaDB in a transaction of one fenced update per result. Each task ID may
+// appear once.
 func (s *Store) RemoteTaskEndMany(ctx context.Context, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
-	now = UTC(now)
-	byID := make(map[int64]*RemoteTask, len(ps))
+	rows, err := s.dialect.endTasks(ctx, s, ps, UTC(now))
+	if err != nil {
+		return nil, fmt.Errorf("error ending %d remote tasks: %w", len(ps), err)
+	}
+	byID := make(map[int64]*RemoteTask, len(rows))
+	for _, t := range rows {
+		byID[t.ID] = t
+	}
+	out := make([]*RemoteTask, len(ps))
+	for i, p := range ps {
+		out[i] = byID[p.ID]
+	}
+	return out, nil
+}
+
+// endTasksValues writes the statement that ends tasks in one UPDATE of remote_tasks joined to a
+// VALUES list v(id, token, status, output, error, retryable), with cast turning each placeholder
+// into the column's type where the database cannot infer it; table is the updated table (with its
+// alias), target the name the conditions give it, and returning the RETURNING list.
+func endTasksValues(ps []RemoteTaskEndParams, now time.Time, cast func(placeholder, typ string) string, table, target, returning string) (string, []any) {
+	var b strings.Builder
+	args := make([]any, 0, len(ps)*6+3)
+	b.WriteString("WITH v(id, token, status, output, error, retryable) AS (VALUES ")
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "(%s, %s, %s, %s, %s, %s)", cast("?", "bigint"), cast("?", "text"), cast("?", "text"),
+			cast("?", "jsonb"), cast("?", "jsonb"), cast("?", "boolean"))
+		args = append(args, p.ID, p.Token, string(p.Status), nullJSON(p.Output), nullJSON(p.Error), p.Retryable)
+	}
+	b.WriteString(") UPDATE " + table +
+		" SET status = v.status, output = v.output, error = v.error, retryable = v.retryable, finished = ?, lease_token = NULL FROM v WHERE " +
+		target + ".id = v.id AND " + target + ".lease_token = v.token AND " + target + ".status = ? AND " + target +
+		".lease_deadline >= ? RETURNING " + returning)
+	args = append(args, now, RemoteTaskLeased, now)
+	return b.String(), args
+}
+
+// endTasksPortable ends tasks in a transaction of one fenced update per result, then reads back
+// the tasks it ended.
+func endTasksPortable(ctx context.Context, s *Store, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error) {
+	var rows []*RemoteTask
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
-		clear(byID)
+		rows = nil
 		var ended []int64
 		for _, p := range ps {
 			res, err := tx.idb.NewUpdate().Model((*RemoteTask)(nil)).
@@ -344,23 +387,9 @@ func (s *Store) RemoteTaskEndMany(ctx context.Context, ps []RemoteTaskEndParams,
 		if len(ended) == 0 {
 			return nil
 		}
-		var rows []*RemoteTask
-		if err := tx.idb.NewSelect().Model(&rows).Where("id IN (?)", bunIn(ended)).Scan(ctx); err != nil {
-			return err
-		}
-		for _, t := range rows {
-			byID[t.ID] = t
-		}
-		return nil
+		return tx.idb.NewSelect().Model(&rows).Where("id IN (?)", bunIn(ended)).Scan(ctx)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("error ending %d remote tasks: %w", len(ps), err)
-	}
-	out := make([]*RemoteTask, len(ps))
-	for i, p := range ps {
-		out[i] = byID[p.ID]
-	}
-	return out, nil
+	return rows, err
 }
 
 // nullJSON keeps an empty value NULL.
