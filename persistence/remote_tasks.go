@@ -170,6 +170,11 @@ func (s *Store) RemoteTaskGet(ctx context.Context, id int64) (*RemoteTask, error
 	return t, nil
 }
 
+// RemoteTaskGetMany returns the tasks with the given IDs that exist, in ID order.
+func (s *Store) RemoteTaskGetMany(ctx context.Context, ids []int64) ([]*RemoteTask, error) {
+	return getByIDs[RemoteTask](ctx, s, ids, "remote tasks")
+}
+
 // RemoteTaskConsume marks tasks as recorded by their workflows (in the step's completion).
 func (s *Store) RemoteTaskConsume(ctx context.Context, ids []int64, now time.Time) error {
 	if len(ids) == 0 {

@@ -34,7 +34,8 @@ const benchWorkers = 4
 // the resolvers call, without HTTP and gqlgen).
 type taskAPI interface {
 	poll(ctx context.Context, max, waitMs int, worker string) (tokens []string, err error)
-	complete(ctx context.Context, token string) error
+	// complete ends a poll's tasks in one call (completeTasks; completeTask for one task).
+	complete(ctx context.Context, tokens []string) error
 }
 
 type graphqlAPI struct{ c *remoteworker.Client }
@@ -48,8 +49,16 @@ func (a graphqlAPI) poll(ctx context.Context, max, waitMs int, worker string) ([
 	return out, err
 }
 
-func (a graphqlAPI) complete(ctx context.Context, token string) error {
-	return a.c.Complete(ctx, token, map[string]int{"total": 1})
+func (a graphqlAPI) complete(ctx context.Context, tokens []string) error {
+	if len(tokens) == 1 {
+		return a.c.Complete(ctx, tokens[0], map[string]int{"total": 1})
+	}
+	results := make([]remoteworker.Result, len(tokens))
+	for i, t := range tokens {
+		results[i] = remoteworker.Result{Token: t, Output: map[string]int{"total": 1}}
+	}
+	_, err := a.c.CompleteMany(ctx, results)
+	return err
 }
 
 type engineAPI struct{ e *workflow.Engine }
@@ -63,8 +72,16 @@ func (a engineAPI) poll(ctx context.Context, max, waitMs int, worker string) ([]
 	return out, err
 }
 
-func (a engineAPI) complete(ctx context.Context, token string) error {
-	_, err := a.e.CompleteTask(ctx, token, []byte(`{"total": 1}`), nil)
+func (a engineAPI) complete(ctx context.Context, tokens []string) error {
+	if len(tokens) == 1 {
+		_, err := a.e.CompleteTask(ctx, tokens[0], []byte(`{"total": 1}`), nil)
+		return err
+	}
+	results := make([]workflow.TaskResult, len(tokens))
+	for i, t := range tokens {
+		results[i] = workflow.TaskResult{Token: t, Output: []byte(`{"total": 1}`)}
+	}
+	_, err := a.e.CompleteTasks(ctx, results, nil)
 	return err
 }
 
@@ -76,29 +93,44 @@ func benchAPI(n *node) taskAPI {
 	return graphqlAPI{remoteworker.New(n.url, remoteworker.Options{})}
 }
 
-// benchWorker polls batches of up to 100 tasks and completes each with its own call, up to 32 at
-// once, until ctx ends; received records when each task arrived.
+// benchWorker polls batches of up to 100 tasks and completes each poll's tasks together with one
+// completeTasks call, up to 4 calls at once, until ctx ends; received records when each task
+// arrived. With CAIRN_BENCH_COMPLETE=each it completes each task with its own call instead, up to
+// 32 at once (the protocol's completeTask, as before completeTasks).
 func benchWorker(ctx context.Context, api taskAPI, name string, waitMs int, received func(id int64, at time.Time)) {
-	sem := make(chan struct{}, 32)
+	each := os.Getenv("CAIRN_BENCH_COMPLETE") == "each"
+	sem := make(chan struct{}, 4)
+	if each {
+		sem = make(chan struct{}, 32)
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for ctx.Err() == nil {
 		tokens, err := api.poll(ctx, 100, waitMs, name)
 		now := time.Now()
-		if err != nil {
+		if err != nil || len(tokens) == 0 {
 			continue
 		}
-		for _, token := range tokens {
-			if received != nil {
+		if received != nil {
+			for _, token := range tokens {
 				id, _ := strconv.ParseInt(strings.SplitN(token, ".", 2)[0], 10, 64)
 				received(id, now)
 			}
+		}
+		batches := [][]string{tokens}
+		if each {
+			batches = batches[:0]
+			for _, t := range tokens {
+				batches = append(batches, []string{t})
+			}
+		}
+		for _, batch := range batches {
 			sem <- struct{}{}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				_ = api.complete(context.WithoutCancel(ctx), token)
+				_ = api.complete(context.WithoutCancel(ctx), batch)
 			}()
 		}
 	}
