@@ -64,7 +64,9 @@ func (r *Resolver) pollTasks(ctx context.Context, in model.PollTasksInput) (*mod
 		ids[i] = t.WorkflowID
 	}
 	byID := map[int64]*persistence.Workflow{}
-	if len(ids) > 0 && roleOf(ctx) != RoleWorker { // a worker may not read workflows, beyond their IDs
+	// A worker may not read workflows beyond their IDs; nor need they be read when only their IDs
+	// are asked for (a read less on every poll).
+	if len(ids) > 0 && roleOf(ctx) != RoleWorker && !workflowsOnlyByID(graphql.GetFieldContext(ctx).Field.Selections, 0) {
 		wfs, err := r.store.WorkflowGetMany(ctx, ids)
 		if err != nil {
 			return nil, err

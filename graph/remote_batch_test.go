@@ -121,3 +121,43 @@ func TestCompleteTasksWorkerToken(t *testing.T) {
 		require.Contains(t, string(resp.Data), `"status":"SUCCEEDED"`)
 	})
 }
+
+// A poll reads the tasks' workflows only when it asks for more of them than their IDs.
+func TestPollReadsWorkflowsOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		b := setup(t, store)
+		addTask(t, b, "f")
+		counter := &statementCounter{}
+		store.DB().AddQueryHook(counter) //lint:ignore SA1019 the hook must see the statements of this very DB, not of a copy
+		readsWorkflows := func(stmts []string) bool {
+			for _, s := range stmts {
+				if strings.Contains(s, `FROM "workflows"`) || strings.Contains(s, "FROM `workflows`") {
+					return true
+				}
+			}
+			return false
+		}
+		var p polled
+		stmts := counter.count(func() {
+			b.must(t, pollQuery, &p, map[string]any{"in": map[string]any{"functions": []string{"f"}, "max": 10}})
+		})
+		require.Len(t, p.PollTasks.Tasks, 1)
+		require.NotEmpty(t, p.PollTasks.Tasks[0].Workflow.ID)
+		require.False(t, readsWorkflows(stmts), "%q", stmts)
+
+		addTask(t, b, "f")
+		var full struct {
+			PollTasks struct {
+				Tasks []struct{ Workflow struct{ ID, Type, Status string } }
+			}
+		}
+		stmts = counter.count(func() {
+			b.must(t, `mutation { pollTasks(input: {functions: ["f"]}) { tasks { workflow { id type status } } } }`, &full, nil)
+		})
+		require.Len(t, full.PollTasks.Tasks, 1)
+		require.Equal(t, "test.flow", full.PollTasks.Tasks[0].Workflow.Type)
+		require.NotEmpty(t, full.PollTasks.Tasks[0].Workflow.Status)
+		require.True(t, readsWorkflows(stmts), "%q", stmts)
+	})
+}
