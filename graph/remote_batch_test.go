@@ -100,11 +100,15 @@ func TestCompleteTasksWorkerToken(t *testing.T) {
 		const worker, admin = "Bearer worker-secret", "Bearer admin-secret"
 		_, resp := postAs(t, b, admin, `mutation { pollTasks(input: {functions: ["g"]}) { tasks { token } } }`)
 		require.Empty(t, resp.Errors)
-		var g struct{ PollTasks struct{ Tasks []struct{ Token string } } }
+		var g struct {
+			PollTasks struct{ Tasks []struct{ Token string } }
+		}
 		require.NoError(t, json.Unmarshal(resp.Data, &g))
 		_, resp = postAs(t, b, worker, `mutation { pollTasks(input: {functions: ["f"]}) { tasks { token } } }`)
 		require.Empty(t, resp.Errors)
-		var f struct{ PollTasks struct{ Tasks []struct{ Token string } } }
+		var f struct {
+			PollTasks struct{ Tasks []struct{ Token string } }
+		}
 		require.NoError(t, json.Unmarshal(resp.Data, &f))
 		require.Len(t, f.PollTasks.Tasks, 1)
 		require.Len(t, g.PollTasks.Tasks, 1)
@@ -149,7 +153,9 @@ func TestPollReadsWorkflowsOnlyWhenAsked(t *testing.T) {
 		addTask(t, b, "f")
 		var full struct {
 			PollTasks struct {
-				Tasks []struct{ Workflow struct{ ID, Type, Status string } }
+				Tasks []struct {
+					Workflow struct{ ID, Type, Status string }
+				}
 			}
 		}
 		stmts = counter.count(func() {

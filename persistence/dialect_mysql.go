@@ -114,9 +114,20 @@ func (mysqlDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*
 
 // complete locks the rows still held at the claimed version, then joins them to the completions
 // in one UPDATE.
-// leaseTasks takes the portable path: MariaDB has no UPDATE ... RETURNING.
+// mysqlDeadlock is the error InnoDB gives the transaction it rolls back to break a deadlock.
+const mysqlDeadlock = 1213
+
+// leaseTasks takes the portable path: MariaDB has no UPDATE ... RETURNING. InnoDB may pick a lease
+// to break a deadlock with a transaction writing results or tasks; the lease wrote nothing then,
+// and is run again (a few times) rather than failing the worker's poll.
 func (mysqlDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatement) ([]*RemoteTask, error) {
-	return leaseTasksPortable(ctx, s, l)
+	for attempt := 1; ; attempt++ {
+		out, err := leaseTasksPortable(ctx, s, l)
+		var myErr *mysql.MySQLError
+		if err == nil || attempt == 3 || s.InTx() || !errors.As(err, &myErr) || myErr.Number != mysqlDeadlock {
+			return out, err
+		}
+	}
 }
 
 // endTasks takes the portable path: one fenced update per result, then a read.
