@@ -21,7 +21,7 @@ const RoleWorker = "worker"
 const kindRemoteTask = "RemoteTask"
 
 // taskMutations are the only fields a worker token may ask for.
-var taskMutations = map[string]bool{"pollTasks": true, "heartbeatTask": true, "completeTask": true, "failTask": true, "__typename": true}
+var taskMutations = map[string]bool{"pollTasks": true, "heartbeatTask": true, "completeTask": true, "completeTasks": true, "failTask": true, "__typename": true}
 
 // allowedFunctions returns the functions the caller may serve: nil (any) unless it authenticated
 // with a worker token, whose functions are read with the token.
@@ -64,7 +64,9 @@ func (r *Resolver) pollTasks(ctx context.Context, in model.PollTasksInput) (*mod
 		ids[i] = t.WorkflowID
 	}
 	byID := map[int64]*persistence.Workflow{}
-	if len(ids) > 0 && roleOf(ctx) != RoleWorker { // a worker may not read workflows, beyond their IDs
+	// A worker may not read workflows beyond their IDs; nor need they be read when only their IDs
+	// are asked for (a read less on every poll).
+	if len(ids) > 0 && roleOf(ctx) != RoleWorker && !workflowsOnlyByID(graphql.GetFieldContext(ctx).Field.Selections, 0) {
 		wfs, err := r.store.WorkflowGetMany(ctx, ids)
 		if err != nil {
 			return nil, err
@@ -106,6 +108,36 @@ func (r *Resolver) completeTask(ctx context.Context, in model.CompleteTaskInput)
 		return nil, err
 	}
 	return &model.TaskPayload{ID: encodeID(kindRemoteTask, t.ID), Status: string(t.Status)}, nil
+}
+
+// completeTasks writes many results at once: bad input refuses the call, a stale token is its
+// own item's CONFLICT.
+func (r *Resolver) completeTasks(ctx context.Context, in model.CompleteTasksInput) (*model.CompleteTasksPayload, error) {
+	allowed, err := r.allowedFunctions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]workflow.TaskResult, len(in.Results))
+	for i, res := range in.Results {
+		results[i] = workflow.TaskResult{Token: res.Token, Output: res.Output}
+	}
+	ended, err := r.engine.CompleteTasks(ctx, results, allowed)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.CompleteTasksPayload{Results: make([]*model.CompletedTask, len(ended))}
+	for i, e := range ended {
+		item := &model.CompletedTask{ID: encodeID(kindRemoteTask, e.ID)}
+		if e.Task != nil {
+			status := string(e.Task.Status)
+			item.Status = &status
+		} else {
+			code := string(workflow.CodeConflict)
+			item.Code = &code
+		}
+		out.Results[i] = item
+	}
+	return out, nil
 }
 
 func (r *Resolver) failTask(ctx context.Context, in model.FailTaskInput) (*model.TaskPayload, error) {

@@ -293,6 +293,11 @@ func (r *mutationResolver) CompleteTask(ctx context.Context, input model.Complet
 	return r.completeTask(ctx, input)
 }
 
+// CompleteTasks is the resolver for the completeTasks field.
+func (r *mutationResolver) CompleteTasks(ctx context.Context, input model.CompleteTasksInput) (*model.CompleteTasksPayload, error) {
+	return r.completeTasks(ctx, input)
+}
+
 // FailTask is the resolver for the failTask field.
 func (r *mutationResolver) FailTask(ctx context.Context, input model.FailTaskInput) (*model.TaskPayload, error) {
 	return r.failTask(ctx, input)

@@ -44,6 +44,11 @@ type dialect interface {
 	claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error)
 	// complete writes completions fenced by executor and version and returns the IDs it wrote.
 	complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error)
+	// leaseTasks leases the remote tasks l selects and returns them as they now are, in any order.
+	leaseTasks(ctx context.Context, s *Store, l leaseStatement) ([]*RemoteTask, error)
+	// endTasks writes workers' results, each fenced by its token and live lease, and returns the
+	// tasks it ended as they now are, in any order.
+	endTasks(ctx context.Context, s *Store, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error)
 	// updateReturningIDs runs an UPDATE and returns the IDs of the rows it changed.
 	updateReturningIDs(ctx context.Context, s *Store, u updateStatement) ([]int64, error)
 

@@ -114,6 +114,27 @@ func (mysqlDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*
 
 // complete locks the rows still held at the claimed version, then joins them to the completions
 // in one UPDATE.
+// mysqlDeadlock is the error InnoDB gives the transaction it rolls back to break a deadlock.
+const mysqlDeadlock = 1213
+
+// leaseTasks takes the portable path: MariaDB has no UPDATE ... RETURNING. InnoDB may pick a lease
+// to break a deadlock with a transaction writing results or tasks; the lease wrote nothing then,
+// and is run again (a few times) rather than failing the worker's poll.
+func (mysqlDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatement) ([]*RemoteTask, error) {
+	for attempt := 1; ; attempt++ {
+		out, err := leaseTasksPortable(ctx, s, l)
+		var myErr *mysql.MySQLError
+		if err == nil || attempt == 3 || s.InTx() || !errors.As(err, &myErr) || myErr.Number != mysqlDeadlock {
+			return out, err
+		}
+	}
+}
+
+// endTasks takes the portable path: one fenced update per result, then a read.
+func (mysqlDialect) endTasks(ctx context.Context, s *Store, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error) {
+	return endTasksPortable(ctx, s, ps, now)
+}
+
 func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
 	var written []int64
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {

@@ -122,6 +122,31 @@ func (postgresDialect) claim(ctx context.Context, tx *Store, c claimStatement) (
 	return wfs, err
 }
 
+// leaseTasks leases in one statement: the due rows are locked with SKIP LOCKED and updated by
+// the same UPDATE ... FROM ... RETURNING. Outside a transaction the statement is its own, and it
+// turns off synchronous_commit for itself (set_config(..., true) lasts until its commit): a lease
+// lost in a crash only leaves its task pending, so it need not wait for the disk.
+func (postgresDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatement) ([]*RemoteTask, error) {
+	var out []*RemoteTask
+	with, from := "", ""
+	if !s.InTx() {
+		with = "WITH async AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true) AS sc) "
+		from = ", async"
+	}
+	args := append(append(append([]any{}, l.SetArgs...), l.DueArgs...), l.Limit)
+	err := s.idb.NewRaw(with+`UPDATE remote_tasks AS rt SET `+l.Set+` FROM (SELECT id FROM remote_tasks WHERE `+l.Due+
+		` ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED) AS c`+from+` WHERE rt.id = c.id RETURNING rt.*`, args...).Scan(ctx, &out)
+	return out, err
+}
+
+// endTasks writes every result in one UPDATE ... FROM (VALUES ...) RETURNING.
+func (postgresDialect) endTasks(ctx context.Context, s *Store, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error) {
+	var out []*RemoteTask
+	q, args := endTasksValues(ps, now, func(p, typ string) string { return p + "::" + typ }, "remote_tasks AS rt", "rt", "rt.*")
+	err := s.idb.NewRaw(q, args...).Scan(ctx, &out)
+	return out, err
+}
+
 func (postgresDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
 	return s.workflowCompletePG(ctx, cs, now)
 }

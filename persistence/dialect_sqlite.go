@@ -61,6 +61,23 @@ func (sqliteDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]
 	return wfs, err
 }
 
+// leaseTasks leases in one UPDATE ... RETURNING: SQLite's only writer needs no row lock.
+func (sqliteDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatement) ([]*RemoteTask, error) {
+	var out []*RemoteTask
+	args := append(append(append([]any{}, l.SetArgs...), l.DueArgs...), l.Limit)
+	err := s.idb.NewRaw(`UPDATE remote_tasks SET `+l.Set+` WHERE id IN (SELECT id FROM remote_tasks WHERE `+l.Due+
+		` ORDER BY id LIMIT ?) RETURNING *`, args...).Scan(ctx, &out)
+	return out, err
+}
+
+// endTasks writes every result in one UPDATE ... FROM (VALUES ...) RETURNING.
+func (sqliteDialect) endTasks(ctx context.Context, s *Store, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error) {
+	var out []*RemoteTask
+	q, args := endTasksValues(ps, now, func(p, _ string) string { return p }, "remote_tasks", "remote_tasks", "*")
+	err := s.idb.NewRaw(q, args...).Scan(ctx, &out)
+	return out, err
+}
+
 // complete joins the workflows to a VALUES list of completions in one UPDATE ... FROM.
 func (sqliteDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
 	var b strings.Builder

@@ -1,9 +1,11 @@
 package persistence
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -168,6 +170,11 @@ func (s *Store) RemoteTaskGet(ctx context.Context, id int64) (*RemoteTask, error
 	return t, nil
 }
 
+// RemoteTaskGetMany returns the tasks with the given IDs that exist, in ID order.
+func (s *Store) RemoteTaskGetMany(ctx context.Context, ids []int64) ([]*RemoteTask, error) {
+	return getByIDs[RemoteTask](ctx, s, ids, "remote tasks")
+}
+
 // RemoteTaskConsume marks tasks as recorded by their workflows (in the step's completion).
 func (s *Store) RemoteTaskConsume(ctx context.Context, ids []int64, now time.Time) error {
 	if len(ids) == 0 {
@@ -205,33 +212,61 @@ type RemoteTaskLeaseParams struct {
 }
 
 // RemoteTaskLease leases up to Limit pending tasks of the functions, oldest first, and returns
-// them with attempt + 1. Concurrent pollers never get the same task: the rows are read with the
-// dialect's SKIP LOCKED lock (one writer on SQLite), then updated by ID.
+// them with attempt + 1, in ID order. Concurrent pollers never get the same task: PostgreSQL and
+// SQLite lease in one UPDATE ... RETURNING (PostgreSQL locking the rows with SKIP LOCKED, SQLite
+// being the only writer); MariaDB reads the rows with SKIP LOCKED, then updates and reads them by
+// ID. A lease need not wait for the disk: one lost in a crash leaves its task pending, and its
+// worker's result gets CONFLICT, as after an expired lease.
 func (s *Store) RemoteTaskLease(ctx context.Context, p RemoteTaskLeaseParams) ([]*RemoteTask, error) {
 	if p.Limit <= 0 || len(p.Functions) == 0 {
 		return nil, nil
 	}
 	now := UTC(p.Now)
+	l := leaseStatement{
+		Set:     "status = ?, lease_token = ?, lease_ms = ?, lease_deadline = ?, worker = ?, leased = ?, attempt = attempt + 1",
+		SetArgs: []any{RemoteTaskLeased, p.Token, int(p.Lease / time.Millisecond), now.Add(p.Lease), p.Worker, now},
+		Due:     "status = ? AND function IN (?)",
+		DueArgs: []any{RemoteTaskPending, bunIn(p.Functions)},
+		Limit:   p.Limit,
+	}
+	out, err := s.dialect.leaseTasks(ctx, s, l)
+	if err != nil {
+		return nil, fmt.Errorf("error leasing remote tasks: %w", err)
+	}
+	slices.SortFunc(out, func(a, b *RemoteTask) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// leaseStatement is a lease of remote tasks in parts each dialect assembles: SET the lease's
+// columns on the rows WHERE due, oldest (lowest ID) first, at most Limit.
+type leaseStatement struct {
+	Set     string
+	SetArgs []any
+	Due     string
+	DueArgs []any
+	Limit   int
+}
+
+// leaseTasksPortable leases in a transaction of three statements any database runs: read the IDs
+// with the dialect's SKIP LOCKED lock, update them, read them back.
+func leaseTasksPortable(ctx context.Context, s *Store, l leaseStatement) ([]*RemoteTask, error) {
 	var out []*RemoteTask
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		out = nil
+		if err := tx.AsyncCommit(ctx); err != nil {
+			return err
+		}
 		var ids []int64
-		q := tx.idb.NewSelect().Model((*RemoteTask)(nil)).Column("id").
-			Where("status = ? AND function IN (?)", RemoteTaskPending, bunIn(p.Functions)).OrderExpr("id").Limit(int64(p.Limit))
+		q := tx.idb.NewSelect().Model((*RemoteTask)(nil)).Column("id").Where(l.Due, l.DueArgs...).OrderExpr("id").Limit(int64(l.Limit))
 		if err := tx.forUpdate(q, true).Scan(ctx, &ids); err != nil || len(ids) == 0 {
 			return err
 		}
-		if _, err := tx.idb.NewUpdate().Model((*RemoteTask)(nil)).
-			Set("status = ?", RemoteTaskLeased).Set("lease_token = ?", p.Token).Set("lease_ms = ?", int(p.Lease/time.Millisecond)).
-			Set("lease_deadline = ?", now.Add(p.Lease)).Set("worker = ?", p.Worker).Set("leased = ?", now).Set("attempt = attempt + 1").
-			Where("id IN (?)", bunIn(ids)).Exec(ctx); err != nil {
+		if _, err := tx.idb.NewUpdate().Model((*RemoteTask)(nil)).Set(l.Set, l.SetArgs...).Where("id IN (?)", bunIn(ids)).Exec(ctx); err != nil {
 			return err
 		}
 		return tx.idb.NewSelect().Model(&out).Where("id IN (?)", bunIn(ids)).OrderExpr("id").Scan(ctx)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("error leasing remote tasks: %w", err)
-	}
-	return out, nil
+	return out, err
 }
 
 // RemoteTaskHeartbeat extends a live lease by its length and returns the new deadline, or
@@ -287,17 +322,60 @@ func (s *Store) RemoteTaskEnd(ctx context.Context, p RemoteTaskEndParams) (*Remo
 	return out[0], nil
 }
 
-// RemoteTaskEndMany records many workers' results in one transaction, each only while its token
-// holds a live lease on its task (a fenced update per result), and returns, per result, the task
-// as it now is, or nil where the token did not hold it (a conflict). Each task ID may appear once.
+// RemoteTaskEndMany records many workers' results, each only while its token holds a live lease
+// on its task (fenced), and returns, per result, the task as it now is, or nil where the token did
+// not hold it (a conflict). PostgreSQL and SQLite write them all in one UPDATE ... FROM (VALUES
+// ...) RETURNING; MariaDB in a transaction of one fenced update per result. Each task ID may
+// appear once.
 func (s *Store) RemoteTaskEndMany(ctx context.Context, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
-	now = UTC(now)
-	byID := make(map[int64]*RemoteTask, len(ps))
+	rows, err := s.dialect.endTasks(ctx, s, ps, UTC(now))
+	if err != nil {
+		return nil, fmt.Errorf("error ending %d remote tasks: %w", len(ps), err)
+	}
+	byID := make(map[int64]*RemoteTask, len(rows))
+	for _, t := range rows {
+		byID[t.ID] = t
+	}
+	out := make([]*RemoteTask, len(ps))
+	for i, p := range ps {
+		out[i] = byID[p.ID]
+	}
+	return out, nil
+}
+
+// endTasksValues writes the statement that ends tasks in one UPDATE of remote_tasks joined to a
+// VALUES list v(id, token, status, output, error, retryable), with cast turning each placeholder
+// into the column's type where the database cannot infer it; table is the updated table (with its
+// alias), target the name the conditions give it, and returning the RETURNING list.
+func endTasksValues(ps []RemoteTaskEndParams, now time.Time, cast func(placeholder, typ string) string, table, target, returning string) (string, []any) {
+	var b strings.Builder
+	args := make([]any, 0, len(ps)*6+3)
+	b.WriteString("WITH v(id, token, status, output, error, retryable) AS (VALUES ")
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "(%s, %s, %s, %s, %s, %s)", cast("?", "bigint"), cast("?", "text"), cast("?", "text"),
+			cast("?", "jsonb"), cast("?", "jsonb"), cast("?", "boolean"))
+		args = append(args, p.ID, p.Token, string(p.Status), nullJSON(p.Output), nullJSON(p.Error), p.Retryable)
+	}
+	b.WriteString(") UPDATE " + table +
+		" SET status = v.status, output = v.output, error = v.error, retryable = v.retryable, finished = ?, lease_token = NULL FROM v WHERE " +
+		target + ".id = v.id AND " + target + ".lease_token = v.token AND " + target + ".status = ? AND " + target +
+		".lease_deadline >= ? RETURNING " + returning)
+	args = append(args, now, RemoteTaskLeased, now)
+	return b.String(), args
+}
+
+// endTasksPortable ends tasks in a transaction of one fenced update per result, then reads back
+// the tasks it ended.
+func endTasksPortable(ctx context.Context, s *Store, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error) {
+	var rows []*RemoteTask
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
-		clear(byID)
+		rows = nil
 		var ended []int64
 		for _, p := range ps {
 			res, err := tx.idb.NewUpdate().Model((*RemoteTask)(nil)).
@@ -314,23 +392,9 @@ func (s *Store) RemoteTaskEndMany(ctx context.Context, ps []RemoteTaskEndParams,
 		if len(ended) == 0 {
 			return nil
 		}
-		var rows []*RemoteTask
-		if err := tx.idb.NewSelect().Model(&rows).Where("id IN (?)", bunIn(ended)).Scan(ctx); err != nil {
-			return err
-		}
-		for _, t := range rows {
-			byID[t.ID] = t
-		}
-		return nil
+		return tx.idb.NewSelect().Model(&rows).Where("id IN (?)", bunIn(ended)).Scan(ctx)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("error ending %d remote tasks: %w", len(ps), err)
-	}
-	out := make([]*RemoteTask, len(ps))
-	for i, p := range ps {
-		out[i] = byID[p.ID]
-	}
-	return out, nil
+	return rows, err
 }
 
 // nullJSON keeps an empty value NULL.

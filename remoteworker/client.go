@@ -179,6 +179,50 @@ func (c *Client) Complete(ctx context.Context, token string, output any) error {
 		map[string]any{"t": token, "o": json.RawMessage(raw)}, &out)
 }
 
+// Result is one task's output, for CompleteMany.
+type Result struct {
+	Token  string
+	Output any
+}
+
+// CompleteMany ends many tasks with their outputs in one request (at most 500), which cairn writes
+// in one transaction. Bad input (output that cannot be stored, a token that is not a task token)
+// refuses the whole call: err is the API's Error, naming the result (results[2].output), and
+// nothing is written. Otherwise each result gets its own error in errs, in order: nil when it was
+// written, a CONFLICT Error when its token no longer held its task (drop that task).
+func (c *Client) CompleteMany(ctx context.Context, results []Result) (errs []error, err error) {
+	in := make([]map[string]any, len(results))
+	for i, r := range results {
+		raw, err := json.Marshal(r.Output)
+		if err != nil {
+			return nil, fmt.Errorf("error encoding the output of result %d: %w", i, err)
+		}
+		in[i] = map[string]any{"token": r.Token, "output": json.RawMessage(raw)}
+	}
+	var out struct {
+		CompleteTasks struct {
+			Results []struct {
+				ID   string  `json:"id"`
+				Code *string `json:"code"`
+			} `json:"results"`
+		} `json:"completeTasks"`
+	}
+	if err := c.do(ctx, `mutation($r: [CompleteTaskInput!]!) { completeTasks(input: {results: $r}) { results { id code } } }`,
+		map[string]any{"r": in}, &out); err != nil {
+		return nil, err
+	}
+	if len(out.CompleteTasks.Results) != len(results) {
+		return nil, fmt.Errorf("completeTasks answered %d items for %d results", len(out.CompleteTasks.Results), len(results))
+	}
+	errs = make([]error, len(results))
+	for i, item := range out.CompleteTasks.Results {
+		if item.Code != nil {
+			errs[i] = &Error{Code: *item.Code, Field: fmt.Sprintf("results[%d].token", i), Message: "the lease is lost: it ran out or the task already ended"}
+		}
+	}
+	return errs, nil
+}
+
 // Failure is a task's error as RFC 7807 problem details. A handler returns one to say how its task
 // failed and whether a retry may help; any other error fails the task as retryable.
 type Failure struct {

@@ -1,13 +1,18 @@
 package remoteworker_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -162,6 +167,92 @@ func TestClientErrors(t *testing.T) {
 	require.NoError(t, c.Complete(ctx, tasks[0].Token, map[string]int{"total": 5}))
 	err = c.Complete(ctx, tasks[0].Token, map[string]int{"total": 6})
 	require.True(t, remoteworker.IsConflict(err), "%v", err)
+}
+
+// Run sends its handlers' outputs with completeTasks, those that are ready together in one
+// request, never one completeTask per task.
+func TestRunCompletesInBatches(t *testing.T) {
+	t.Parallel()
+	store := dbtest.Open(t, persistence.KindSQLite)
+	n := startNode(t, store)
+	var mu sync.Mutex
+	calls := map[string]int{}
+	target, err := url.Parse(n.url)
+	require.NoError(t, err)
+	path := target.Path
+	target.Path = ""
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	counting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		mu.Lock()
+		for _, op := range []string{"completeTasks(", "completeTask("} {
+			if bytes.Contains(body, []byte(op)) {
+				calls[op]++
+				break
+			}
+		}
+		mu.Unlock()
+		r.URL.Path = path
+		proxy.ServeHTTP(w, r)
+	}))
+	defer counting.Close()
+	c := remoteworker.New(counting.URL, remoteworker.Options{})
+	var ids []int64
+	for i := 1; i <= 20; i++ {
+		ids = append(ids, n.start(t, fmt.Sprintf(`{"qty": %d}`, i)))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() {
+		ran <- c.Run(ctx, remoteworker.RunOptions{Worker: "batch", Concurrency: 20, WaitMs: 500, Functions: map[string]remoteworker.Handler{
+			"quote": func(context.Context, remoteworker.Task) (any, error) { return map[string]int{"total": 1}, nil },
+		}})
+	}()
+	for _, id := range ids {
+		waitStatus(t, store, id, persistence.StatusFinished)
+	}
+	cancel()
+	require.ErrorIs(t, <-ran, context.Canceled)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Zero(t, calls["completeTask("], "Run completed a task on its own")
+	require.NotZero(t, calls["completeTasks("])
+	require.LessOrEqual(t, calls["completeTasks("], 20)
+}
+
+// CompleteMany ends many tasks in one request: a stale token is its own result's CONFLICT, and bad
+// input refuses the whole call with the field of the result at fault.
+func TestClientCompleteMany(t *testing.T) {
+	t.Parallel()
+	store := dbtest.Open(t, persistence.KindSQLite)
+	n := startNode(t, store)
+	c := remoteworker.New(n.url, remoteworker.Options{})
+	ctx := context.Background()
+	ids := []int64{n.start(t, `{"qty": 1}`), n.start(t, `{"qty": 2}`)}
+	var tasks []remoteworker.Task
+	for len(tasks) < 2 {
+		got, err := c.Poll(ctx, remoteworker.PollParams{Functions: []string{"quote"}, Max: 2, WaitMs: 1000})
+		require.NoError(t, err)
+		tasks = append(tasks, got...)
+	}
+	_, err := c.CompleteMany(ctx, []remoteworker.Result{{Token: tasks[0].Token, Output: 1}, {Token: "nonsense", Output: 2}})
+	var e *remoteworker.Error
+	require.True(t, errors.As(err, &e), "%v", err)
+	require.Equal(t, "INVALID_INPUT", e.Code)
+	require.Equal(t, "results[1].token", e.Field)
+
+	errs, err := c.CompleteMany(ctx, []remoteworker.Result{{Token: tasks[0].Token, Output: map[string]int{"total": 5}}})
+	require.NoError(t, err)
+	require.Equal(t, []error{nil}, errs)
+	errs, err = c.CompleteMany(ctx, []remoteworker.Result{{Token: tasks[0].Token, Output: 6}, {Token: tasks[1].Token, Output: map[string]int{"total": 7}}})
+	require.NoError(t, err)
+	require.Len(t, errs, 2)
+	require.True(t, remoteworker.IsConflict(errs[0]), "%v", errs[0])
+	require.NoError(t, errs[1])
+	for _, id := range ids {
+		waitStatus(t, store, id, persistence.StatusFinished)
+	}
 }
 
 // A poller waiting on node A gets a task created through node B at once: B's commit reaches A

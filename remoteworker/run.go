@@ -53,6 +53,12 @@ func (c *Client) Run(ctx context.Context, opts RunOptions) error {
 	}
 	functions := slices.Sorted(maps.Keys(opts.Functions))
 	slots := make(chan struct{}, opts.Concurrency)
+	// Outputs go to one completer, which sends those that are ready together in one request.
+	outputs := make(chan completion, opts.Concurrency)
+	completerDone := make(chan struct{})
+	go func() { defer close(completerDone); c.completeLoop(context.WithoutCancel(ctx), outputs, log) }()
+	defer func() { <-completerDone }()
+	defer close(outputs)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for ctx.Err() == nil {
@@ -92,15 +98,66 @@ func (c *Client) Run(ctx context.Context, opts RunOptions) error {
 			go func() {
 				defer wg.Done()
 				defer func() { <-slots }()
-				c.runTask(ctx, opts, t, log)
+				c.runTask(ctx, opts, t, outputs, log)
 			}()
 		}
 	}
 	return ctx.Err()
 }
 
-// runTask runs one task's handler while heartbeating its lease, then ends the task.
-func (c *Client) runTask(ctx context.Context, opts RunOptions, t Task, log *slog.Logger) {
+// completion is a task's output waiting for the completer; done receives the result's error.
+type completion struct {
+	token  string
+	output any
+	done   chan error
+}
+
+// maxCompleteBatch is the most outputs one completeTasks request carries.
+const maxCompleteBatch = 500
+
+// completeLoop sends the outputs that are ready together in one completeTasks request, until
+// outputs is closed: whatever arrives while a request is on its way goes in the next one. When a
+// whole request fails (not a conflict of one result), its outputs are sent again one by one, so
+// that one bad output cannot hold back the others.
+func (c *Client) completeLoop(ctx context.Context, outputs <-chan completion, log *slog.Logger) {
+	for first := range outputs {
+		batch := []completion{first}
+	gather:
+		for len(batch) < maxCompleteBatch {
+			select {
+			case o, ok := <-outputs:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, o)
+			default:
+				break gather
+			}
+		}
+		results := make([]Result, len(batch))
+		for i, o := range batch {
+			results[i] = Result{Token: o.token, Output: o.output}
+		}
+		errs, err := c.CompleteMany(ctx, results)
+		if err != nil && len(batch) > 1 {
+			for _, o := range batch {
+				o.done <- c.Complete(ctx, o.token, o.output)
+			}
+			continue
+		}
+		for i, o := range batch {
+			if err != nil {
+				o.done <- err
+			} else {
+				o.done <- errs[i]
+			}
+		}
+	}
+}
+
+// runTask runs one task's handler while heartbeating its lease, then ends the task (an output
+// through the completer, with the outputs of other tasks that ended meanwhile).
+func (c *Client) runTask(ctx context.Context, opts RunOptions, t Task, outputs chan<- completion, log *slog.Logger) {
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	beat := time.Duration(opts.LeaseMs) * time.Millisecond / 3
@@ -131,7 +188,9 @@ func (c *Client) runTask(ctx context.Context, opts RunOptions, t Task, log *slog
 	// The task's result is written even while Run stops: the work is done.
 	wctx := context.WithoutCancel(ctx)
 	if err == nil {
-		err = c.Complete(wctx, t.Token, out)
+		done := make(chan error, 1)
+		outputs <- completion{token: t.Token, output: out, done: done}
+		err = <-done
 	} else {
 		var f *Failure
 		if !errors.As(err, &f) {

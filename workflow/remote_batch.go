@@ -49,6 +49,34 @@ func (b *endBatch) do(ctx context.Context, e *Engine, p persistence.RemoteTaskEn
 	}
 }
 
+// doMany queues many results together (they go in one transaction unless the queue is longer
+// than a batch) and returns, per result, the task as written or its error.
+func (b *endBatch) doMany(ctx context.Context, e *Engine, ps []persistence.RemoteTaskEndParams) ([]*persistence.RemoteTask, []error) {
+	calls := make([]*endCall, len(ps))
+	for i, p := range ps {
+		calls[i] = &endCall{p: p, done: make(chan struct{})}
+	}
+	b.mu.Lock()
+	b.queue = append(b.queue, calls...)
+	lead := !b.leading
+	b.leading = true
+	b.mu.Unlock()
+	if lead {
+		b.lead(ctx, e)
+	}
+	tasks, errs := make([]*persistence.RemoteTask, len(ps)), make([]error, len(ps))
+	for i, c := range calls {
+		select {
+		case <-c.done:
+			tasks[i], errs[i] = c.task, c.err
+		case <-ctx.Done():
+			// The results may still be written by the batch that holds them.
+			errs[i] = ctx.Err()
+		}
+	}
+	return tasks, errs
+}
+
 func (b *endBatch) lead(ctx context.Context, e *Engine) {
 	// The batch carries other callers' results: it must not stop when this caller's context does.
 	ctx = context.WithoutCancel(ctx)

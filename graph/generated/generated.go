@@ -93,6 +93,16 @@ type ComplexityRoot struct {
 		Workflows func(childComplexity int) int
 	}
 
+	CompleteTasksPayload struct {
+		Results func(childComplexity int) int
+	}
+
+	CompletedTask struct {
+		Code   func(childComplexity int) int
+		ID     func(childComplexity int) int
+		Status func(childComplexity int) int
+	}
+
 	DeployDefinitionPayload struct {
 		Created    func(childComplexity int) int
 		Definition func(childComplexity int) int
@@ -128,6 +138,7 @@ type ComplexityRoot struct {
 		BackfillSchedule          func(childComplexity int, input model.BackfillScheduleInput) int
 		CancelWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
 		CompleteTask              func(childComplexity int, input model.CompleteTaskInput) int
+		CompleteTasks             func(childComplexity int, input model.CompleteTasksInput) int
 		CreateSchedule            func(childComplexity int, input model.CreateScheduleInput) int
 		DeployDefinition          func(childComplexity int, input model.DeployDefinitionInput) int
 		FailTask                  func(childComplexity int, input model.FailTaskInput) int
@@ -456,6 +467,7 @@ type MutationResolver interface {
 	PollTasks(ctx context.Context, input model.PollTasksInput) (*model.PollTasksPayload, error)
 	HeartbeatTask(ctx context.Context, input model.HeartbeatTaskInput) (*model.HeartbeatTaskPayload, error)
 	CompleteTask(ctx context.Context, input model.CompleteTaskInput) (*model.TaskPayload, error)
+	CompleteTasks(ctx context.Context, input model.CompleteTasksInput) (*model.CompleteTasksPayload, error)
 	FailTask(ctx context.Context, input model.FailTaskInput) (*model.TaskPayload, error)
 }
 type QueryResolver interface {
@@ -711,6 +723,32 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BackfillSchedulePayload.Workflows(childComplexity), true
 
+	case "CompleteTasksPayload.results":
+		if e.ComplexityRoot.CompleteTasksPayload.Results == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CompleteTasksPayload.Results(childComplexity), true
+
+	case "CompletedTask.code":
+		if e.ComplexityRoot.CompletedTask.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CompletedTask.Code(childComplexity), true
+	case "CompletedTask.id":
+		if e.ComplexityRoot.CompletedTask.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CompletedTask.ID(childComplexity), true
+	case "CompletedTask.status":
+		if e.ComplexityRoot.CompletedTask.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CompletedTask.Status(childComplexity), true
+
 	case "DeployDefinitionPayload.created":
 		if e.ComplexityRoot.DeployDefinitionPayload.Created == nil {
 			break
@@ -862,6 +900,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CompleteTask(childComplexity, args["input"].(model.CompleteTaskInput)), true
+	case "Mutation.completeTasks":
+		if e.ComplexityRoot.Mutation.CompleteTasks == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_completeTasks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CompleteTasks(childComplexity, args["input"].(model.CompleteTasksInput)), true
 	case "Mutation.createSchedule":
 		if e.ComplexityRoot.Mutation.CreateSchedule == nil {
 			break
@@ -2181,6 +2230,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputBackfillScheduleInput,
 		ec.unmarshalInputCompleteTaskInput,
+		ec.unmarshalInputCompleteTasksInput,
 		ec.unmarshalInputCreateScheduleInput,
 		ec.unmarshalInputDeployDefinitionInput,
 		ec.unmarshalInputFailTaskInput,
@@ -3278,6 +3328,15 @@ extend type Mutation {
   """
   completeTask(input: CompleteTaskInput!): TaskPayload!
   """
+  Ends many tasks with their outputs in one request (1 to 500 results), written in one transaction.
+  Input is checked as completeTask checks it, all of it before anything is written: one bad
+  result (INVALID_INPUT naming it, as results[2].output; FORBIDDEN for another function's task)
+  refuses the whole call, and every task stays leased. Tokens are fenced one by one: a result
+  whose token no longer holds its task is answered CONFLICT in its own item and changes nothing,
+  and the others are written. The items answer the results in their order.
+  """
+  completeTasks(input: CompleteTasksInput!): CompleteTasksPayload!
+  """
   Ends a task with an error (RFC 7807 problem details). A retryable failure runs the step again under
   its retry policy; another fails it. A token that no longer holds the task is CONFLICT.
   """
@@ -3332,6 +3391,25 @@ input CompleteTaskInput {
   token: String!
   "The function's result (any JSON value; null when absent)."
   output: JSON
+}
+
+input CompleteTasksInput {
+  "The results, each a task's token and output (1 to 500)."
+  results: [CompleteTaskInput!]!
+}
+
+type CompleteTasksPayload {
+  "One item per result, in the order of the input."
+  results: [CompletedTask!]!
+}
+
+type CompletedTask {
+  "The task's opaque ID."
+  id: ID!
+  "SUCCEEDED once the result is written; null when it was not (see code)."
+  status: String
+  "CONFLICT when the token no longer holds its task (the lease ran out, or the task ended): nothing was written for it. Null when written."
+  code: String
 }
 
 input TaskErrorInput {
@@ -3455,6 +3533,26 @@ func (ec *executionContext) childFields_BackfillSchedulePayload(ctx context.Cont
 		return ec.fieldContext_BackfillSchedulePayload_created(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BackfillSchedulePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CompleteTasksPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "results":
+		return ec.fieldContext_CompleteTasksPayload_results(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CompleteTasksPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CompletedTask(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CompletedTask_id(ctx, field)
+	case "status":
+		return ec.fieldContext_CompletedTask_status(ctx, field)
+	case "code":
+		return ec.fieldContext_CompletedTask_code(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CompletedTask", field.Name)
 }
 
 func (ec *executionContext) childFields_DeployDefinitionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4151,6 +4249,20 @@ func (ec *executionContext) field_Mutation_completeTask_args(ctx context.Context
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.CompleteTaskInput, error) {
 			return ec.unmarshalNCompleteTaskInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompleteTaskInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_completeTasks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CompleteTasksInput, error) {
+			return ec.unmarshalNCompleteTasksInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompleteTasksInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5499,6 +5611,107 @@ func (ec *executionContext) fieldContext_BackfillSchedulePayload_created(_ conte
 	return graphql.NewScalarFieldContext("BackfillSchedulePayload", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _CompleteTasksPayload_results(ctx context.Context, field graphql.CollectedField, obj *model.CompleteTasksPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CompleteTasksPayload_results(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Results, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.CompletedTask) graphql.Marshaler {
+			return ec.marshalNCompletedTask2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompletedTaskᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CompleteTasksPayload_results(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompleteTasksPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CompletedTask(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CompletedTask_id(ctx context.Context, field graphql.CollectedField, obj *model.CompletedTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CompletedTask_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CompletedTask_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CompletedTask", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _CompletedTask_status(ctx context.Context, field graphql.CollectedField, obj *model.CompletedTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CompletedTask_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CompletedTask_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CompletedTask", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CompletedTask_code(ctx context.Context, field graphql.CollectedField, obj *model.CompletedTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CompletedTask_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CompletedTask_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CompletedTask", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _DeployDefinitionPayload_definition(ctx context.Context, field graphql.CollectedField, obj *model.DeployDefinitionPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6784,6 +6997,50 @@ func (ec *executionContext) fieldContext_Mutation_completeTask(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_completeTask_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_completeTasks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_completeTasks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CompleteTasks(ctx, fc.Args["input"].(model.CompleteTasksInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CompleteTasksPayload) graphql.Marshaler {
+			return ec.marshalNCompleteTasksPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompleteTasksPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_completeTasks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CompleteTasksPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_completeTasks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12614,6 +12871,36 @@ func (ec *executionContext) unmarshalInputCompleteTaskInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCompleteTasksInput(ctx context.Context, obj any) (model.CompleteTasksInput, error) {
+	var it model.CompleteTasksInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"results"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "results":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("results"))
+			data, err := ec.unmarshalNCompleteTaskInput2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompleteTaskInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Results = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Context, obj any) (model.CreateScheduleInput, error) {
 	var it model.CreateScheduleInput
 	if obj == nil {
@@ -14205,6 +14492,92 @@ func (ec *executionContext) _BackfillSchedulePayload(ctx context.Context, sel as
 	return out
 }
 
+var completeTasksPayloadImplementors = []string{"CompleteTasksPayload"}
+
+func (ec *executionContext) _CompleteTasksPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CompleteTasksPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, completeTasksPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CompleteTasksPayload")
+		case "results":
+			out.Values[i] = ec._CompleteTasksPayload_results(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var completedTaskImplementors = []string{"CompletedTask"}
+
+func (ec *executionContext) _CompletedTask(ctx context.Context, sel ast.SelectionSet, obj *model.CompletedTask) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, completedTaskImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CompletedTask")
+		case "id":
+			out.Values[i] = ec._CompletedTask_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._CompletedTask_status(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._CompletedTask_code(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var deployDefinitionPayloadImplementors = []string{"DeployDefinitionPayload"}
 
 func (ec *executionContext) _DeployDefinitionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeployDefinitionPayload) graphql.Marshaler {
@@ -14713,6 +15086,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "completeTask":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_completeTask(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completeTasks":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_completeTasks(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -18441,6 +18821,66 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 func (ec *executionContext) unmarshalNCompleteTaskInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompleteTaskInput(ctx context.Context, v any) (model.CompleteTaskInput, error) {
 	res, err := ec.unmarshalInputCompleteTaskInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCompleteTaskInput2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompleteTaskInputᚄ(ctx context.Context, v any) ([]*model.CompleteTaskInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.CompleteTaskInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCompleteTaskInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompleteTaskInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNCompleteTaskInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompleteTaskInput(ctx context.Context, v any) (*model.CompleteTaskInput, error) {
+	res, err := ec.unmarshalInputCompleteTaskInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCompleteTasksInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompleteTasksInput(ctx context.Context, v any) (model.CompleteTasksInput, error) {
+	res, err := ec.unmarshalInputCompleteTasksInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCompleteTasksPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompleteTasksPayload(ctx context.Context, sel ast.SelectionSet, v *model.CompleteTasksPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CompleteTasksPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCompletedTask2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompletedTaskᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CompletedTask) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCompletedTask2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompletedTask(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCompletedTask2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompletedTask(ctx context.Context, sel ast.SelectionSet, v *model.CompletedTask) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CompletedTask(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCreateScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateScheduleInput(ctx context.Context, v any) (model.CreateScheduleInput, error) {

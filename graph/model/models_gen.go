@@ -38,6 +38,25 @@ type CompleteTaskInput struct {
 	Output json.RawMessage `json:"output,omitempty"`
 }
 
+type CompleteTasksInput struct {
+	// The results, each a task's token and output (1 to 500).
+	Results []*CompleteTaskInput `json:"results"`
+}
+
+type CompleteTasksPayload struct {
+	// One item per result, in the order of the input.
+	Results []*CompletedTask `json:"results"`
+}
+
+type CompletedTask struct {
+	// The task's opaque ID.
+	ID string `json:"id"`
+	// SUCCEEDED once the result is written; null when it was not (see code).
+	Status *string `json:"status,omitempty"`
+	// CONFLICT when the token no longer holds its task (the lease ran out, or the task ended): nothing was written for it. Null when written.
+	Code *string `json:"code,omitempty"`
+}
+
 // A schedule made to start workflows on a cron expression.
 type CreateScheduleInput struct {
 	// The workflow type to start.

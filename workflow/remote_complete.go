@@ -1,0 +1,106 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cairnflow/cairn/persistence"
+)
+
+// MaxCompleteTasks bounds the results one CompleteTasks call writes.
+const MaxCompleteTasks = 500
+
+// TaskResult is one task's output, for CompleteTasks.
+type TaskResult struct {
+	Token  string
+	Output json.RawMessage
+}
+
+// EndedTask is what CompleteTasks did with one result: Task is the task as written, or nil when
+// the token no longer held it (a conflict: nothing was written for it). ID is the token's task.
+type EndedTask struct {
+	ID   int64
+	Task *persistence.RemoteTask
+}
+
+// CompleteTasks ends many leased tasks with their outputs, in one transaction with the results
+// that arrive meanwhile, and wakes their workflows. Every result is checked before anything is
+// written: output that is not a storable JSON value or is too large, or a token that is not a task
+// token, is INVALID_INPUT naming it (results[i].output, results[i].token), and a task of a
+// function the caller may not serve is FORBIDDEN; either refuses the whole call, and every task
+// stays leased. Tokens are then fenced one by one: a result whose token no longer holds its task
+// gets a nil Task in its item and writes nothing, while the others are written. The items follow
+// the results' order.
+func (e *Engine) CompleteTasks(ctx context.Context, results []TaskResult, allowed []string) ([]EndedTask, error) {
+	e.remote.init()
+	if len(results) == 0 || len(results) > MaxCompleteTasks {
+		return nil, invalid("results", "pass from 1 to %d results, not %d", MaxCompleteTasks, len(results))
+	}
+	ps := make([]persistence.RemoteTaskEndParams, len(results))
+	for i, r := range results {
+		output := r.Output
+		if len(output) == 0 {
+			output = json.RawMessage("null")
+		}
+		field := fmt.Sprintf("results[%d].output", i)
+		if len(output) > MaxTaskOutputBytes {
+			return nil, invalid(field, "the output is %d bytes, over the limit of %d", len(output), MaxTaskOutputBytes)
+		}
+		if !json.Valid(output) {
+			return nil, invalid(field, "not a JSON value")
+		}
+		if err := CheckJSON(field, output); err != nil {
+			return nil, err
+		}
+		id, secret, err := parseTaskToken(r.Token)
+		if err != nil {
+			return nil, invalid(fmt.Sprintf("results[%d].token", i), "not a task token (pass the token pollTasks returned)")
+		}
+		ps[i] = persistence.RemoteTaskEndParams{ID: id, Token: secret, Status: persistence.RemoteTaskSucceeded, Output: output}
+	}
+	if allowed != nil {
+		if err := e.checkTaskFunctions(ctx, ps, allowed); err != nil {
+			return nil, err
+		}
+	}
+	tasks, errs := e.remote.ends.doMany(ctx, e, ps)
+	out := make([]EndedTask, len(ps))
+	for i, p := range ps {
+		out[i] = EndedTask{ID: p.ID}
+		switch {
+		case errs[i] == nil:
+			out[i].Task = tasks[i]
+		case errors.Is(errs[i], persistence.ErrConflict):
+		default:
+			return nil, errs[i]
+		}
+	}
+	return out, nil
+}
+
+// checkTaskFunctions refuses, with FORBIDDEN naming the result, a task of a function the caller
+// may not serve; the tasks are read in one statement. A token naming no task is left to the fence
+// (CONFLICT).
+func (e *Engine) checkTaskFunctions(ctx context.Context, ps []persistence.RemoteTaskEndParams, allowed []string) error {
+	ids := make([]int64, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID
+	}
+	ts, err := e.store.RemoteTaskGetMany(ctx, ids)
+	if err != nil {
+		return err
+	}
+	fn := make(map[int64]string, len(ts))
+	for _, t := range ts {
+		fn[t.ID] = t.Function
+	}
+	for i, p := range ps {
+		if f, ok := fn[p.ID]; ok && !slices.Contains(allowed, f) {
+			return forbidden(fmt.Sprintf("results[%d].token", i), "this token may not serve function %q", f)
+		}
+	}
+	return nil
+}
