@@ -1,6 +1,9 @@
 package graph
 
 import (
+	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairnflow/cairn/graph/model"
@@ -49,28 +52,34 @@ func stateDefinitions(def *workflow.Definition) []*model.StateDefinition {
 	return out
 }
 
-// workflowStats folds the Store's counts by type and status into the API's shape.
-func workflowStats(rows []persistence.WorkflowStatRow) *model.WorkflowStats {
-	out := &model.WorkflowStats{ByStatus: []*model.StatusCount{}, ByType: []*model.TypeCount{}}
-	byStatus := map[persistence.Status]*model.StatusCount{}
-	byType := map[string]*model.TypeCount{}
-	for _, r := range rows {
-		out.Total += r.Count
-		sc := byStatus[r.Status]
-		if sc == nil {
-			sc = &model.StatusCount{Status: r.Status}
-			byStatus[r.Status] = sc
-			out.ByStatus = append(out.ByStatus, sc)
-		}
-		sc.Count += r.Count
-		tc := byType[r.Type]
-		if tc == nil {
-			tc = &model.TypeCount{Type: r.Type}
-			byType[r.Type] = tc
-			out.ByType = append(out.ByType, tc)
-		}
-		tc.Count += r.Count
-		tc.ByStatus = append(tc.ByStatus, &model.StatusCount{Status: r.Status, Count: r.Count})
+// workflowStats counts a filter's workflows in all and per status now, and per type when asked.
+func (r *Resolver) workflowStats(ctx context.Context, f persistence.WorkflowFilter) (*model.WorkflowStats, error) {
+	c, err := r.store.WorkflowStatsUpTo(ctx, f, r.cfg.ExactCountUpTo)
+	if err != nil {
+		return nil, err
 	}
+	out := &model.WorkflowStats{Total: c.Total.N, TotalIsEstimate: c.Total.Estimate, ByStatus: statusCounts(c.ByStatus)}
+	out.ByTypes = func(ctx context.Context) ([]*model.TypeCount, error) {
+		types, err := r.store.WorkflowStatsByTypeUpTo(ctx, f, r.cfg.ExactCountUpTo)
+		if err != nil {
+			return nil, err
+		}
+		list := make([]*model.TypeCount, 0, len(types))
+		for _, t := range types {
+			list = append(list, &model.TypeCount{Type: t.Type, Count: t.Total.N, IsEstimate: t.Total.Estimate,
+				ByStatus: statusCounts(t.ByStatus)})
+		}
+		return list, nil
+	}
+	return out, nil
+}
+
+// statusCounts lists counts per status in the order of the status names.
+func statusCounts(m map[persistence.Status]persistence.Count) []*model.StatusCount {
+	out := make([]*model.StatusCount, 0, len(m))
+	for st, c := range m {
+		out = append(out, &model.StatusCount{Status: st, Count: c.N, IsEstimate: c.Estimate})
+	}
+	slices.SortFunc(out, func(a, b *model.StatusCount) int { return strings.Compare(string(a.Status), string(b.Status)) })
 	return out
 }

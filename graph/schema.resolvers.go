@@ -353,11 +353,7 @@ func (r *queryResolver) WorkflowStats(ctx context.Context, filter *model.Workflo
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.store.WorkflowStats(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	return workflowStats(rows), nil
+	return r.workflowStats(ctx, f)
 }
 
 // WorkflowDefinitions is the resolver for the workflowDefinitions field.

@@ -58,6 +58,9 @@ type dialect interface {
 	// trimChangeEvents deletes, among the limit oldest change events, those that happened before
 	// a time, and returns how many it deleted.
 	trimChangeEvents(ctx context.Context, s *Store, before time.Time, limit int) (int, error)
+	// estimateRows returns the planner's estimate of the rows a one-table SELECT returns, or
+	// false where the database offers none.
+	estimateRows(ctx context.Context, s *Store, query string) (int, bool, error)
 	// analyze refreshes the planner's statistics of cairn's tables.
 	analyze(ctx context.Context, s *Store) error
 

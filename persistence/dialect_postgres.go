@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -203,4 +204,23 @@ func (postgresDialect) listenHints(ctx context.Context, s *Store, ready func(), 
 		}
 		hint(note.Payload)
 	}
+}
+
+func (postgresDialect) estimateRows(ctx context.Context, s *Store, query string) (int, bool, error) {
+	var plan string
+	if err := s.idb.QueryRowContext(ctx, "EXPLAIN (FORMAT JSON) "+query).Scan(&plan); err != nil {
+		return 0, false, err
+	}
+	var out []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+		} `json:"Plan"`
+	}
+	if err := json.Unmarshal([]byte(plan), &out); err != nil {
+		return 0, false, err
+	}
+	if len(out) == 0 {
+		return 0, false, fmt.Errorf("EXPLAIN returned no plan")
+	}
+	return int(out[0].Plan.Rows), true, nil
 }

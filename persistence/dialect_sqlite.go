@@ -140,3 +140,8 @@ func (sqliteDialect) listenHints(ctx context.Context, _ *Store, _ func(), _ func
 	<-ctx.Done()
 	return ctx.Err()
 }
+
+// estimateRows: SQLite keeps no row estimates worth the name; callers count in full.
+func (sqliteDialect) estimateRows(context.Context, *Store, string) (int, bool, error) {
+	return 0, false, nil
+}

@@ -261,8 +261,9 @@ type ComplexityRoot struct {
 	}
 
 	StatusCount struct {
-		Count  func(childComplexity int) int
-		Status func(childComplexity int) int
+		Count      func(childComplexity int) int
+		IsEstimate func(childComplexity int) int
+		Status     func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -304,9 +305,10 @@ type ComplexityRoot struct {
 	}
 
 	TypeCount struct {
-		ByStatus func(childComplexity int) int
-		Count    func(childComplexity int) int
-		Type     func(childComplexity int) int
+		ByStatus   func(childComplexity int) int
+		Count      func(childComplexity int) int
+		IsEstimate func(childComplexity int) int
+		Type       func(childComplexity int) int
 	}
 
 	VariableChange struct {
@@ -354,10 +356,11 @@ type ComplexityRoot struct {
 	}
 
 	WorkflowConnection struct {
-		Edges      func(childComplexity int) int
-		Nodes      func(childComplexity int) int
-		PageInfo   func(childComplexity int) int
-		TotalCount func(childComplexity int) int
+		Edges                func(childComplexity int) int
+		Nodes                func(childComplexity int) int
+		PageInfo             func(childComplexity int) int
+		TotalCount           func(childComplexity int) int
+		TotalCountIsEstimate func(childComplexity int) int
 	}
 
 	WorkflowDefinition struct {
@@ -402,9 +405,10 @@ type ComplexityRoot struct {
 	}
 
 	WorkflowStats struct {
-		ByStatus func(childComplexity int) int
-		ByType   func(childComplexity int) int
-		Total    func(childComplexity int) int
+		ByStatus        func(childComplexity int) int
+		ByType          func(childComplexity int) int
+		Total           func(childComplexity int) int
+		TotalIsEstimate func(childComplexity int) int
 	}
 }
 
@@ -1537,6 +1541,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StatusCount.Count(childComplexity), true
+	case "StatusCount.isEstimate":
+		if e.ComplexityRoot.StatusCount.IsEstimate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatusCount.IsEstimate(childComplexity), true
 	case "StatusCount.status":
 		if e.ComplexityRoot.StatusCount.Status == nil {
 			break
@@ -1709,6 +1719,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TypeCount.Count(childComplexity), true
+	case "TypeCount.isEstimate":
+		if e.ComplexityRoot.TypeCount.IsEstimate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TypeCount.IsEstimate(childComplexity), true
 	case "TypeCount.type":
 		if e.ComplexityRoot.TypeCount.Type == nil {
 			break
@@ -1990,6 +2006,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WorkflowConnection.TotalCount(childComplexity), true
+	case "WorkflowConnection.totalCountIsEstimate":
+		if e.ComplexityRoot.WorkflowConnection.TotalCountIsEstimate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkflowConnection.TotalCountIsEstimate(childComplexity), true
 
 	case "WorkflowDefinition.checksum":
 		if e.ComplexityRoot.WorkflowDefinition.Checksum == nil {
@@ -2170,6 +2192,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WorkflowStats.Total(childComplexity), true
+	case "WorkflowStats.totalIsEstimate":
+		if e.ComplexityRoot.WorkflowStats.TotalIsEstimate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkflowStats.TotalIsEstimate(childComplexity), true
 
 	}
 	return 0, false
@@ -2574,8 +2602,14 @@ type WorkflowConnection {
   nodes: [Workflow!]!
   "Where the page lies in the list."
   pageInfo: PageInfo!
-  "How many workflows the filter selects in all (one more query; ask only when needed)."
+  """
+  How many workflows the filter selects in all (one more query; ask only when needed). Counted
+  exactly up to a limit (10,000 by default); above it, the database planner's estimate, and
+  totalCountIsEstimate is true.
+  """
   totalCount: Int!
+  "Whether totalCount is an estimate: the count passed the limit counted exactly."
+  totalCountIsEstimate: Boolean!
 }
 
 "A workflow in a page."
@@ -2916,10 +2950,15 @@ type RetryPolicy {
   jitter: Float!
 }
 
-"Workflow counts for dashboards."
+"""
+Workflow counts for dashboards. Each count is exact up to a limit (10,000 by default) and the
+database planner's estimate above it, flagged by its isEstimate field.
+"""
 type WorkflowStats {
   "Workflows in all."
   total: Int!
+  "Whether total is an estimate."
+  totalIsEstimate: Boolean!
   "Workflows per status (statuses with none left out)."
   byStatus: [StatusCount!]!
   "Workflows per type, with their statuses."
@@ -2932,6 +2971,8 @@ type StatusCount {
   status: WorkflowStatus!
   "How many."
   count: Int!
+  "Whether count is an estimate."
+  isEstimate: Boolean!
 }
 
 "The workflows of one type."
@@ -2940,6 +2981,8 @@ type TypeCount {
   type: String!
   "How many in all."
   count: Int!
+  "Whether count is an estimate."
+  isEstimate: Boolean!
   "How many per status."
   byStatus: [StatusCount!]!
 }
@@ -3723,6 +3766,8 @@ func (ec *executionContext) childFields_StatusCount(ctx context.Context, field g
 		return ec.fieldContext_StatusCount_status(ctx, field)
 	case "count":
 		return ec.fieldContext_StatusCount_count(ctx, field)
+	case "isEstimate":
+		return ec.fieldContext_StatusCount_isEstimate(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StatusCount", field.Name)
 }
@@ -3799,6 +3844,8 @@ func (ec *executionContext) childFields_TypeCount(ctx context.Context, field gra
 		return ec.fieldContext_TypeCount_type(ctx, field)
 	case "count":
 		return ec.fieldContext_TypeCount_count(ctx, field)
+	case "isEstimate":
+		return ec.fieldContext_TypeCount_isEstimate(ctx, field)
 	case "byStatus":
 		return ec.fieldContext_TypeCount_byStatus(ctx, field)
 	}
@@ -3903,6 +3950,8 @@ func (ec *executionContext) childFields_WorkflowConnection(ctx context.Context, 
 		return ec.fieldContext_WorkflowConnection_pageInfo(ctx, field)
 	case "totalCount":
 		return ec.fieldContext_WorkflowConnection_totalCount(ctx, field)
+	case "totalCountIsEstimate":
+		return ec.fieldContext_WorkflowConnection_totalCountIsEstimate(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WorkflowConnection", field.Name)
 }
@@ -3993,6 +4042,8 @@ func (ec *executionContext) childFields_WorkflowStats(ctx context.Context, field
 	switch field.Name {
 	case "total":
 		return ec.fieldContext_WorkflowStats_total(ctx, field)
+	case "totalIsEstimate":
+		return ec.fieldContext_WorkflowStats_totalIsEstimate(ctx, field)
 	case "byStatus":
 		return ec.fieldContext_WorkflowStats_byStatus(ctx, field)
 	case "byType":
@@ -8856,6 +8907,29 @@ func (ec *executionContext) fieldContext_StatusCount_count(_ context.Context, fi
 	return graphql.NewScalarFieldContext("StatusCount", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _StatusCount_isEstimate(ctx context.Context, field graphql.CollectedField, obj *model.StatusCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatusCount_isEstimate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsEstimate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatusCount_isEstimate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatusCount", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Subscription_workflowEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -9534,6 +9608,29 @@ func (ec *executionContext) _TypeCount_count(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_TypeCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TypeCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TypeCount_isEstimate(ctx context.Context, field graphql.CollectedField, obj *model.TypeCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TypeCount_isEstimate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsEstimate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TypeCount_isEstimate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TypeCount", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _TypeCount_byStatus(ctx context.Context, field graphql.CollectedField, obj *model.TypeCount) (ret graphql.Marshaler) {
@@ -10726,6 +10823,29 @@ func (ec *executionContext) fieldContext_WorkflowConnection_totalCount(_ context
 	return graphql.NewScalarFieldContext("WorkflowConnection", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _WorkflowConnection_totalCountIsEstimate(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkflowConnection_totalCountIsEstimate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCountIsEstimate(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkflowConnection_totalCountIsEstimate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkflowConnection", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _WorkflowDefinition_id(ctx context.Context, field graphql.CollectedField, obj *persistence.Definition) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11410,6 +11530,29 @@ func (ec *executionContext) fieldContext_WorkflowStats_total(_ context.Context, 
 	return graphql.NewScalarFieldContext("WorkflowStats", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _WorkflowStats_totalIsEstimate(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkflowStats_totalIsEstimate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalIsEstimate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkflowStats_totalIsEstimate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkflowStats", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _WorkflowStats_byStatus(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowStats) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11451,7 +11594,7 @@ func (ec *executionContext) _WorkflowStats_byType(ctx context.Context, field gra
 			return ec.fieldContext_WorkflowStats_byType(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ByType, nil
+			return obj.ByType(ctx)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.TypeCount) graphql.Marshaler {
@@ -11465,7 +11608,7 @@ func (ec *executionContext) fieldContext_WorkflowStats_byType(_ context.Context,
 	fc = &graphql.FieldContext{
 		Object:     "WorkflowStats",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TypeCount(ctx, field)
@@ -15958,6 +16101,11 @@ func (ec *executionContext) _StatusCount(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "isEstimate":
+			out.Values[i] = ec._StatusCount_isEstimate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16422,6 +16570,11 @@ func (ec *executionContext) _TypeCount(ctx context.Context, sel ast.SelectionSet
 			}
 		case "count":
 			out.Values[i] = ec._TypeCount_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "isEstimate":
+			out.Values[i] = ec._TypeCount_isEstimate(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -17267,6 +17420,44 @@ func (ec *executionContext) _WorkflowConnection(ctx context.Context, sel ast.Sel
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "totalCountIsEstimate":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WorkflowConnection_totalCountIsEstimate(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17862,18 +18053,56 @@ func (ec *executionContext) _WorkflowStats(ctx context.Context, sel ast.Selectio
 		case "total":
 			out.Values[i] = ec._WorkflowStats_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalIsEstimate":
+			out.Values[i] = ec._WorkflowStats_totalIsEstimate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "byStatus":
 			out.Values[i] = ec._WorkflowStats_byStatus(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "byType":
-			out.Values[i] = ec._WorkflowStats_byType(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WorkflowStats_byType(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
