@@ -61,6 +61,12 @@ type dialect interface {
 	// estimateRows returns the planner's estimate of the rows a one-table SELECT returns, or
 	// false where the database offers none.
 	estimateRows(ctx context.Context, s *Store, query string) (int, bool, error)
+	// statusIndexed returns a condition on workflows (alias w, with one argument, arg) that an
+	// index serves to find the workflows in a status, or false when no index holds that status.
+	statusIndexed(st Status) (where string, arg any, ok bool)
+	// estimatesWithoutIndex reports whether estimateRows is worth asking about a condition no
+	// index serves (PostgreSQL's column statistics); elsewhere such counts are counted.
+	estimatesWithoutIndex() bool
 	// analyze refreshes the planner's statistics of cairn's tables.
 	analyze(ctx context.Context, s *Store) error
 

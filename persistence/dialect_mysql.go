@@ -355,3 +355,10 @@ func (mysqlDialect) estimateRows(ctx context.Context, s *Store, query string) (i
 	}
 	return int(est), true, nil
 }
+
+// statusIndexed: workflows_attention_idx holds the generated attention_status, set for the
+// statuses that need attention.
+func (mysqlDialect) statusIndexed(st Status) (string, any, bool) {
+	return "w.attention_status = ?", st, containsStatus(attentionStatuses, st)
+}
+func (mysqlDialect) estimatesWithoutIndex() bool { return false }

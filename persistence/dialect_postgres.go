@@ -224,3 +224,9 @@ func (postgresDialect) estimateRows(ctx context.Context, s *Store, query string)
 	}
 	return int(out[0].Plan.Rows), true, nil
 }
+
+// statusIndexed: the partial workflows_attention_idx holds the statuses that need attention.
+func (postgresDialect) statusIndexed(st Status) (string, any, bool) {
+	return "w.status = ?", st, containsStatus(attentionStatuses, st)
+}
+func (postgresDialect) estimatesWithoutIndex() bool { return true }

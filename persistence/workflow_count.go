@@ -33,9 +33,13 @@ func (s *Store) WorkflowCountUpTo(ctx context.Context, f WorkflowFilter, exactUp
 	return s.countUpTo(ctx, f, exactUpTo)
 }
 
-// countUpTo counts the filter's rows up to limit, then estimates.
-func (s *Store) countUpTo(ctx context.Context, f WorkflowFilter, limit int) (Count, error) {
+// countUpTo counts the filter's rows up to limit, then estimates. where, when set, is one more
+// condition (taking no argument or one, arg) that lets an index serve the count.
+func (s *Store) countUpTo(ctx context.Context, f WorkflowFilter, limit int, where ...any) (Count, error) {
 	rows := f.apply(s.idb.NewSelect().Model((*Workflow)(nil)).ColumnExpr("1"))
+	if len(where) > 0 {
+		rows = rows.Where(where[0].(string), where[1:]...)
+	}
 	var n int
 	if err := s.idb.NewSelect().ColumnExpr("COUNT(*)").TableExpr("(?) AS capped", rows.Limit(int64(limit+1))).Scan(ctx, &n); err != nil {
 		return Count{}, fmt.Errorf("error counting workflows: %w", err)
@@ -43,15 +47,25 @@ func (s *Store) countUpTo(ctx context.Context, f WorkflowFilter, limit int) (Cou
 	if n <= limit {
 		return Count{N: n}, nil
 	}
-	est, ok, err := s.dialect.estimateRows(ctx, s, f.apply(s.idb.NewSelect().Model((*Workflow)(nil)).ColumnExpr("1")).String())
+	est, ok, err := s.estimate(ctx, f)
 	if err != nil {
-		return Count{}, fmt.Errorf("error estimating workflows: %w", err)
+		return Count{}, err
 	}
 	if !ok {
 		n, err := s.WorkflowCount(ctx, f)
 		return Count{N: n}, err
 	}
 	return Count{N: max(est, limit+1), Estimate: true}, nil
+}
+
+// estimate returns the planner's estimate of the workflows a filter selects, or false where the
+// database has none.
+func (s *Store) estimate(ctx context.Context, f WorkflowFilter) (int, bool, error) {
+	est, ok, err := s.dialect.estimateRows(ctx, s, f.apply(s.idb.NewSelect().Model((*Workflow)(nil)).ColumnExpr("1")).String())
+	if err != nil {
+		return 0, false, fmt.Errorf("error estimating workflows: %w", err)
+	}
+	return est, ok, nil
 }
 
 // WorkflowStatCounts are the workflows a filter selects, counted as WorkflowCountUpTo counts.
@@ -61,9 +75,14 @@ type WorkflowStatCounts struct {
 }
 
 // WorkflowStatsUpTo counts the workflows a filter selects in all and per status. When they number
-// at most exactUpTo, one exact GROUP BY counts them. Above, each status is counted up to
-// exactUpTo on its own (the (status, id) index serves it) and estimated beyond, so the cost is
-// bounded by about ten times exactUpTo index entries however many workflows are stored.
+// at most exactUpTo, one exact GROUP BY counts them. Above, each status an index serves (those
+// that need attention: MANUAL, FAILED, PAUSED, WAITING, CANCELLED) is counted up to exactUpTo on
+// its own and estimated beyond; the statuses every step passes through, which no index holds so
+// that steps stay cheap, are the planner's estimate (left out below 2, the planner's floor when its
+// statistics saw none of a status). The cost is bounded by about five times
+// exactUpTo index entries however many workflows are stored. MariaDB/MySQL estimate a condition
+// no index serves no better than the table's size, so there those statuses are counted up to
+// exactUpTo too: a rare one costs a scan of the table.
 func (s *Store) WorkflowStatsUpTo(ctx context.Context, f WorkflowFilter, exactUpTo int) (WorkflowStatCounts, error) {
 	out := WorkflowStatCounts{ByStatus: map[Status]Count{}}
 	total, err := s.WorkflowCountUpTo(ctx, f, exactUpTo)
@@ -89,9 +108,29 @@ func (s *Store) WorkflowStatsUpTo(ctx context.Context, f WorkflowFilter, exactUp
 		}
 		g := f
 		g.Statuses = []Status{st}
-		c, err := s.countUpTo(ctx, g, exactUpTo)
-		if err != nil {
-			return out, err
+		var c Count
+		if where, arg, ok := s.dialect.statusIndexed(st); ok {
+			if c, err = s.countUpTo(ctx, g, exactUpTo, where, arg); err != nil {
+				return out, err
+			}
+		} else if !s.dialect.estimatesWithoutIndex() {
+			if c, err = s.countUpTo(ctx, g, exactUpTo); err != nil {
+				return out, err
+			}
+		} else {
+			est, ok, err := s.estimate(ctx, g)
+			if err != nil {
+				return out, err
+			}
+			// An estimate below 2 is the planner's floor: its statistics saw none of the status.
+			if est < 2 {
+				est = 0
+			}
+			if c = (Count{N: est, Estimate: true}); !ok {
+				if c, err = s.countUpTo(ctx, g, exactUpTo); err != nil {
+					return out, err
+				}
+			}
 		}
 		if c.N > 0 {
 			out.ByStatus[st] = c
@@ -159,3 +198,6 @@ func (s *Store) WorkflowStatsByTypeUpTo(ctx context.Context, f WorkflowFilter, e
 	}
 	return out, nil
 }
+
+// attentionStatuses are the statuses the workflows_attention_idx index holds.
+var attentionStatuses = []Status{StatusManual, StatusFailed, StatusPaused, StatusWaiting, StatusCancelled}
