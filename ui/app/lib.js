@@ -57,6 +57,16 @@ export function toLocalInput(t) {
 export function fromLocalInput(v) { return v ? new Date(v).toISOString() : null; }
 
 export const Time = ({ t }) => t ? html`<time datetime=${t} title=${t}>${fmtTime(t)}</time>` : html`<span class="muted">—</span>`;
+// fmtCount writes a count; an estimate (the database's, above the count it affords to make
+// exactly) as "~1.2M".
+export function fmtCount(n, estimate) {
+  if (!estimate) return String(n);
+  const f = (v, unit) => (v >= 100 ? String(Math.round(v)) : v.toFixed(1).replace(/\.0$/, '')) + unit;
+  return '~' + (n >= 1e6 ? f(n / 1e6, 'M') : n >= 1e3 ? f(n / 1e3, 'k') : String(n));
+}
+export const Count = ({ n, estimate }) => estimate
+  ? html`<span class="estimate" data-estimate="true" title=${'About ' + n.toLocaleString('en') + ': an estimate by the database'}>${fmtCount(n, true)}</span>`
+  : String(n);
 export const Status = ({ s }) => html`<span class="status ${s}">${s}</span>`;
 export const JSONBlock = ({ v, label }) => html`<pre aria-label=${label}>${v === null || v === undefined ? 'null' : JSON.stringify(v, null, 2)}</pre>`;
 

@@ -1,4 +1,4 @@
-// The definitions, schedules and executors pages.
+// The definitions, schedules, executors and remote workers pages.
 import { useState } from 'preact/hooks';
 import { gql } from './api.js';
 import { html, href, navigate, Time, Status, JSONBlock, useLoad, LoadError, Msg, useOp, parseJSON, fromLocalInput } from './lib.js';
@@ -185,5 +185,22 @@ export function ExecutorsPage() {
         <td>${e.workflows.length === 0 ? html`<span class="muted">nothing</span>` : e.workflows.map((w) => html`<div><a href=${href('/workflow', { id: w.id })}>${w.type}</a> in ${w.state}</div>`)}</td>
       </tr>`)}
       ${list.length === 0 && html`<tr><td colspan="9" class="muted">No executor${showDead ? '' : ' alive'}.</td></tr>`}
+    </tbody></table>`}`;
+}
+
+export function RemoteWorkersPage() {
+  const rw = useLoad(() => gql(`{ remoteWorkers { name functions lastPoll tasksHeld } }`).then((d) => d.remoteWorkers), 'remoteWorkers');
+  return html`<h1>Remote workers</h1>
+    <p class="muted">Processes in any language that poll for the tasks of the functions they serve (see the README, Remote workers).</p>
+    <${LoadError} error=${rw.error} />
+    <div class="toolbar"><button onClick=${rw.reload}>Refresh</button></div>
+    ${rw.data && html`<table aria-label="Remote workers"><thead><tr><th>Name</th><th>Functions</th><th>Last poll</th><th>Tasks held</th></tr></thead><tbody>
+      ${rw.data.map((w) => html`<tr key=${w.name} data-worker=${w.name}>
+        <td>${w.name}</td>
+        <td>${w.functions.length === 0 ? html`<span class="muted">none</span>` : w.functions.join(', ')}</td>
+        <td><${Time} t=${w.lastPoll} /></td>
+        <td>${w.tasksHeld}</td>
+      </tr>`)}
+      ${rw.data.length === 0 && html`<tr><td colspan="4" class="muted">No remote worker has polled yet.</td></tr>`}
     </tbody></table>`}`;
 }
