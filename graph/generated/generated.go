@@ -163,11 +163,11 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Executors            func(childComplexity int) int
+		Executors            func(childComplexity int, first *int, after *string, alive *bool) int
 		Node                 func(childComplexity int, id string) int
 		Nodes                func(childComplexity int, ids []string) int
 		RemoteWorkers        func(childComplexity int) int
-		Schedules            func(childComplexity int) int
+		Schedules            func(childComplexity int, first *int, after *string) int
 		Workflow             func(childComplexity int, id string) int
 		WorkflowByExternalID func(childComplexity int, typeArg string, externalID string) int
 		WorkflowDefinition   func(childComplexity int, typeArg string, version *int) int
@@ -471,8 +471,8 @@ type QueryResolver interface {
 	WorkflowStats(ctx context.Context, filter *model.WorkflowFilter) (*model.WorkflowStats, error)
 	WorkflowDefinitions(ctx context.Context, typeArg *string, allVersions *bool) ([]*persistence.Definition, error)
 	WorkflowDefinition(ctx context.Context, typeArg string, version *int) (*persistence.Definition, error)
-	Executors(ctx context.Context) ([]*persistence.Executor, error)
-	Schedules(ctx context.Context) ([]*persistence.Schedule, error)
+	Executors(ctx context.Context, first *int, after *string, alive *bool) ([]*persistence.Executor, error)
+	Schedules(ctx context.Context, first *int, after *string) ([]*persistence.Schedule, error)
 	RemoteWorkers(ctx context.Context) ([]*model.RemoteWorker, error)
 }
 type ScheduleResolver interface {
@@ -1098,7 +1098,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Query.Executors(childComplexity), true
+		args, err := ec.field_Query_executors_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Executors(childComplexity, args["first"].(*int), args["after"].(*string), args["alive"].(*bool)), true
 
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
@@ -1133,7 +1138,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Query.Schedules(childComplexity), true
+		args, err := ec.field_Query_schedules_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Schedules(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.workflow":
 		if e.ComplexityRoot.Query.Workflow == nil {
 			break
@@ -2380,10 +2390,22 @@ type Query {
   ): [WorkflowDefinition!]!
   "One version of a definition (the newest when version is null); null when there is none."
   workflowDefinition(type: String!, version: Int): WorkflowDefinition
-  "Every executor (a node's worker pool) that ever registered, newest first."
-  executors: [Executor!]!
-  "Every schedule, oldest first."
-  schedules: [Schedule!]!
+  "Every executor (a node's worker pool) that ever registered, newest first; a page of them with first."
+  executors(
+    "At most this many (1 to 1000); all when null."
+    first: Int
+    "Only those registered before this executor (its ID): the next page."
+    after: ID
+    "Only the live ones (true) or the stopped and dead ones (false); all when null."
+    alive: Boolean
+  ): [Executor!]!
+  "Every schedule, oldest first; a page of them with first."
+  schedules(
+    "At most this many (1 to 1000); all when null."
+    first: Int
+    "Only those created after this schedule (its ID): the next page."
+    after: ID
+  ): [Schedule!]!
 }
 
 """
@@ -4462,6 +4484,36 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_executors_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "alive",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["alive"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4487,6 +4539,28 @@ func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["ids"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_schedules_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -7402,7 +7476,8 @@ func (ec *executionContext) _Query_executors(ctx context.Context, field graphql.
 			return ec.fieldContext_Query_executors(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Query().Executors(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Executors(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["alive"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.Executor) graphql.Marshaler {
@@ -7412,7 +7487,7 @@ func (ec *executionContext) _Query_executors(ctx context.Context, field graphql.
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Query_executors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Query_executors(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Query",
 		Field:      field,
@@ -7421,6 +7496,17 @@ func (ec *executionContext) fieldContext_Query_executors(_ context.Context, fiel
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Executor(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_executors_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -7434,7 +7520,8 @@ func (ec *executionContext) _Query_schedules(ctx context.Context, field graphql.
 			return ec.fieldContext_Query_schedules(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Query().Schedules(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Schedules(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.Schedule) graphql.Marshaler {
@@ -7444,7 +7531,7 @@ func (ec *executionContext) _Query_schedules(ctx context.Context, field graphql.
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Query_schedules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Query_schedules(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Query",
 		Field:      field,
@@ -7453,6 +7540,17 @@ func (ec *executionContext) fieldContext_Query_schedules(_ context.Context, fiel
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Schedule(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_schedules_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }

@@ -1,6 +1,6 @@
 // Drives the dashboard of a running `cairn serve --demo` in Chromium, as a person would: the
 // workflows list and its paging and filters, a live update, a workflow's page, cancel, retry of a
-// MANUAL workflow, a refused operation, a bulk action, counts shown as estimates above the node's
+// MANUAL workflow, a refused operation, a bulk action, executors and schedules paged, counts shown as estimates above the node's
 // --exact-count-up-to (CAIRN_COUNT_ESTIMATES=true where the database estimates), the remote
 // workers page. Any request to a host other than the
 // machine's fails the run. Prints one JSON object per measurement, then "ok".
@@ -182,6 +182,22 @@ try {
   assert.equal(cells[1], 'billing.charge, billing.refund');
   assert.equal(cells[3], '0');
   await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Remote workers' }).waitFor();
+
+  // Executors: the node's own, alive; schedules: paged by 50 with first/after.
+  await page.goto(ui + '#/executors');
+  await page.getByRole('table', { name: 'Executors' }).locator('tbody tr').first().getByText('alive').waitFor();
+  for (let i = 0; i < 51; i++) {
+    await gql(`mutation($c: String!) { createSchedule(input: {type: "demo.approval", cron: $c}) { schedule { id } } }`, { c: '@every ' + (3600 + i) + 's' });
+  }
+  await page.goto(ui + '#/schedules');
+  const scheduleRows = page.getByRole('table', { name: 'Schedules' }).locator('tbody tr[data-id]');
+  await scheduleRows.first().waitFor();
+  assert.equal(await scheduleRows.count(), 50, 'a page holds 50 schedules');
+  await page.getByRole('navigation', { name: 'Pages of schedules' }).getByRole('button', { name: /Next 50/ }).click();
+  await page.waitForFunction(() => document.querySelectorAll('table[aria-label="Schedules"] tbody tr[data-id]').length === 1);
+  assert.match(await scheduleRows.first().innerText(), /@every 3650s/);
+  await page.getByRole('button', { name: /Previous 50/ }).click();
+  await page.waitForFunction(() => document.querySelectorAll('table[aria-label="Schedules"] tbody tr[data-id]').length === 50);
 
   if (shots) {
     await page.goto(ui + '#/workflows');
