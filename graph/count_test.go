@@ -80,11 +80,13 @@ func TestCountsExactUpToTheLimitThenEstimated(t *testing.T) {
 		require.Equal(t, estimates, s.TotalIsEstimate)
 		require.Len(t, s.ByStatus, 1)
 		require.Equal(t, "CREATED", s.ByStatus[0].Status)
-		require.Equal(t, estimates, s.ByStatus[0].IsEstimate)
+		require.Equal(t, store.Kind() == persistence.KindPostgres, s.ByStatus[0].IsEstimate, "CREATED is in no index: estimated on PostgreSQL, grouped exactly on MariaDB")
 		require.Len(t, s.ByType, 1)
 		require.Equal(t, estimates, s.ByType[0].IsEstimate)
 		if !estimates {
 			require.Equal(t, 10, s.Total)
+		}
+		if store.Kind() != persistence.KindPostgres {
 			require.Equal(t, 10, s.ByStatus[0].Count)
 		}
 		s = statsOf(small, ptr("y"))

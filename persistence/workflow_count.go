@@ -81,8 +81,8 @@ type WorkflowStatCounts struct {
 // that steps stay cheap, are the planner's estimate (left out below 2, the planner's floor when its
 // statistics saw none of a status). The cost is bounded by about five times
 // exactUpTo index entries however many workflows are stored. MariaDB/MySQL estimate a condition
-// no index serves no better than the table's size, so there those statuses are counted up to
-// exactUpTo too: a rare one costs a scan of the table.
+// no index serves no better than the table's size, so there those statuses are grouped exactly
+// in one statement: a scan of the workflows the filter selects, as before.
 func (s *Store) WorkflowStatsUpTo(ctx context.Context, f WorkflowFilter, exactUpTo int) (WorkflowStatCounts, error) {
 	out := WorkflowStatCounts{ByStatus: map[Status]Count{}}
 	total, err := s.WorkflowCountUpTo(ctx, f, exactUpTo)
@@ -102,6 +102,7 @@ func (s *Store) WorkflowStatsUpTo(ctx context.Context, f WorkflowFilter, exactUp
 		}
 		return out, nil
 	}
+	var unindexed []Status
 	for _, st := range statuses {
 		if len(f.Statuses) > 0 && !containsStatus(f.Statuses, st) {
 			continue
@@ -114,9 +115,8 @@ func (s *Store) WorkflowStatsUpTo(ctx context.Context, f WorkflowFilter, exactUp
 				return out, err
 			}
 		} else if !s.dialect.estimatesWithoutIndex() {
-			if c, err = s.countUpTo(ctx, g, exactUpTo); err != nil {
-				return out, err
-			}
+			unindexed = append(unindexed, st)
+			continue
 		} else {
 			est, ok, err := s.estimate(ctx, g)
 			if err != nil {
@@ -134,6 +134,21 @@ func (s *Store) WorkflowStatsUpTo(ctx context.Context, f WorkflowFilter, exactUp
 		}
 		if c.N > 0 {
 			out.ByStatus[st] = c
+		}
+	}
+	if len(unindexed) > 0 {
+		// Without estimates, the statuses no index holds are grouped exactly in one statement:
+		// one scan, however many of them.
+		g := f
+		g.Statuses = unindexed
+		rows, err := s.WorkflowStats(ctx, g)
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rows {
+			c := out.ByStatus[r.Status]
+			c.N += r.Count
+			out.ByStatus[r.Status] = c
 		}
 	}
 	return out, nil

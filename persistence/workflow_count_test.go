@@ -66,8 +66,13 @@ func TestWorkflowCountUpTo(t *testing.T) {
 		require.NotContains(t, stats.ByStatus, persistence.StatusFailed)
 		if estimates {
 			require.True(t, stats.Total.Estimate)
-			require.True(t, stats.ByStatus[persistence.StatusFinished].Estimate)
-			require.True(t, stats.ByStatus[persistence.StatusInProgress].Estimate)
+			if store.Kind() == persistence.KindPostgres {
+				require.True(t, stats.ByStatus[persistence.StatusFinished].Estimate, "no index holds FINISHED: the planner's estimate")
+				require.True(t, stats.ByStatus[persistence.StatusInProgress].Estimate)
+			} else {
+				require.Equal(t, persistence.Count{N: 30}, stats.ByStatus[persistence.StatusFinished], "MariaDB groups the unindexed statuses exactly")
+				require.Equal(t, persistence.Count{N: 10}, stats.ByStatus[persistence.StatusInProgress])
+			}
 		} else {
 			require.Equal(t, persistence.Count{N: 43}, stats.Total)
 			require.Equal(t, persistence.Count{N: 30}, stats.ByStatus[persistence.StatusFinished])
