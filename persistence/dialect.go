@@ -64,6 +64,9 @@ type dialect interface {
 	// statusIndexed returns a condition on workflows (alias w, with one argument, arg) that an
 	// index serves to find the workflows in a status, or false when no index holds that status.
 	statusIndexed(st Status) (where string, arg any, ok bool)
+	// planCost returns the planner's estimate of a query's cost, or false where the database
+	// gives none.
+	planCost(ctx context.Context, s *Store, query string) (float64, bool, error)
 	// estimatesWithoutIndex reports whether estimateRows is worth asking about a condition no
 	// index serves (PostgreSQL's column statistics); elsewhere such counts are counted.
 	estimatesWithoutIndex() bool

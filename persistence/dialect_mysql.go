@@ -362,3 +362,8 @@ func (mysqlDialect) statusIndexed(st Status) (string, any, bool) {
 	return "w.attention_status = ?", st, containsStatus(attentionStatuses, st)
 }
 func (mysqlDialect) estimatesWithoutIndex() bool { return false }
+
+// planCost: plain EXPLAIN gives no cost; the count runs.
+func (mysqlDialect) planCost(context.Context, *Store, string) (float64, bool, error) {
+	return 0, false, nil
+}

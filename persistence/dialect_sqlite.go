@@ -151,3 +151,7 @@ func (sqliteDialect) statusIndexed(st Status) (string, any, bool) {
 	return "w.status = ?", st, containsStatus(attentionStatuses, st)
 }
 func (sqliteDialect) estimatesWithoutIndex() bool { return false }
+
+func (sqliteDialect) planCost(context.Context, *Store, string) (float64, bool, error) {
+	return 0, false, nil
+}

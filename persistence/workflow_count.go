@@ -9,6 +9,10 @@ import (
 // exactly before they fall back on the planner's estimate.
 const DefaultExactCountUpTo = 10000
 
+// minCountCost is the planner cost (PostgreSQL's units: about one per page read) under which a
+// capped count always runs; above max(it, the limit) the count is the planner's estimate.
+const minCountCost = 1000
+
 // statuses are the workflow statuses in the order counts list them.
 var statuses = []Status{StatusCreated, StatusInProgress, StatusExecuting, StatusWaiting, StatusPaused,
 	StatusManual, StatusFinished, StatusFailed, StatusCancelled}
@@ -40,8 +44,31 @@ func (s *Store) countUpTo(ctx context.Context, f WorkflowFilter, limit int, wher
 	if len(where) > 0 {
 		rows = rows.Where(where[0].(string), where[1:]...)
 	}
+	capped := s.idb.NewSelect().ColumnExpr("COUNT(*)").TableExpr("(?) AS capped", rows.Limit(int64(limit+1)))
+	// A filter no index serves that matches few workflows reads the whole table before it finds
+	// limit+1 of them: where the planner says so, its estimate answers instead.
+	// With no condition at all the count stops after limit+1 rows of any index: no need to ask.
+	cost, ok := 0.0, false
+	if len(where) > 0 || !f.empty() {
+		var err error
+		if cost, ok, err = s.dialect.planCost(ctx, s, capped.String()); err != nil {
+			return Count{}, fmt.Errorf("error planning a workflow count: %w", err)
+		}
+	}
+	if ok && cost > float64(max(limit, minCountCost)) {
+		est, ok, err := s.estimate(ctx, f)
+		if err != nil {
+			return Count{}, err
+		}
+		if ok {
+			if est < 2 {
+				est = 0 // the planner's floor: its statistics saw none
+			}
+			return Count{N: est, Estimate: true}, nil
+		}
+	}
 	var n int
-	if err := s.idb.NewSelect().ColumnExpr("COUNT(*)").TableExpr("(?) AS capped", rows.Limit(int64(limit+1))).Scan(ctx, &n); err != nil {
+	if err := capped.Scan(ctx, &n); err != nil {
 		return Count{}, fmt.Errorf("error counting workflows: %w", err)
 	}
 	if n <= limit {
@@ -216,3 +243,10 @@ func (s *Store) WorkflowStatsByTypeUpTo(ctx context.Context, f WorkflowFilter, e
 
 // attentionStatuses are the statuses the workflows_attention_idx index holds.
 var attentionStatuses = []Status{StatusManual, StatusFailed, StatusPaused, StatusWaiting, StatusCancelled}
+
+// empty reports whether the filter selects every workflow.
+func (f WorkflowFilter) empty() bool {
+	return f.IDs == nil && f.Types == nil && f.Statuses == nil && f.States == nil && f.ExternalID == nil &&
+		f.BusinessKey == nil && f.ParentID == nil && f.RootID == nil && f.ExecutorGroup == nil &&
+		f.ExecutorIDs == nil && f.CreatedAfter == nil && f.CreatedBefore == nil
+}

@@ -104,3 +104,40 @@ func TestWorkflowCountUpTo(t *testing.T) {
 		}, types)
 	})
 }
+
+// TestWorkflowCountOfARareUnindexedFilter checks that on PostgreSQL a filter no index serves,
+// which would read the whole table to count a few workflows, answers with the planner's
+// estimate instead (flagged); elsewhere it is counted.
+func TestWorkflowCountOfARareUnindexedFilter(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		const n = 50000
+		for done := 0; done < n; done += 5000 {
+			wfs := make([]*persistence.Workflow, 5000)
+			for i := range wfs {
+				wfs[i] = newWorkflow("a", persistence.StatusFinished, nil)
+				if done+i < 3 {
+					wfs[i].State = "rare"
+				}
+			}
+			require.NoError(t, store.WorkflowInsertMany(ctx, wfs))
+		}
+		require.NoError(t, store.Analyze(ctx))
+		rare := persistence.WorkflowFilter{States: []string{"rare"}}
+		c, err := store.WorkflowCountUpTo(ctx, rare, 10)
+		require.NoError(t, err)
+		if store.Kind() == persistence.KindPostgres {
+			require.True(t, c.Estimate, "a scan of the table was not worth it")
+			require.Less(t, c.N, 1000)
+		} else {
+			require.Equal(t, persistence.Count{N: 3}, c)
+		}
+		c, err = store.WorkflowCountUpTo(ctx, persistence.WorkflowFilter{Types: []string{"a"}}, 10)
+		require.NoError(t, err)
+		require.True(t, c.Estimate || store.Kind() == persistence.KindSQLite)
+		c, err = store.WorkflowCountUpTo(ctx, rare, 0)
+		require.NoError(t, err)
+		require.Equal(t, persistence.Count{N: 3}, c, "no limit: exact")
+	})
+}
