@@ -34,12 +34,13 @@ func (s *Store) WorkflowCountUpTo(ctx context.Context, f WorkflowFilter, exactUp
 		n, err := s.WorkflowCount(ctx, f)
 		return Count{N: n}, err
 	}
-	return s.countUpTo(ctx, f, exactUpTo)
+	return s.countUpTo(ctx, f, exactUpTo, !f.empty())
 }
 
 // countUpTo counts the filter's rows up to limit, then estimates. where, when set, is one more
-// condition (taking no argument or one, arg) that lets an index serve the count.
-func (s *Store) countUpTo(ctx context.Context, f WorkflowFilter, limit int, where ...any) (Count, error) {
+// condition (taking no argument or one, arg) that lets an index serve the count. plan asks the
+// planner first whether the count would read much more than limit rows (see minCountCost).
+func (s *Store) countUpTo(ctx context.Context, f WorkflowFilter, limit int, plan bool, where ...any) (Count, error) {
 	rows := f.apply(s.idb.NewSelect().Model((*Workflow)(nil)).ColumnExpr("1"))
 	if len(where) > 0 {
 		rows = rows.Where(where[0].(string), where[1:]...)
@@ -47,9 +48,8 @@ func (s *Store) countUpTo(ctx context.Context, f WorkflowFilter, limit int, wher
 	capped := s.idb.NewSelect().ColumnExpr("COUNT(*)").TableExpr("(?) AS capped", rows.Limit(int64(limit+1)))
 	// A filter no index serves that matches few workflows reads the whole table before it finds
 	// limit+1 of them: where the planner says so, its estimate answers instead.
-	// With no condition at all the count stops after limit+1 rows of any index: no need to ask.
 	cost, ok := 0.0, false
-	if len(where) > 0 || !f.empty() {
+	if plan {
 		var err error
 		if cost, ok, err = s.dialect.planCost(ctx, s, capped.String()); err != nil {
 			return Count{}, fmt.Errorf("error planning a workflow count: %w", err)
@@ -138,7 +138,8 @@ func (s *Store) WorkflowStatsUpTo(ctx context.Context, f WorkflowFilter, exactUp
 		g.Statuses = []Status{st}
 		var c Count
 		if where, arg, ok := s.dialect.statusIndexed(st); ok {
-			if c, err = s.countUpTo(ctx, g, exactUpTo, where, arg); err != nil {
+			// With no other condition the index serves the count, which stops after limit+1.
+			if c, err = s.countUpTo(ctx, g, exactUpTo, !f.empty(), where, arg); err != nil {
 				return out, err
 			}
 		} else if !s.dialect.estimatesWithoutIndex() {
@@ -154,7 +155,7 @@ func (s *Store) WorkflowStatsUpTo(ctx context.Context, f WorkflowFilter, exactUp
 				est = 0
 			}
 			if c = (Count{N: est, Estimate: true}); !ok {
-				if c, err = s.countUpTo(ctx, g, exactUpTo); err != nil {
+				if c, err = s.countUpTo(ctx, g, exactUpTo, true); err != nil {
 					return out, err
 				}
 			}
