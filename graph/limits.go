@@ -24,6 +24,8 @@ func setComplexity(c *generated.ComplexityRoot) {
 	c.Query.WorkflowDefinitions = func(child int, _ *string, _ *bool) int { return 1 + child*listCost }
 	c.Query.WorkflowStats = func(int, *model.WorkflowFilter) int { return CostWorkflowStats }
 	c.WorkflowConnection.TotalCount = func(int) int { return CostWorkflowTotalCount }
+	// The flag runs the same count (once per connection, whichever asks first).
+	c.WorkflowConnection.TotalCountIsEstimate = func(int) int { return CostWorkflowTotalCount }
 	c.ActionConnection.TotalCount = func(int) int { return CostHistoryTotalCount }
 	c.TaskInstanceConnection.TotalCount = func(int) int { return CostHistoryTotalCount }
 	list := func(child int) int { return 1 + child*listCost }
