@@ -112,9 +112,12 @@ func TestWorkflowCountOfARareUnindexedFilter(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
-		const n = 50000
-		for done := 0; done < n; done += 5000 {
-			wfs := make([]*persistence.Workflow, 5000)
+		n := 2000 // elsewhere the count runs whatever its cost: a small table shows it
+		if store.Kind() == persistence.KindPostgres {
+			n = 50000 // enough that the planner prices a scan above 1000
+		}
+		for done := 0; done < n; done += 1000 {
+			wfs := make([]*persistence.Workflow, 1000)
 			for i := range wfs {
 				wfs[i] = newWorkflow("a", persistence.StatusFinished, nil)
 				if done+i < 3 {
