@@ -20,10 +20,12 @@ const listCost = 10
 // their items).
 func setComplexity(c *generated.ComplexityRoot) {
 	c.Query.Nodes = func(child int, ids []string) int { return 1 + child*max(len(ids), 1) }
-	c.Query.Executors = func(child int) int { return 1 + child*listCost }
+	c.Query.Executors = func(child int, _ *int, _ *string, _ *bool) int { return 1 + child*listCost }
 	c.Query.WorkflowDefinitions = func(child int, _ *string, _ *bool) int { return 1 + child*listCost }
 	c.Query.WorkflowStats = func(int, *model.WorkflowFilter) int { return CostWorkflowStats }
 	c.WorkflowConnection.TotalCount = func(int) int { return CostWorkflowTotalCount }
+	// The flag runs the same count (once per connection, whichever asks first).
+	c.WorkflowConnection.TotalCountIsEstimate = func(int) int { return CostWorkflowTotalCount }
 	c.ActionConnection.TotalCount = func(int) int { return CostHistoryTotalCount }
 	c.TaskInstanceConnection.TotalCount = func(int) int { return CostHistoryTotalCount }
 	list := func(child int) int { return 1 + child*listCost }

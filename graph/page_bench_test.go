@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -76,4 +77,41 @@ func BenchmarkWorkflowPage(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+}
+
+// BenchmarkStoredWorkflowPage measures, on a database that already holds workflows (say 1M, from
+// `cairn bench --preload 1000000 --keep`), the requests a dashboard makes: the page of 100 with
+// totalCount, and workflowStats by status. It reads CAIRN_BENCH_DATABASE_URL and writes nothing;
+// without it, it skips.
+func BenchmarkStoredWorkflowPage(b *testing.B) {
+	url := os.Getenv("CAIRN_BENCH_DATABASE_URL")
+	if url == "" {
+		b.Skip("set CAIRN_BENCH_DATABASE_URL to a database holding workflows")
+	}
+	ctx := context.Background()
+	store, err := persistence.Open(ctx, url, persistence.OpenOptions{})
+	require.NoError(b, err)
+	b.Cleanup(func() { store.Close() })
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	c := client.New(graph.NewServer(graph.Config{Engine: workflow.New(store, workflow.Options{Logger: log}), Logger: log}), client.Path("/graphql"))
+	for _, q := range []struct{ name, query string }{
+		{"page", pageQuery},
+		{"stats", `{ workflowStats { total totalIsEstimate byStatus { status count isEstimate } } }`},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var ds []time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				var resp map[string]any
+				if err := c.Post(q.query, &resp); err != nil {
+					b.Fatal(err)
+				}
+				ds = append(ds, time.Since(t0))
+			}
+			slices.Sort(ds)
+			b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
 }

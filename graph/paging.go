@@ -223,3 +223,15 @@ func setEnds(info *model.PageInfo, cursors []string) *model.PageInfo {
 	}
 	return info
 }
+
+// listFirst checks the first argument of a plain list (executors, schedules): 1 to 1000, or
+// null for all (0).
+func listFirst(first *int) (int, error) {
+	if first == nil {
+		return 0, nil
+	}
+	if *first < 1 || *first > 1000 {
+		return 0, &workflow.Error{Code: workflow.CodeInvalidInput, Field: "first", Message: fmt.Sprintf("first must be between 1 and 1000, not %d", *first)}
+	}
+	return *first, nil
+}

@@ -358,11 +358,7 @@ func (r *queryResolver) WorkflowStats(ctx context.Context, filter *model.Workflo
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.store.WorkflowStats(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	return workflowStats(rows), nil
+	return r.workflowStats(ctx, f)
 }
 
 // WorkflowDefinitions is the resolver for the workflowDefinitions field.
@@ -391,8 +387,18 @@ func (r *queryResolver) WorkflowDefinition(ctx context.Context, typeArg string, 
 }
 
 // Executors is the resolver for the executors field.
-func (r *queryResolver) Executors(ctx context.Context) ([]*persistence.Executor, error) {
-	execs, err := r.store.ExecutorList(ctx)
+func (r *queryResolver) Executors(ctx context.Context, first *int, after *string, alive *bool) ([]*persistence.Executor, error) {
+	p := persistence.ExecutorPageParams{Alive: alive, Now: time.Now()}
+	var err error
+	if p.Limit, err = listFirst(first); err != nil {
+		return nil, err
+	}
+	if after != nil {
+		if p.BeforeID, err = decodeID("after", kindExecutor, *after); err != nil {
+			return nil, err
+		}
+	}
+	execs, err := r.store.ExecutorPage(ctx, p)
 	if execs == nil {
 		execs = []*persistence.Executor{}
 	}
@@ -400,8 +406,18 @@ func (r *queryResolver) Executors(ctx context.Context) ([]*persistence.Executor,
 }
 
 // Schedules is the resolver for the schedules field.
-func (r *queryResolver) Schedules(ctx context.Context) ([]*persistence.Schedule, error) {
-	return r.store.ScheduleList(ctx)
+func (r *queryResolver) Schedules(ctx context.Context, first *int, after *string) ([]*persistence.Schedule, error) {
+	var p persistence.SchedulePageParams
+	var err error
+	if p.Limit, err = listFirst(first); err != nil {
+		return nil, err
+	}
+	if after != nil {
+		if p.AfterID, err = decodeID("after", kindSchedule, *after); err != nil {
+			return nil, err
+		}
+	}
+	return r.store.SchedulePage(ctx, p)
 }
 
 // RemoteWorkers is the resolver for the remoteWorkers field.

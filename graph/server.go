@@ -18,6 +18,7 @@ import (
 	"github.com/cairnflow/cairn/graph/generated"
 	"github.com/cairnflow/cairn/graph/graphiql"
 	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -38,6 +39,12 @@ type Config struct {
 	// a websocket's connection_init payload): none or a bad one is UNAUTHENTICATED, and a caller
 	// whose role is not admin may not run mutations (FORBIDDEN). Nil serves everyone.
 	Authenticate Authenticator
+
+	// ExactCountUpTo is how many workflows totalCount and workflowStats count exactly; above it
+	// they answer with the database planner's estimate, flagged as one, so that counts cost the
+	// same on a million workflows as on ten thousand (default persistence.DefaultExactCountUpTo;
+	// negative: always count exactly).
+	ExactCountUpTo int
 
 	// MaxDepth bounds how deeply a query nests fields (default 15; introspection fields not counted).
 	MaxDepth int
@@ -80,6 +87,9 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = c.Engine.Logger()
+	}
+	if c.ExactCountUpTo == 0 {
+		c.ExactCountUpTo = persistence.DefaultExactCountUpTo
 	}
 	if c.MaxDepth <= 0 {
 		c.MaxDepth = 15

@@ -83,7 +83,9 @@ func (r *Resolver) workflowConnection(ctx context.Context, filter persistence.Wo
 	loadersFor(ctx, r.store).listed(wfs...)
 	conn := &model.WorkflowConnection{
 		PageInfo: &model.PageInfo{},
-		Count:    func(ctx context.Context) (int, error) { return r.store.WorkflowCount(ctx, filter) },
+		Count: func(ctx context.Context) (persistence.Count, error) {
+			return r.store.WorkflowCountUpTo(ctx, filter, r.cfg.ExactCountUpTo)
+		},
 	}
 	if p.backward {
 		conn.PageInfo.HasPreviousPage, conn.PageInfo.HasNextPage = more, before != nil

@@ -63,6 +63,18 @@ type dialect interface {
 	// trimChangeEvents deletes, among the limit oldest change events, those that happened before
 	// a time, and returns how many it deleted.
 	trimChangeEvents(ctx context.Context, s *Store, before time.Time, limit int) (int, error)
+	// estimateRows returns the planner's estimate of the rows a one-table SELECT returns, or
+	// false where the database offers none.
+	estimateRows(ctx context.Context, s *Store, query string) (int, bool, error)
+	// statusIndexed returns a condition on workflows (alias w, with one argument, arg) that an
+	// index serves to find the workflows in a status, or false when no index holds that status.
+	statusIndexed(st Status) (where string, arg any, ok bool)
+	// planCost returns the planner's estimate of a query's cost, or false where the database
+	// gives none.
+	planCost(ctx context.Context, s *Store, query string) (float64, bool, error)
+	// estimatesWithoutIndex reports whether estimateRows is worth asking about a condition no
+	// index serves (PostgreSQL's column statistics); elsewhere such counts are counted.
+	estimatesWithoutIndex() bool
 	// analyze refreshes the planner's statistics of cairn's tables.
 	analyze(ctx context.Context, s *Store) error
 

@@ -2,10 +2,13 @@ package persistence
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -331,4 +334,57 @@ func (mysqlDialect) sendHints(context.Context, *Store, []string) error { return 
 func (mysqlDialect) listenHints(ctx context.Context, _ *Store, _ func(), _ func(string)) error {
 	<-ctx.Done()
 	return ctx.Err()
+}
+
+// estimateRows reads EXPLAIN's rows, times filtered where the server reports it, of the query's
+// one table.
+func (mysqlDialect) estimateRows(ctx context.Context, s *Store, query string) (int, bool, error) {
+	rs, err := s.idb.QueryContext(ctx, "EXPLAIN "+query)
+	if err != nil {
+		return 0, false, err
+	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		return 0, false, err
+	}
+	est := 0.0
+	for rs.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rs.Scan(ptrs...); err != nil {
+			return 0, false, err
+		}
+		rows, filtered := 0.0, 100.0
+		for i, c := range cols {
+			switch strings.ToLower(c) {
+			case "rows":
+				rows, _ = strconv.ParseFloat(vals[i].String, 64)
+			case "filtered":
+				if v, err := strconv.ParseFloat(vals[i].String, 64); err == nil {
+					filtered = v
+				}
+			}
+		}
+		est = max(est, rows*filtered/100)
+	}
+	if err := rs.Err(); err != nil {
+		return 0, false, err
+	}
+	return int(est), true, nil
+}
+
+// statusIndexed: workflows_attention_idx holds the generated attention_status, set for the
+// statuses that need attention.
+func (mysqlDialect) statusIndexed(st Status) (string, any, bool) {
+	return "w.attention_status = ?", st, containsStatus(attentionStatuses, st)
+}
+func (mysqlDialect) estimatesWithoutIndex() bool { return false }
+
+// planCost: plain EXPLAIN gives no cost; the count runs.
+func (mysqlDialect) planCost(context.Context, *Store, string) (float64, bool, error) {
+	return 0, false, nil
 }

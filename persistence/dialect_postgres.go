@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -232,3 +233,40 @@ func (postgresDialect) listenHints(ctx context.Context, s *Store, ready func(), 
 		hint(note.Payload)
 	}
 }
+
+func (postgresDialect) estimateRows(ctx context.Context, s *Store, query string) (int, bool, error) {
+	rows, _, err := explainPostgres(ctx, s, query)
+	return int(rows), err == nil, err
+}
+
+func (postgresDialect) planCost(ctx context.Context, s *Store, query string) (float64, bool, error) {
+	_, cost, err := explainPostgres(ctx, s, query)
+	return cost, err == nil, err
+}
+
+// explainPostgres returns the planner's estimate of a query's rows and total cost.
+func explainPostgres(ctx context.Context, s *Store, query string) (rows, cost float64, err error) {
+	var plan string
+	if err := s.idb.QueryRowContext(ctx, "EXPLAIN (FORMAT JSON) "+query).Scan(&plan); err != nil {
+		return 0, 0, err
+	}
+	var out []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+			Cost float64 `json:"Total Cost"`
+		} `json:"Plan"`
+	}
+	if err := json.Unmarshal([]byte(plan), &out); err != nil {
+		return 0, 0, err
+	}
+	if len(out) == 0 {
+		return 0, 0, fmt.Errorf("EXPLAIN returned no plan")
+	}
+	return out[0].Plan.Rows, out[0].Plan.Cost, nil
+}
+
+// statusIndexed: the partial workflows_attention_idx holds the statuses that need attention.
+func (postgresDialect) statusIndexed(st Status) (string, any, bool) {
+	return "w.status = ?", st, containsStatus(attentionStatuses, st)
+}
+func (postgresDialect) estimatesWithoutIndex() bool { return true }

@@ -157,3 +157,18 @@ func (sqliteDialect) listenHints(ctx context.Context, _ *Store, _ func(), _ func
 	<-ctx.Done()
 	return ctx.Err()
 }
+
+// estimateRows: SQLite keeps no row estimates worth the name; callers count in full.
+func (sqliteDialect) estimateRows(context.Context, *Store, string) (int, bool, error) {
+	return 0, false, nil
+}
+
+// statusIndexed: the partial workflows_attention_idx holds the statuses that need attention.
+func (sqliteDialect) statusIndexed(st Status) (string, any, bool) {
+	return "w.status = ?", st, containsStatus(attentionStatuses, st)
+}
+func (sqliteDialect) estimatesWithoutIndex() bool { return false }
+
+func (sqliteDialect) planCost(context.Context, *Store, string) (float64, bool, error) {
+	return 0, false, nil
+}

@@ -166,3 +166,38 @@ func (s *Store) ExecutorDelete(ctx context.Context, p ExecutorDeleteParams) erro
 	}
 	return nil
 }
+
+// ExecutorPageParams selects a page of executors, newest first.
+type ExecutorPageParams struct {
+	// Limit is the most executors to return (0: all).
+	Limit int
+	// BeforeID keeps the executors registered before this one (0: from the newest).
+	BeforeID int64
+	// Alive, when set, keeps the live executors (true: not stopped, heartbeat not expired at
+	// Now) or the others (false).
+	Alive *bool
+	Now   time.Time
+}
+
+// ExecutorPage returns a page of executors, newest first.
+func (s *Store) ExecutorPage(ctx context.Context, p ExecutorPageParams) ([]*Executor, error) {
+	var out []*Executor
+	q := s.idb.NewSelect().Model(&out).OrderExpr("e.id DESC")
+	if p.BeforeID > 0 {
+		q = q.Where("e.id < ?", p.BeforeID)
+	}
+	if p.Alive != nil {
+		if *p.Alive {
+			q = q.Where("e.stopped IS NULL AND e.expires > ?", UTC(p.Now))
+		} else {
+			q = q.Where("(e.stopped IS NOT NULL OR e.expires <= ?)", UTC(p.Now))
+		}
+	}
+	if p.Limit > 0 {
+		q = q.Limit(int64(p.Limit))
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error listing executors: %w", err)
+	}
+	return out, nil
+}

@@ -98,3 +98,24 @@ func (s *Store) WorkflowRunningWithLaunchToken(ctx context.Context, token string
 	}
 	return n > 0, nil
 }
+
+// SchedulePageParams selects a page of schedules, oldest first.
+type SchedulePageParams struct {
+	// Limit is the most schedules to return (0: all).
+	Limit int
+	// AfterID keeps the schedules created after this one (0: from the oldest).
+	AfterID int64
+}
+
+// SchedulePage returns a page of schedules, oldest first.
+func (s *Store) SchedulePage(ctx context.Context, p SchedulePageParams) ([]*Schedule, error) {
+	var out []*Schedule
+	q := s.idb.NewSelect().Model(&out).Where("id > ?", p.AfterID).OrderExpr("id")
+	if p.Limit > 0 {
+		q = q.Limit(int64(p.Limit))
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error listing schedules: %w", err)
+	}
+	return out, nil
+}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/persistence"
 )
 
 // apiLimits are the limits of the HTTP server and the GraphQL API that cairn serve takes as
@@ -22,6 +23,7 @@ type apiLimits struct {
 	readHeaderTimeout             time.Duration
 	readTimeout                   time.Duration
 	idleTimeout                   time.Duration
+	exactCountUpTo                int
 }
 
 func (l *apiLimits) register(fs *flagSet) {
@@ -38,10 +40,14 @@ func (l *apiLimits) register(fs *flagSet) {
 	fs.DurationVar(&l.readHeaderTimeout, "read-header-timeout", 10*time.Second, "longest time a client may take to send a request's header")
 	fs.DurationVar(&l.readTimeout, "read-timeout", 30*time.Second, "longest time a client may take to send a whole request (header and body); streams are not cut by it")
 	fs.DurationVar(&l.idleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive connection stays open")
+	fs.IntVar(&l.exactCountUpTo, "exact-count-up-to", persistence.DefaultExactCountUpTo, "how many workflows totalCount and workflowStats count exactly; above, the database's estimate, flagged as one (0: always count exactly, however long it takes)")
 }
 
 // check refuses limits that are not positive.
 func (l *apiLimits) check() error {
+	if l.exactCountUpTo < 0 {
+		return usagef("--exact-count-up-to must be 0 or more, not %d", l.exactCountUpTo)
+	}
 	for name, v := range map[string]int64{
 		"max-body-bytes": l.maxBodyBytes, "max-depth": int64(l.maxDepth), "max-complexity": int64(l.maxComplexity),
 		"max-tokens": int64(l.maxTokens), "max-fields": int64(l.maxFields), "max-aliases": int64(l.maxAliases),
@@ -68,4 +74,8 @@ func (l *apiLimits) apply(c *graph.Config) {
 	c.MaxSubscriptions = l.maxSubscriptions
 	c.TokenRecheckInterval = l.tokenRecheck
 	c.InitTimeout = l.websocketInitTimeout
+	c.ExactCountUpTo = l.exactCountUpTo
+	if l.exactCountUpTo == 0 {
+		c.ExactCountUpTo = -1
+	}
 }

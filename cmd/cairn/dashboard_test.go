@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/internal/nodetest"
+	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
 
@@ -29,7 +31,8 @@ func dashboardTools(t *testing.T) (node, dir, browser string) {
 
 // TestDashboardInChromium runs the real binary with --demo on each backend and drives its
 // dashboard in Chromium through the list, a live update, a workflow's page, cancel, retry of a
-// MANUAL workflow, a refused operation and a bulk pause (testdata/dashboard/dashboard.mjs). The
+// MANUAL workflow, a refused operation, a bulk pause, counts above --exact-count-up-to shown as
+// estimates, and a remote worker on its page after it polled (testdata/dashboard/dashboard.mjs). The
 // script fails when any request leaves the machine. It measures the first render of the
 // workflows page and how long an event takes to reach the open page; they are logged, never
 // asserted (the machine running the test decides them).
@@ -38,7 +41,8 @@ func TestDashboardInChromium(t *testing.T) {
 	node, dir, browser := dashboardTools(t)
 	for _, kind := range dbtest.Backends {
 		t.Run(string(kind), func(t *testing.T) {
-			n := startNode(t, nil, "--database", dbtest.URL(t, kind), "--demo", "--addr", "127.0.0.1:0", "--log-format", "json")
+			n := startNode(t, nil, "--database", dbtest.URL(t, kind), "--demo", "--addr", "127.0.0.1:0", "--log-format", "json",
+				"--exact-count-up-to", "100")
 			require.NotEmpty(t, n.addr)
 
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -49,7 +53,7 @@ func TestDashboardInChromium(t *testing.T) {
 			}
 			cmd := exec.CommandContext(ctx, node, args...)
 			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
+			cmd.Env = append(os.Environ(), "CHROMIUM="+browser, fmt.Sprintf("CAIRN_COUNT_ESTIMATES=%t", kind != persistence.KindSQLite))
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "the browser run failed:\n%s\ncairn's log:\n%s", out, n.output())
 

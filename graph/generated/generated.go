@@ -174,11 +174,11 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Executors            func(childComplexity int) int
+		Executors            func(childComplexity int, first *int, after *string, alive *bool) int
 		Node                 func(childComplexity int, id string) int
 		Nodes                func(childComplexity int, ids []string) int
 		RemoteWorkers        func(childComplexity int) int
-		Schedules            func(childComplexity int) int
+		Schedules            func(childComplexity int, first *int, after *string) int
 		Workflow             func(childComplexity int, id string) int
 		WorkflowByExternalID func(childComplexity int, typeArg string, externalID string) int
 		WorkflowDefinition   func(childComplexity int, typeArg string, version *int) int
@@ -272,8 +272,9 @@ type ComplexityRoot struct {
 	}
 
 	StatusCount struct {
-		Count  func(childComplexity int) int
-		Status func(childComplexity int) int
+		Count      func(childComplexity int) int
+		IsEstimate func(childComplexity int) int
+		Status     func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -315,9 +316,10 @@ type ComplexityRoot struct {
 	}
 
 	TypeCount struct {
-		ByStatus func(childComplexity int) int
-		Count    func(childComplexity int) int
-		Type     func(childComplexity int) int
+		ByStatus   func(childComplexity int) int
+		Count      func(childComplexity int) int
+		IsEstimate func(childComplexity int) int
+		Type       func(childComplexity int) int
 	}
 
 	VariableChange struct {
@@ -365,10 +367,11 @@ type ComplexityRoot struct {
 	}
 
 	WorkflowConnection struct {
-		Edges      func(childComplexity int) int
-		Nodes      func(childComplexity int) int
-		PageInfo   func(childComplexity int) int
-		TotalCount func(childComplexity int) int
+		Edges                func(childComplexity int) int
+		Nodes                func(childComplexity int) int
+		PageInfo             func(childComplexity int) int
+		TotalCount           func(childComplexity int) int
+		TotalCountIsEstimate func(childComplexity int) int
 	}
 
 	WorkflowDefinition struct {
@@ -413,9 +416,10 @@ type ComplexityRoot struct {
 	}
 
 	WorkflowStats struct {
-		ByStatus func(childComplexity int) int
-		ByType   func(childComplexity int) int
-		Total    func(childComplexity int) int
+		ByStatus        func(childComplexity int) int
+		ByType          func(childComplexity int) int
+		Total           func(childComplexity int) int
+		TotalIsEstimate func(childComplexity int) int
 	}
 }
 
@@ -479,8 +483,8 @@ type QueryResolver interface {
 	WorkflowStats(ctx context.Context, filter *model.WorkflowFilter) (*model.WorkflowStats, error)
 	WorkflowDefinitions(ctx context.Context, typeArg *string, allVersions *bool) ([]*persistence.Definition, error)
 	WorkflowDefinition(ctx context.Context, typeArg string, version *int) (*persistence.Definition, error)
-	Executors(ctx context.Context) ([]*persistence.Executor, error)
-	Schedules(ctx context.Context) ([]*persistence.Schedule, error)
+	Executors(ctx context.Context, first *int, after *string, alive *bool) ([]*persistence.Executor, error)
+	Schedules(ctx context.Context, first *int, after *string) ([]*persistence.Schedule, error)
 	RemoteWorkers(ctx context.Context) ([]*model.RemoteWorker, error)
 }
 type ScheduleResolver interface {
@@ -1143,7 +1147,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Query.Executors(childComplexity), true
+		args, err := ec.field_Query_executors_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Executors(childComplexity, args["first"].(*int), args["after"].(*string), args["alive"].(*bool)), true
 
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
@@ -1178,7 +1187,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Query.Schedules(childComplexity), true
+		args, err := ec.field_Query_schedules_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Schedules(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.workflow":
 		if e.ComplexityRoot.Query.Workflow == nil {
 			break
@@ -1586,6 +1600,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StatusCount.Count(childComplexity), true
+	case "StatusCount.isEstimate":
+		if e.ComplexityRoot.StatusCount.IsEstimate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatusCount.IsEstimate(childComplexity), true
 	case "StatusCount.status":
 		if e.ComplexityRoot.StatusCount.Status == nil {
 			break
@@ -1758,6 +1778,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TypeCount.Count(childComplexity), true
+	case "TypeCount.isEstimate":
+		if e.ComplexityRoot.TypeCount.IsEstimate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TypeCount.IsEstimate(childComplexity), true
 	case "TypeCount.type":
 		if e.ComplexityRoot.TypeCount.Type == nil {
 			break
@@ -2039,6 +2065,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WorkflowConnection.TotalCount(childComplexity), true
+	case "WorkflowConnection.totalCountIsEstimate":
+		if e.ComplexityRoot.WorkflowConnection.TotalCountIsEstimate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkflowConnection.TotalCountIsEstimate(childComplexity), true
 
 	case "WorkflowDefinition.checksum":
 		if e.ComplexityRoot.WorkflowDefinition.Checksum == nil {
@@ -2219,6 +2251,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WorkflowStats.Total(childComplexity), true
+	case "WorkflowStats.totalIsEstimate":
+		if e.ComplexityRoot.WorkflowStats.TotalIsEstimate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkflowStats.TotalIsEstimate(childComplexity), true
 
 	}
 	return 0, false
@@ -2402,10 +2440,22 @@ type Query {
   ): [WorkflowDefinition!]!
   "One version of a definition (the newest when version is null); null when there is none."
   workflowDefinition(type: String!, version: Int): WorkflowDefinition
-  "Every executor (a node's worker pool) that ever registered, newest first."
-  executors: [Executor!]!
-  "Every schedule, oldest first."
-  schedules: [Schedule!]!
+  "Every executor (a node's worker pool) that ever registered, newest first; a page of them with first."
+  executors(
+    "At most this many (1 to 1000); all when null."
+    first: Int
+    "Only those registered before this executor (its ID): the next page."
+    after: ID
+    "Only the live ones (true) or the stopped and dead ones (false); all when null."
+    alive: Boolean
+  ): [Executor!]!
+  "Every schedule, oldest first; a page of them with first."
+  schedules(
+    "At most this many (1 to 1000); all when null."
+    first: Int
+    "Only those created after this schedule (its ID): the next page."
+    after: ID
+  ): [Schedule!]!
 }
 
 """
@@ -2624,8 +2674,14 @@ type WorkflowConnection {
   nodes: [Workflow!]!
   "Where the page lies in the list."
   pageInfo: PageInfo!
-  "How many workflows the filter selects in all (one more query; ask only when needed)."
+  """
+  How many workflows the filter selects in all (one more query; ask only when needed). Counted
+  exactly up to a limit (10,000 by default); above it, the database planner's estimate, and
+  totalCountIsEstimate is true.
+  """
   totalCount: Int!
+  "Whether totalCount is an estimate: the count passed the limit counted exactly."
+  totalCountIsEstimate: Boolean!
 }
 
 "A workflow in a page."
@@ -2966,10 +3022,15 @@ type RetryPolicy {
   jitter: Float!
 }
 
-"Workflow counts for dashboards."
+"""
+Workflow counts for dashboards. Each count is exact up to a limit (10,000 by default) and the
+database planner's estimate above it, flagged by its isEstimate field.
+"""
 type WorkflowStats {
   "Workflows in all."
   total: Int!
+  "Whether total is an estimate."
+  totalIsEstimate: Boolean!
   "Workflows per status (statuses with none left out)."
   byStatus: [StatusCount!]!
   "Workflows per type, with their statuses."
@@ -2982,6 +3043,8 @@ type StatusCount {
   status: WorkflowStatus!
   "How many."
   count: Int!
+  "Whether count is an estimate."
+  isEstimate: Boolean!
 }
 
 "The workflows of one type."
@@ -2990,6 +3053,8 @@ type TypeCount {
   type: String!
   "How many in all."
   count: Int!
+  "Whether count is an estimate."
+  isEstimate: Boolean!
   "How many per status."
   byStatus: [StatusCount!]!
 }
@@ -3821,6 +3886,8 @@ func (ec *executionContext) childFields_StatusCount(ctx context.Context, field g
 		return ec.fieldContext_StatusCount_status(ctx, field)
 	case "count":
 		return ec.fieldContext_StatusCount_count(ctx, field)
+	case "isEstimate":
+		return ec.fieldContext_StatusCount_isEstimate(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StatusCount", field.Name)
 }
@@ -3897,6 +3964,8 @@ func (ec *executionContext) childFields_TypeCount(ctx context.Context, field gra
 		return ec.fieldContext_TypeCount_type(ctx, field)
 	case "count":
 		return ec.fieldContext_TypeCount_count(ctx, field)
+	case "isEstimate":
+		return ec.fieldContext_TypeCount_isEstimate(ctx, field)
 	case "byStatus":
 		return ec.fieldContext_TypeCount_byStatus(ctx, field)
 	}
@@ -4001,6 +4070,8 @@ func (ec *executionContext) childFields_WorkflowConnection(ctx context.Context, 
 		return ec.fieldContext_WorkflowConnection_pageInfo(ctx, field)
 	case "totalCount":
 		return ec.fieldContext_WorkflowConnection_totalCount(ctx, field)
+	case "totalCountIsEstimate":
+		return ec.fieldContext_WorkflowConnection_totalCountIsEstimate(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WorkflowConnection", field.Name)
 }
@@ -4091,6 +4162,8 @@ func (ec *executionContext) childFields_WorkflowStats(ctx context.Context, field
 	switch field.Name {
 	case "total":
 		return ec.fieldContext_WorkflowStats_total(ctx, field)
+	case "totalIsEstimate":
+		return ec.fieldContext_WorkflowStats_totalIsEstimate(ctx, field)
 	case "byStatus":
 		return ec.fieldContext_WorkflowStats_byStatus(ctx, field)
 	case "byType":
@@ -4523,6 +4596,36 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_executors_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "alive",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["alive"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4548,6 +4651,28 @@ func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["ids"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_schedules_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -7608,7 +7733,8 @@ func (ec *executionContext) _Query_executors(ctx context.Context, field graphql.
 			return ec.fieldContext_Query_executors(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Query().Executors(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Executors(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["alive"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.Executor) graphql.Marshaler {
@@ -7618,7 +7744,7 @@ func (ec *executionContext) _Query_executors(ctx context.Context, field graphql.
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Query_executors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Query_executors(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Query",
 		Field:      field,
@@ -7627,6 +7753,17 @@ func (ec *executionContext) fieldContext_Query_executors(_ context.Context, fiel
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Executor(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_executors_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -7640,7 +7777,8 @@ func (ec *executionContext) _Query_schedules(ctx context.Context, field graphql.
 			return ec.fieldContext_Query_schedules(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Query().Schedules(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Schedules(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.Schedule) graphql.Marshaler {
@@ -7650,7 +7788,7 @@ func (ec *executionContext) _Query_schedules(ctx context.Context, field graphql.
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Query_schedules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Query_schedules(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Query",
 		Field:      field,
@@ -7659,6 +7797,17 @@ func (ec *executionContext) fieldContext_Query_schedules(_ context.Context, fiel
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Schedule(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_schedules_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -9113,6 +9262,29 @@ func (ec *executionContext) fieldContext_StatusCount_count(_ context.Context, fi
 	return graphql.NewScalarFieldContext("StatusCount", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _StatusCount_isEstimate(ctx context.Context, field graphql.CollectedField, obj *model.StatusCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatusCount_isEstimate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsEstimate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatusCount_isEstimate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatusCount", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Subscription_workflowEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -9791,6 +9963,29 @@ func (ec *executionContext) _TypeCount_count(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_TypeCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TypeCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TypeCount_isEstimate(ctx context.Context, field graphql.CollectedField, obj *model.TypeCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TypeCount_isEstimate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsEstimate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TypeCount_isEstimate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TypeCount", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _TypeCount_byStatus(ctx context.Context, field graphql.CollectedField, obj *model.TypeCount) (ret graphql.Marshaler) {
@@ -10983,6 +11178,29 @@ func (ec *executionContext) fieldContext_WorkflowConnection_totalCount(_ context
 	return graphql.NewScalarFieldContext("WorkflowConnection", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _WorkflowConnection_totalCountIsEstimate(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkflowConnection_totalCountIsEstimate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCountIsEstimate(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkflowConnection_totalCountIsEstimate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkflowConnection", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _WorkflowDefinition_id(ctx context.Context, field graphql.CollectedField, obj *persistence.Definition) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11667,6 +11885,29 @@ func (ec *executionContext) fieldContext_WorkflowStats_total(_ context.Context, 
 	return graphql.NewScalarFieldContext("WorkflowStats", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _WorkflowStats_totalIsEstimate(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkflowStats_totalIsEstimate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalIsEstimate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkflowStats_totalIsEstimate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkflowStats", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _WorkflowStats_byStatus(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowStats) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11708,7 +11949,7 @@ func (ec *executionContext) _WorkflowStats_byType(ctx context.Context, field gra
 			return ec.fieldContext_WorkflowStats_byType(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ByType, nil
+			return obj.ByType(ctx)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.TypeCount) graphql.Marshaler {
@@ -11722,7 +11963,7 @@ func (ec *executionContext) fieldContext_WorkflowStats_byType(_ context.Context,
 	fc = &graphql.FieldContext{
 		Object:     "WorkflowStats",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TypeCount(ctx, field)
@@ -16338,6 +16579,11 @@ func (ec *executionContext) _StatusCount(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "isEstimate":
+			out.Values[i] = ec._StatusCount_isEstimate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16802,6 +17048,11 @@ func (ec *executionContext) _TypeCount(ctx context.Context, sel ast.SelectionSet
 			}
 		case "count":
 			out.Values[i] = ec._TypeCount_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "isEstimate":
+			out.Values[i] = ec._TypeCount_isEstimate(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -17647,6 +17898,44 @@ func (ec *executionContext) _WorkflowConnection(ctx context.Context, sel ast.Sel
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "totalCountIsEstimate":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WorkflowConnection_totalCountIsEstimate(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18242,18 +18531,56 @@ func (ec *executionContext) _WorkflowStats(ctx context.Context, sel ast.Selectio
 		case "total":
 			out.Values[i] = ec._WorkflowStats_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalIsEstimate":
+			out.Values[i] = ec._WorkflowStats_totalIsEstimate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "byStatus":
 			out.Values[i] = ec._WorkflowStats_byStatus(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "byType":
-			out.Values[i] = ec._WorkflowStats_byType(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WorkflowStats_byType(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

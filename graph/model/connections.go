@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"sync"
 
 	"github.com/cairnflow/cairn/persistence"
 )
@@ -23,7 +24,18 @@ func nodesOf[E, N any](edges []E, node func(E) N) []N {
 type WorkflowConnection struct {
 	Edges    []*WorkflowEdge
 	PageInfo *PageInfo
-	Count    Counter
+	// Count counts the workflows, exactly or as an estimate; it runs once, when a client asks for
+	// totalCount or totalCountIsEstimate.
+	Count func(ctx context.Context) (persistence.Count, error)
+
+	once    sync.Once
+	counted persistence.Count
+	err     error
+}
+
+func (c *WorkflowConnection) count(ctx context.Context) (persistence.Count, error) {
+	c.once.Do(func() { c.counted, c.err = c.Count(ctx) })
+	return c.counted, c.err
 }
 
 // Nodes returns the workflows of the page.
@@ -32,7 +44,16 @@ func (c *WorkflowConnection) Nodes() []*persistence.Workflow {
 }
 
 // TotalCount counts the workflows the connection pages through.
-func (c *WorkflowConnection) TotalCount(ctx context.Context) (int, error) { return c.Count(ctx) }
+func (c *WorkflowConnection) TotalCount(ctx context.Context) (int, error) {
+	n, err := c.count(ctx)
+	return n.N, err
+}
+
+// TotalCountIsEstimate reports whether TotalCount is an estimate.
+func (c *WorkflowConnection) TotalCountIsEstimate(ctx context.Context) (bool, error) {
+	n, err := c.count(ctx)
+	return n.Estimate, err
+}
 
 // WorkflowEdge is a workflow with its cursor.
 type WorkflowEdge struct {

@@ -316,6 +316,8 @@ type StatusCount struct {
 	Status persistence.Status `json:"status"`
 	// How many.
 	Count int `json:"count"`
+	// Whether count is an estimate.
+	IsEstimate bool `json:"isEstimate"`
 }
 
 // The data a person submits for a user task.
@@ -361,6 +363,8 @@ type TypeCount struct {
 	Type string `json:"type"`
 	// How many in all.
 	Count int `json:"count"`
+	// Whether count is an estimate.
+	IsEstimate bool `json:"isEstimate"`
 	// How many per status.
 	ByStatus []*StatusCount `json:"byStatus"`
 }
@@ -439,16 +443,6 @@ type WorkflowOrder struct {
 type WorkflowPayload struct {
 	// The workflow after the operation.
 	Workflow *persistence.Workflow `json:"workflow"`
-}
-
-// Workflow counts for dashboards.
-type WorkflowStats struct {
-	// Workflows in all.
-	Total int `json:"total"`
-	// Workflows per status (statuses with none left out).
-	ByStatus []*StatusCount `json:"byStatus"`
-	// Workflows per type, with their statuses.
-	ByType []*TypeCount `json:"byType"`
 }
 
 // A sort direction.

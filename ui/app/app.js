@@ -5,7 +5,7 @@ import { getToken, setToken, onAuthNeeded, onLiveChange, isLive } from './api.js
 import { html, useRoute } from './lib.js';
 import { WorkflowsPage } from './workflows.js';
 import { WorkflowPage } from './workflow.js';
-import { DefinitionsPage, DefinitionPage, SchedulesPage, ExecutorsPage } from './pages.js';
+import { DefinitionsPage, DefinitionPage, SchedulesPage, ExecutorsPage, RemoteWorkersPage } from './pages.js';
 
 const pages = {
   '/workflows': { title: 'Workflows', page: WorkflowsPage, nav: true },
@@ -14,6 +14,7 @@ const pages = {
   '/definition': { title: 'Definition', page: DefinitionPage, section: '/definitions' },
   '/schedules': { title: 'Schedules', page: SchedulesPage, nav: true },
   '/executors': { title: 'Executors', page: ExecutorsPage, nav: true },
+  '/remote-workers': { title: 'Remote workers', page: RemoteWorkersPage, nav: true },
 };
 
 function TokenForm({ close, reason }) {

@@ -57,6 +57,16 @@ export function toLocalInput(t) {
 export function fromLocalInput(v) { return v ? new Date(v).toISOString() : null; }
 
 export const Time = ({ t }) => t ? html`<time datetime=${t} title=${t}>${fmtTime(t)}</time>` : html`<span class="muted">—</span>`;
+// fmtCount writes a count; an estimate (the database's, above the count it affords to make
+// exactly) as "~1.2M".
+export function fmtCount(n, estimate) {
+  if (!estimate) return String(n);
+  const f = (v, unit) => (v >= 100 ? String(Math.round(v)) : v.toFixed(1).replace(/\.0$/, '')) + unit;
+  return '~' + (n >= 1e6 ? f(n / 1e6, 'M') : n >= 1e3 ? f(n / 1e3, 'k') : String(n));
+}
+export const Count = ({ n, estimate }) => estimate
+  ? html`<span class="estimate" data-estimate="true" title=${'About ' + n.toLocaleString('en') + ': an estimate by the database'}>${fmtCount(n, true)}</span>`
+  : String(n);
 export const Status = ({ s }) => html`<span class="status ${s}">${s}</span>`;
 export const JSONBlock = ({ v, label }) => html`<pre aria-label=${label}>${v === null || v === undefined ? 'null' : JSON.stringify(v, null, 2)}</pre>`;
 
@@ -109,3 +119,27 @@ export function useLoad(fn, key) {
 export const LoadError = ({ error }) => error ? html`<div class="banner error" role="alert">${error.describe ? error.describe() : error.message}</div>` : null;
 
 export function shortId(id) { return id && id.length > 14 ? id.slice(0, 6) + '…' + id.slice(-6) : id; }
+
+// listPage is the page size of the executors and schedules lists.
+export const listPage = 50;
+
+// useCursor keeps the cursors of the pages of a plain list read with first/after: the page shown
+// starts after `after` (null: the first page).
+export function useCursor() {
+  const [stack, setStack] = useState([null]);
+  return {
+    after: stack[stack.length - 1],
+    hasPrev: stack.length > 1,
+    next: (id) => setStack((s) => [...s, id]),
+    prev: () => setStack((s) => s.slice(0, -1)),
+    reset: () => setStack([null]),
+  };
+}
+
+// firstPage splits a list read with first: listPage + 1 into the page and whether more follow.
+export function firstPage(list) { return { items: list.slice(0, listPage), more: list.length > listPage }; }
+
+export const Pager = ({ label, cur, page }) => (cur.hasPrev || page.more) ? html`<nav class="pager" aria-label=${label}>
+  <button disabled=${!cur.hasPrev} onClick=${cur.prev}>← Previous ${listPage}</button>
+  <button disabled=${!page.more} onClick=${() => cur.next(page.items[page.items.length - 1].id)}>Next ${listPage} →</button>
+</nav>` : null;

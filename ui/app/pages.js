@@ -1,7 +1,7 @@
-// The definitions, schedules and executors pages.
+// The definitions, schedules, executors and remote workers pages.
 import { useState } from 'preact/hooks';
 import { gql } from './api.js';
-import { html, href, navigate, Time, Status, JSONBlock, useLoad, LoadError, Msg, useOp, parseJSON, fromLocalInput } from './lib.js';
+import { html, href, navigate, Time, Status, JSONBlock, useLoad, LoadError, Msg, useOp, parseJSON, fromLocalInput, listPage, useCursor, firstPage, Pager } from './lib.js';
 import { StateGraph } from './graph.js';
 
 const defFields = 'id type version label description releaseState executorGroup stepTimeoutMs created modified';
@@ -108,9 +108,12 @@ function Start({ type }) {
 }
 
 export function SchedulesPage() {
-  const s = useLoad(() => gql(`{ schedules { id type cron timezone startAt endAt input priority paused overlapPolicy nextFire lastFire created } workflowDefinitions { type } }`), 'schedules');
+  const cur = useCursor();
+  const s = useLoad(() => gql(`query($first: Int, $after: ID) { schedules(first: $first, after: $after) { id type cron timezone startAt endAt input priority paused overlapPolicy nextFire lastFire created } workflowDefinitions { type } }`,
+    { first: listPage + 1, after: cur.after }).then((d) => ({ ...d, page: firstPage(d.schedules), schedules: firstPage(d.schedules).items })), 'schedules' + cur.after);
   return html`<h1>Schedules</h1>
     <${LoadError} error=${s.error} />
+    ${s.data && html`<${Pager} label="Pages of schedules" cur=${cur} page=${s.data.page} />`}
     ${s.data && html`<table aria-label="Schedules"><thead><tr><th>Type</th><th>Cron</th><th>Zone</th><th>Overlap</th><th>Next fire</th><th>Last fire</th><th>Input</th><th>State</th><th>Backfill</th></tr></thead><tbody>
       ${s.data.schedules.map((x) => html`<tr key=${x.id} data-id=${x.id}>
         <td><a href=${href('/workflows', { type: x.type })}>${x.type}</a></td><td><code>${x.cron}</code></td><td>${x.timezone}</td><td>${x.overlapPolicy}</td>
@@ -170,13 +173,16 @@ function CreateSchedule({ types, reload }) {
 }
 
 export function ExecutorsPage() {
-  const ex = useLoad(() => gql(`{ executors { id host pid group started active expires stopped alive workflows { id type state } } }`).then((d) => d.executors), 'executors');
   const [showDead, setShowDead] = useState(false);
-  const list = (ex.data || []).filter((e) => showDead || e.alive);
+  const cur = useCursor();
+  const ex = useLoad(() => gql(`query($first: Int, $after: ID, $alive: Boolean) { executors(first: $first, after: $after, alive: $alive) { id host pid group started active expires stopped alive workflows { id type state } } }`,
+    { first: listPage + 1, after: cur.after, alive: showDead ? null : true }).then((d) => firstPage(d.executors)), 'executors' + showDead + cur.after);
+  const list = ex.data ? ex.data.items : [];
   return html`<h1>Executors</h1>
     <${LoadError} error=${ex.error} />
-    <div class="toolbar"><label class="inline"><input type="checkbox" checked=${showDead} onChange=${(e) => setShowDead(e.target.checked)} />Show stopped and dead executors</label>
+    <div class="toolbar"><label class="inline"><input type="checkbox" checked=${showDead} onChange=${(e) => { setShowDead(e.target.checked); cur.reset(); }} />Show stopped and dead executors</label>
       <button onClick=${ex.reload}>Refresh</button></div>
+    ${ex.data && html`<${Pager} label="Pages of executors" cur=${cur} page=${ex.data} />`}
     ${ex.data && html`<table aria-label="Executors"><thead><tr><th>Host</th><th>PID</th><th>Group</th><th>Alive</th><th>Started</th><th>Last heartbeat</th><th>Expires</th><th>Stopped</th><th>Holds</th></tr></thead><tbody>
       ${list.map((e) => html`<tr key=${e.id}>
         <td>${e.host}</td><td>${e.pid}</td><td>${e.group}</td>
@@ -185,5 +191,22 @@ export function ExecutorsPage() {
         <td>${e.workflows.length === 0 ? html`<span class="muted">nothing</span>` : e.workflows.map((w) => html`<div><a href=${href('/workflow', { id: w.id })}>${w.type}</a> in ${w.state}</div>`)}</td>
       </tr>`)}
       ${list.length === 0 && html`<tr><td colspan="9" class="muted">No executor${showDead ? '' : ' alive'}.</td></tr>`}
+    </tbody></table>`}`;
+}
+
+export function RemoteWorkersPage() {
+  const rw = useLoad(() => gql(`{ remoteWorkers { name functions lastPoll tasksHeld } }`).then((d) => d.remoteWorkers), 'remoteWorkers');
+  return html`<h1>Remote workers</h1>
+    <p class="muted">Processes in any language that poll for the tasks of the functions they serve (see the README, Remote workers).</p>
+    <${LoadError} error=${rw.error} />
+    <div class="toolbar"><button onClick=${rw.reload}>Refresh</button></div>
+    ${rw.data && html`<table aria-label="Remote workers"><thead><tr><th>Name</th><th>Functions</th><th>Last poll</th><th>Tasks held</th></tr></thead><tbody>
+      ${rw.data.map((w) => html`<tr key=${w.name} data-worker=${w.name}>
+        <td>${w.name}</td>
+        <td>${w.functions.length === 0 ? html`<span class="muted">none</span>` : w.functions.join(', ')}</td>
+        <td><${Time} t=${w.lastPoll} /></td>
+        <td>${w.tasksHeld}</td>
+      </tr>`)}
+      ${rw.data.length === 0 && html`<tr><td colspan="4" class="muted">No remote worker has polled yet.</td></tr>`}
     </tbody></table>`}`;
 }

@@ -2,7 +2,7 @@
 // by status, live updates from workflowEvents, and bulk operations on a selection.
 import { useEffect, useLayoutEffect, useState, useRef, useMemo } from 'preact/hooks';
 import { gql, subscribe } from './api.js';
-import { html, href, navigate, Time, Status, useLoad, LoadError, Msg, useOp, fromLocalInput, toLocalInput } from './lib.js';
+import { html, href, navigate, Time, Status, Count, useLoad, LoadError, Msg, useOp, fromLocalInput, toLocalInput } from './lib.js';
 
 export const pageSize = 50;
 export const statuses = ['CREATED', 'IN_PROGRESS', 'EXECUTING', 'WAITING', 'PAUSED', 'MANUAL', 'FINISHED', 'FAILED', 'CANCELLED'];
@@ -19,7 +19,7 @@ const listQuery = `query Workflows($filter: WorkflowFilter, $orderBy: WorkflowOr
     pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
   }
 }`;
-const statsQuery = `query Stats($filter: WorkflowFilter) { workflowStats(filter: $filter) { total byStatus { status count } } }`;
+const statsQuery = `query Stats($filter: WorkflowFilter) { workflowStats(filter: $filter) { total totalIsEstimate byStatus { status count isEstimate } } }`;
 const eventsSub = `subscription Events($filter: WorkflowFilter, $after: String) { workflowEvents(filter: $filter, after: $after) { cursor type at status state workflowId workflow { ${rowFields} } } }`;
 
 // filterOf turns the route's parameters into a WorkflowFilter.
@@ -222,9 +222,9 @@ function StatusCounts({ stats, params, set, reload }) {
   const s = stats.data;
   if (!s || stats.error) return html`<div class="stats muted" aria-live="polite">${stats.error ? 'Counts unavailable: ' + stats.error.message : 'Counting…'}</div>`;
   const current = params.get('status') || '';
-  return html`<div class="stats" aria-label="Counts by status" data-total=${s.total} title=${'Counted at ' + s.at}>
-    <button aria-pressed=${current === '' ? 'true' : 'false'} onClick=${() => set({ status: '' })}>All <strong>${s.total}</strong></button>
-    ${s.byStatus.map((c) => html`<button data-status=${c.status} aria-pressed=${current === c.status ? 'true' : 'false'} onClick=${() => set({ status: c.status })}>${c.status} <strong>${c.count}</strong></button>`)}
+  return html`<div class="stats" aria-label="Counts by status" data-total=${s.total} data-total-estimate=${s.totalIsEstimate ? 'true' : 'false'} title=${'Counted at ' + s.at + (s.totalIsEstimate ? '; numbers with ~ are estimates' : '')}>
+    <button aria-pressed=${current === '' ? 'true' : 'false'} onClick=${() => set({ status: '' })}>All <strong><${Count} n=${s.total} estimate=${s.totalIsEstimate} /></strong></button>
+    ${s.byStatus.map((c) => html`<button data-status=${c.status} aria-pressed=${current === c.status ? 'true' : 'false'} onClick=${() => set({ status: c.status })}>${c.status} <strong><${Count} n=${c.count} estimate=${c.isEstimate} /></strong></button>`)}
     <button class="recount" title=${s.slow ? 'Counting is slow here: count again by hand' : 'Live events recount every ' + statsEvery / 1000 + ' s at most'} disabled=${stats.loading} onClick=${reload}>↻ Recount <span class="muted">(counted <${Time} t=${s.at} />)</span></button>
   </div>`;
 }
