@@ -118,16 +118,7 @@ func (s *Store) WorkflowStatsUpTo(ctx context.Context, f WorkflowFilter, exactUp
 	}
 	out.Total = total
 	if !total.Estimate {
-		rows, err := s.WorkflowStats(ctx, f)
-		if err != nil {
-			return out, err
-		}
-		for _, r := range rows {
-			c := out.ByStatus[r.Status]
-			c.N += r.Count
-			out.ByStatus[r.Status] = c
-		}
-		return out, nil
+		return out, s.addExactStats(ctx, f, out.ByStatus)
 	}
 	var unindexed []Status
 	for _, st := range statuses {
@@ -169,17 +160,23 @@ func (s *Store) WorkflowStatsUpTo(ctx context.Context, f WorkflowFilter, exactUp
 		// one scan, however many of them.
 		g := f
 		g.Statuses = unindexed
-		rows, err := s.WorkflowStats(ctx, g)
-		if err != nil {
-			return out, err
-		}
-		for _, r := range rows {
-			c := out.ByStatus[r.Status]
-			c.N += r.Count
-			out.ByStatus[r.Status] = c
-		}
+		return out, s.addExactStats(ctx, g, out.ByStatus)
 	}
 	return out, nil
+}
+
+// addExactStats adds the exact counts per status of the workflows a filter matches (one GROUP BY).
+func (s *Store) addExactStats(ctx context.Context, f WorkflowFilter, byStatus map[Status]Count) error {
+	rows, err := s.WorkflowStats(ctx, f)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		c := byStatus[r.Status]
+		c.N += r.Count
+		byStatus[r.Status] = c
+	}
+	return nil
 }
 
 func containsStatus(list []Status, st Status) bool {
