@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -117,26 +118,37 @@ func (postgresDialect) uniqueViolation(err error) bool {
 // planner walks every workflow and rescans the subquery for each.
 func (postgresDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error) {
 	var wfs []*Workflow
-	args := append(append(append([]any{}, c.SetArgs...), c.DueArgs...), c.Limit)
-	err := tx.idb.NewRaw(`UPDATE workflows AS w SET `+c.Set+` WHERE w.id = ANY(ARRAY(SELECT id FROM workflows WHERE `+c.Due+
-		` ORDER BY `+c.Order+` LIMIT ? FOR UPDATE SKIP LOCKED)) RETURNING w.*`, args...).Scan(ctx, &wfs)
+	err := updateLockedPG(ctx, tx, "", "workflows", c.Set, c.SetArgs, c.Due, c.DueArgs, c.Order, c.Limit, &wfs)
 	return wfs, err
 }
 
+// updateLockedPG updates, in one statement, at most limit rows of table WHERE due, in order,
+// locked with SKIP LOCKED, and scans them into dest. The locked IDs are gathered into an array (an
+// InitPlan) and the update finds its rows by primary key alone, whatever the statistics say. with,
+// when set, is a CTE the statement runs first (named in FROM).
+func updateLockedPG(ctx context.Context, s *Store, with, table, set string, setArgs []any, due string, dueArgs []any,
+	order string, limit int, dest any) error {
+	from := ""
+	if with != "" {
+		from = " FROM " + strings.Fields(with)[0]
+		with = "WITH " + with + " "
+	}
+	args := append(append(append([]any{}, setArgs...), dueArgs...), limit)
+	return s.idb.NewRaw(with+`UPDATE `+table+` AS t SET `+set+from+` WHERE t.id = ANY(ARRAY(SELECT id FROM `+table+` WHERE `+due+
+		` ORDER BY `+order+` LIMIT ? FOR UPDATE SKIP LOCKED)) RETURNING t.*`, args...).Scan(ctx, dest)
+}
+
 // leaseTasks leases in one statement: the due rows are locked with SKIP LOCKED and updated by
-// the same UPDATE ... FROM ... RETURNING. Outside a transaction the statement is its own, and it
+// the same UPDATE ... RETURNING. Outside a transaction the statement is its own, and it
 // turns off synchronous_commit for itself (set_config(..., true) lasts until its commit): a lease
 // lost in a crash only leaves its task pending, so it need not wait for the disk.
 func (postgresDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatement) ([]*RemoteTask, error) {
 	var out []*RemoteTask
-	with, from := "", ""
+	with := ""
 	if !s.InTx() {
-		with = "WITH async AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true) AS sc) "
-		from = ", async"
+		with = "async AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true) AS sc)"
 	}
-	args := append(append(append([]any{}, l.SetArgs...), l.DueArgs...), l.Limit)
-	err := s.idb.NewRaw(with+`UPDATE remote_tasks AS rt SET `+l.Set+` FROM (SELECT id FROM remote_tasks WHERE `+l.Due+
-		` ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED) AS c`+from+` WHERE rt.id = c.id RETURNING rt.*`, args...).Scan(ctx, &out)
+	err := updateLockedPG(ctx, s, with, "remote_tasks", l.Set, l.SetArgs, l.Due, l.DueArgs, "id", l.Limit, &out)
 	return out, err
 }
 

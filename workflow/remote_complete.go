@@ -41,18 +41,8 @@ func (e *Engine) CompleteTasks(ctx context.Context, results []TaskResult, allowe
 	}
 	ps := make([]persistence.RemoteTaskEndParams, len(results))
 	for i, r := range results {
-		output := r.Output
-		if len(output) == 0 {
-			output = json.RawMessage("null")
-		}
-		field := fmt.Sprintf("results[%d].output", i)
-		if len(output) > MaxTaskOutputBytes {
-			return nil, invalid(field, "the output is %d bytes, over the limit of %d", len(output), MaxTaskOutputBytes)
-		}
-		if !json.Valid(output) {
-			return nil, invalid(field, "not a JSON value")
-		}
-		if err := CheckJSON(field, output); err != nil {
+		output, err := checkTaskOutput(fmt.Sprintf("results[%d].output", i), r.Output)
+		if err != nil {
 			return nil, err
 		}
 		id, secret, err := parseTaskToken(r.Token)

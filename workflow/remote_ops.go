@@ -291,16 +291,8 @@ func (e *Engine) HeartbeatTask(ctx context.Context, token string, allowed []stri
 // output in its step. Output that is not a storable JSON value or is too large is INVALID_INPUT
 // and the task stays leased; a token that no longer holds the task is CONFLICT and writes nothing.
 func (e *Engine) CompleteTask(ctx context.Context, token string, output json.RawMessage, allowed []string) (*persistence.RemoteTask, error) {
-	if len(output) == 0 {
-		output = json.RawMessage("null")
-	}
-	if len(output) > MaxTaskOutputBytes {
-		return nil, invalid("output", "the output is %d bytes, over the limit of %d", len(output), MaxTaskOutputBytes)
-	}
-	if !json.Valid(output) {
-		return nil, invalid("output", "not a JSON value")
-	}
-	if err := CheckJSON("output", output); err != nil {
+	output, err := checkTaskOutput("output", output)
+	if err != nil {
 		return nil, err
 	}
 	id, secret, err := e.taskFor(ctx, token, allowed)
@@ -308,6 +300,24 @@ func (e *Engine) CompleteTask(ctx context.Context, token string, output json.Raw
 		return nil, err
 	}
 	return e.endTask(ctx, persistence.RemoteTaskEndParams{ID: id, Token: secret, Status: persistence.RemoteTaskSucceeded, Output: output})
+}
+
+// checkTaskOutput checks a task's output (none is null): a storable JSON value within
+// MaxTaskOutputBytes, or INVALID_INPUT naming field.
+func checkTaskOutput(field string, output json.RawMessage) (json.RawMessage, error) {
+	if len(output) == 0 {
+		output = json.RawMessage("null")
+	}
+	if len(output) > MaxTaskOutputBytes {
+		return nil, invalid(field, "the output is %d bytes, over the limit of %d", len(output), MaxTaskOutputBytes)
+	}
+	if !json.Valid(output) {
+		return nil, invalid(field, "not a JSON value")
+	}
+	if err := CheckJSON(field, output); err != nil {
+		return nil, err
+	}
+	return output, nil
 }
 
 // TaskFailure is how a worker says a task failed: an RFC 7807 problem.
