@@ -122,7 +122,7 @@ do:
 		def := n.deploy(t, call("private", "getItem", `{sku: d4, X-Tenant: acme}`))
 		w := n.waitEnded(t, n.start(t, def.Type, `{}`).ID)
 		require.Equal(t, persistence.StatusFailed, w.Status)
-		require.Equal(t, float64(503), problemFields(t, w)["status"], "a loopback document is refused by default")
+		require.Equal(t, float64(403), problemFields(t, w)["status"], "a loopback document is refused by default")
 	})
 }
 
