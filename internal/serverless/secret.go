@@ -166,3 +166,28 @@ func (r *run) hideSecrets(fault *Problem) {
 	x.problem(fault)
 }
 
+// secretsValue is $secret for one evaluation: a copy, because gojq rewrites the numbers of the
+// maps it is given in place, and every step of the node reads the secrets at once (concurrent
+// writes to one map would end the process).
+func (p *program) secretsValue() map[string]any {
+	m, _ := copyJSON(p.secrets).(map[string]any)
+	return m
+}
+
+func copyJSON(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[k] = copyJSON(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(t))
+		for i, e := range t {
+			s[i] = copyJSON(e)
+		}
+		return s
+	}
+	return v
+}

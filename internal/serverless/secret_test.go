@@ -216,3 +216,28 @@ do:
 	})
 }
 
+// TestSecretsReadByConcurrentSteps: many workflows read $secret at once on one node. The
+// expression engine rewrites the maps it is given; were they the node's one map of secrets, the
+// steps would write it concurrently (a race, and at worst a crash of the node).
+func TestSecretsReadByConcurrentSteps(t *testing.T) {
+	t.Parallel()
+	n := newNodeWith(t, dbtest.Open(t, persistence.KindSQLite), serverless.Options{
+		Secrets: map[string]any{"api": map[string]any{"key": "k3y-OMEGA", "retries": 3, "hosts": []any{"host-a", "host-b"}}}})
+	n.startWorker(t)
+	def := n.deploy(t, `
+document: {dsl: '1.0.0', namespace: t, name: reads, version: '1.0.0'}
+do:
+  - one: {set: {tries: '${ $secret.api.retries }'}}
+  - two: {set: {tries: '${ .tries + $secret.api.retries }', hosts: '${ $secret.api.hosts | length }'}}
+  - three: {set: {tries: '${ .tries + $secret.api.retries }', hosts: '${ .hosts }', key: '${ $secret.api.key | length }'}}
+`)
+	var ids []int64
+	for range 20 {
+		ids = append(ids, n.start(t, def.Type, `{}`).ID)
+	}
+	for _, id := range ids {
+		w := n.waitEnded(t, id)
+		require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
+		require.Equal(t, map[string]any{"tries": float64(9), "hosts": float64(2), "key": float64(9)}, output(t, w))
+	}
+}
