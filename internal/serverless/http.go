@@ -352,7 +352,8 @@ func (r *run) sendHTTP(t *task, req *httpRequest) (any, *Problem) {
 	}
 	switch req.output {
 	case "raw":
-		return base64.StdEncoding.EncodeToString(raw), nil
+		// In base64 a secret the body echoes could not be found again: hidden before encoding.
+		return base64.StdEncoding.EncodeToString([]byte(r.prog.redact.text(string(raw)))), nil
 	case "response":
 		return map[string]any{
 			"request":    map[string]any{"method": req.method, "uri": sent.URL.String(), "headers": flatHeaders(sent.Header, true)},

@@ -142,6 +142,19 @@ do:
 		require.Contains(t, request["uri"], "/echo/[secret]?token=[secret]", out)
 		require.Equal(t, map[string]any{"uri": "/echo/[secret]?token=[secret]", "key": "[secret]", "body": map[string]any{"password": "[secret]"}}, out["content"])
 
+		// A raw output is the body in base64: the secrets it echoes are hidden before encoding.
+		def = n.deploy(t, `
+document: {dsl: '1.0.0', namespace: t, name: echoedraw, version: '1.0.0'}
+do:
+  - call:`+strings.Replace(call(server.URL), "output: response", "output: raw", 1))
+		w = n.waitEnded(t, n.start(t, def.Type, `{}`).ID)
+		require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
+		requireNoSecretStored(t, store, w)
+		encoded, _ := output(t, w).(string)
+		body, err := base64.StdEncoding.DecodeString(encoded)
+		require.NoError(t, err)
+		require.JSONEq(t, `{"uri": "/echo/[secret]?token=[secret]", "key": "[secret]", "body": {"password": "[secret]"}}`, string(body))
+
 		// The endpoint refuses the call (its answer echoes what it got), or cannot be reached:
 		// the Problem in lastError names no secret either.
 		for name, base := range map[string]string{"refused": server.URL + "/wrong", "unreachable": closedURL} {
