@@ -94,7 +94,7 @@ do:
 		t.Run("path, query and header parameters with bearer authentication", func(t *testing.T) {
 			w := run(t, call("get", "getItem", `{sku: '${ .sku }', detail: true, X-Tenant: acme}`), `{"sku":"a/1"}`)
 			require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
-			require.Equal(t, map[string]any{"sku": "a/1", "detail": "true", "tenant": "acme", "auth": "Bearer s3cret"}, output(t, w))
+			require.Equal(t, map[string]any{"sku": "a/1", "detail": "true", "tenant": "acme", "auth": "Bearer [secret]"}, output(t, w), "the endpoint got the token; its echo of it is not stored")
 		})
 		t.Run("a request body from the parameters the operation does not declare", func(t *testing.T) {
 			w := run(t, call("put", "putItem", `{sku: b2, count: '${ .count }'}`), `{"count":7}`)
