@@ -3,6 +3,7 @@ module github.com/cairnflow/cairn
 go 1.26.8
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/99designs/gqlgen v0.17.95
 	github.com/coder/websocket v1.8.15
 	github.com/go-playground/validator/v10 v10.25.0
@@ -26,6 +27,7 @@ require (
 )
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	dario.cat/mergo v1.0.2 // indirect
 	filippo.io/edwards25519 v1.1.0 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20250102033503-faa5f7b0171c // indirect

@@ -95,7 +95,7 @@ func (r *run) startBranches(sc *workflow.StepContext, t *task, in any) *Problem 
 	token := newEventID()
 	for i := range t.body.tasks {
 		b, err := json.Marshal(map[string]any{forkKey: branchStart{Fork: t.path, Branch: i, Token: token, Compete: t.fork.compete,
-			Input: in, Context: r.st.Context, WorkflowInput: r.st.Input, Frames: r.st.Frames, Deadline: r.st.TaskDeadline}})
+			Input: r.prog.redact.value(in), Context: r.st.Context, WorkflowInput: r.st.Input, Frames: r.st.Frames, Deadline: r.st.TaskDeadline}})
 		if err != nil {
 			return &Problem{Type: errTypeRuntime, Status: 500, Title: "Cannot Fork", Detail: err.Error(), Instance: t.path}
 		}

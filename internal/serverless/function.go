@@ -90,7 +90,8 @@ func (r *run) callFunction(sc *workflow.StepContext, t *task, in any) (any, *Pro
 			return nil, &Problem{Type: errTypeRuntime, Status: 500, Title: "Function Failed", Detail: err.Error(), Instance: t.path}, nil
 		}
 	}
-	raw, err := sc.CallRemote(t.function.name, args)
+	// A remote task's arguments are stored with it: a worker keeps its own credentials.
+	raw, err := sc.CallRemote(t.function.name, r.prog.redact.value(args))
 	var re *workflow.RemoteError
 	switch {
 	case errors.As(err, &re):

@@ -14,7 +14,10 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
+
+	"code.dny.dev/ssrf"
 )
 
 // HTTPOptions bounds what `call: http` tasks may do.
@@ -152,22 +155,23 @@ func newHTTPRunner(opts HTTPOptions) *httpRunner {
 	}
 	rt := opts.Transport
 	if rt == nil {
-		dialer := &net.Dialer{Timeout: 10 * time.Second}
+		guard := ssrf.New(ssrf.WithAnyPort())
+		dialer := &net.Dialer{Timeout: 10 * time.Second,
+			// The address about to be dialled, after DNS and before connect: a name that resolves
+			// to a private, loopback, link-local or reserved address is refused unless its host
+			// was allowed by name. Refusing before connect keeps open and closed ports alike.
+			ControlContext: func(ctx context.Context, network, address string, c syscall.RawConn) error {
+				if ctx.Value(allowPrivateKey{}) != nil {
+					return nil
+				}
+				if err := guard.Safe(network, address, c); err != nil {
+					return fmt.Errorf("%w: %w", errAddressRefused, err)
+				}
+				return nil
+			}}
 		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.Proxy = nil // a proxy would hide the address the checks below see
-		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			conn, err := dialer.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			// The address actually dialled, after DNS: a name that resolves to a private,
-			// loopback or link-local address is refused unless its host was allowed by name.
-			if ip := net.ParseIP(hostOf(conn.RemoteAddr().String())); ip != nil && !publicIP(ip) && ctx.Value(allowPrivateKey{}) == nil {
-				_ = conn.Close()
-				return nil, fmt.Errorf("address %s is private, loopback or link-local; allow its host with --http-allow", ip)
-			}
-			return conn, nil
-		}
+		tr.Proxy = nil // a proxy would hide the address the checks above see
+		tr.DialContext = dialer.DialContext
 		rt = tr
 	}
 	client := &http.Client{Transport: rt, Timeout: opts.Timeout,
@@ -180,17 +184,8 @@ func newHTTPRunner(opts HTTPOptions) *httpRunner {
 	return &httpRunner{opts: opts, client: client}
 }
 
-func hostOf(addr string) string {
-	h, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr
-	}
-	return h
-}
-
-func publicIP(ip net.IP) bool {
-	return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast())
-}
+// errAddressRefused marks a dial refused by the address check (never connected).
+var errAddressRefused = errors.New("address refused")
 
 // matchHost reports whether a host matches a pattern: equal, or *.suffix for its subdomains.
 func matchHost(pattern, host string) bool {
@@ -357,7 +352,8 @@ func (r *run) sendHTTP(t *task, req *httpRequest) (any, *Problem) {
 	}
 	switch req.output {
 	case "raw":
-		return base64.StdEncoding.EncodeToString(raw), nil
+		// In base64 a secret the body echoes could not be found again: hidden before encoding.
+		return base64.StdEncoding.EncodeToString([]byte(r.prog.redact.text(string(raw)))), nil
 	case "response":
 		return map[string]any{
 			"request":    map[string]any{"method": req.method, "uri": sent.URL.String(), "headers": flatHeaders(sent.Header, true)},
@@ -410,21 +406,37 @@ func (r *run) exchange(t *task, hreq *httpRequest) (*http.Response, *http.Reques
 	}
 	resp, err := hr.client.Do(req)
 	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
-			return nil, nil, nil, fail(errTypeTimeout, 408, "HTTP Timeout", err.Error())
-		}
-		return nil, nil, nil, fail(errTypeCommunication, 503, "HTTP Call Failed", err.Error())
+		return nil, nil, nil, r.callFailed(t, u, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, hr.opts.MaxResponseBytes+1))
 	if err != nil {
-		return nil, nil, nil, fail(errTypeCommunication, 503, "HTTP Call Failed", err.Error())
+		// The headers came in time but not the whole body: a slow endpoint times out all the same.
+		return nil, nil, nil, r.callFailed(t, u, err)
 	}
 	if int64(len(raw)) > hr.opts.MaxResponseBytes {
 		return nil, nil, nil, fail(errTypeCommunication, 502, "HTTP Response Too Large", fmt.Sprintf("the response is larger than %d bytes", hr.opts.MaxResponseBytes))
 	}
 	return resp, req, raw, nil
+}
+
+// callFailed is the Problem of a call that got no whole response: a refused address, a timeout
+// (the call's --http-timeout or the task's deadline), or another failure to communicate.
+func (r *run) callFailed(t *task, u *url.URL, err error) *Problem {
+	var ne net.Error
+	switch {
+	case errors.Is(err, errAddressRefused):
+		// One answer whatever the address and port: the task learns nothing of what listens there.
+		return &Problem{Type: errTypeCommunication, Status: 403, Title: "Address Not Allowed", Instance: t.path,
+			Detail: fmt.Sprintf("host %s resolves to a private, loopback, link-local or reserved address; allow the host by name with --http-allow", u.Hostname())}
+	case r.ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
+		return &Problem{Type: errTypeTimeout, Status: 408, Title: "HTTP Timeout", Instance: t.path,
+			Detail: fmt.Sprintf("%s did not complete before the task's deadline", u.Redacted())}
+	case errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded):
+		return &Problem{Type: errTypeTimeout, Status: 408, Title: "HTTP Timeout", Instance: t.path,
+			Detail: fmt.Sprintf("%s did not complete within %s (--http-timeout)", u.Redacted(), r.prog.http.opts.Timeout)}
+	}
+	return &Problem{Type: errTypeCommunication, Status: 503, Title: "HTTP Call Failed", Detail: err.Error(), Instance: t.path}
 }
 
 // flatHeaders is a header as a JSON object (the Authorization of a request is left out: it is a

@@ -46,7 +46,7 @@ func TestHTTPCallLimits(t *testing.T) {
 		status int    // of the fault; 0: the call succeeds
 		title  string // of the fault
 	}{
-		{name: "loopback refused by default", path: "/ok", status: 503, title: "HTTP Call Failed"},
+		{name: "loopback refused by default", path: "/ok", status: 403, title: "Address Not Allowed"},
 		{name: "allowed by name", opts: serverless.HTTPOptions{Allow: []string{"127.0.0.1"}}, path: "/ok"},
 		{name: "not in the allow list", opts: serverless.HTTPOptions{Allow: []string{"*.example.com"}}, path: "/ok", status: 403, title: "Host Not Allowed"},
 		{name: "denied", opts: serverless.HTTPOptions{Allow: []string{"127.0.0.1"}, Deny: []string{"127.0.0.*"}}, path: "/ok", status: 403, title: "Host Not Allowed"},

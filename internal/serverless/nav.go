@@ -82,7 +82,7 @@ func (r *run) vars(t *task, input any, extra map[string]any) map[string]any {
 	v := map[string]any{
 		"$context":  r.st.Context,
 		"$input":    input,
-		"$secret":   r.prog.secrets,
+		"$secret":   r.prog.secretsValue(),
 		"$task":     map[string]any{"name": t.name, "reference": t.path},
 		"$workflow": map[string]any{"id": r.wfID, "input": r.st.Input, "definition": map[string]any{"type": r.prog.typ, "version": r.prog.label}},
 		"$runtime":  map[string]any{"name": "cairn"},

@@ -46,6 +46,7 @@ type program struct {
 	store   *persistence.Store
 	engine  *workflow.Engine // where forks claim a win and cancel the branches that lost
 	secrets map[string]any
+	redact  *redactor // keeps the secrets' values out of what workflows store
 	// functions are the Go Functions of this node, by name.
 	functions map[string]Function
 }

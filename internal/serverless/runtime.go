@@ -166,6 +166,7 @@ func (r *run) finishStep(sc *workflow.StepContext, tg target) (workflow.Next, er
 	if err := setChanged(sc, varDeadline, wake); err != nil {
 		return workflow.Next{}, err
 	}
+	r.hideSecrets(tg.fault)
 	if err := r.save(sc); err != nil {
 		return workflow.Next{}, err
 	}
@@ -347,7 +348,7 @@ func (r *run) runTask(sc *workflow.StepContext, t *task) target {
 			ev["source"] = "cairn/" + r.prog.typ
 		}
 		if b, err := json.Marshal(ev); err == nil {
-			sc.Log("emit", string(b))
+			sc.Log("emit", r.prog.redact.text(string(b)))
 		}
 		return r.complete(t, in, ev, t.then)
 	}

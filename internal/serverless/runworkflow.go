@@ -69,7 +69,7 @@ func (r *run) startChild(sc *workflow.StepContext, t *task, in any) *Problem {
 	if label := workflow.DeployedLabel(row.Spec); rw.version != "" && label != rw.version {
 		return fail("the newest version of %s is %q, not %q", rw.typ, label, rw.version)
 	}
-	b, err := json.Marshal(input)
+	b, err := json.Marshal(r.prog.redact.value(input))
 	if err != nil {
 		return fail("%v", err)
 	}

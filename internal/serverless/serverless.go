@@ -25,8 +25,8 @@ import (
 type Options struct {
 	// HTTP bounds `call: http` tasks.
 	HTTP HTTPOptions
-	// Secrets are what expressions read as $secret (credentials for authentication, say). They
-	// are never stored, unless an expression copies one into a task's output.
+	// Secrets are what expressions read as $secret (credentials for authentication, say). Their
+	// string values are never stored: wherever a workflow would store one, it reads [secret].
 	Secrets map[string]any
 	// Functions serve `call`s of functions a document does not define, by name, in this process;
 	// a call of a name not here becomes a remote task for workers (see workflow.StepContext.CallRemote).
@@ -37,6 +37,7 @@ type Options struct {
 type Compiler struct {
 	http    *httpRunner
 	secrets map[string]any
+	redact  *redactor
 	store   *persistence.Store // where run: workflow tasks read their children
 	engine  *workflow.Engine
 	// functions are the node's Go Functions, by name.
@@ -51,7 +52,7 @@ func NewCompiler(opts Options) *Compiler {
 	if secrets == nil {
 		secrets = map[string]any{}
 	}
-	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets, functions: opts.Functions}
+	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets, redact: newRedactor(secrets), functions: opts.Functions}
 }
 
 // Install makes an engine deploy and run Serverless Workflow documents.
@@ -67,7 +68,7 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.http, p.store, p.engine, p.secrets, p.functions = c.http, c.store, c.engine, c.secrets, c.functions
+	p.http, p.store, p.engine, p.secrets, p.redact, p.functions = c.http, c.store, c.engine, c.secrets, c.redact, c.functions
 	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label}, nil
 }
 
