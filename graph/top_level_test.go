@@ -24,7 +24,11 @@ func TestWorkflowFilterTopLevel(t *testing.T) {
 			ExecutorGroup: "default", ParentID: &parent.ID, RootID: &parent.ID}
 		require.NoError(t, store.WorkflowInsertMany(context.Background(), []*persistence.Workflow{child}))
 		var childID string
-		var kids struct{ Workflow struct{ Children struct{ Nodes []struct{ ID string } } } }
+		var kids struct {
+			Workflow struct {
+				Children struct{ Nodes []struct{ ID string } }
+			}
+		}
 		b.must(t, `query($id: ID!) { workflow(id: $id) { children(first: 5) { nodes { id } } } }`, &kids, map[string]any{"id": parentID})
 		require.Len(t, kids.Workflow.Children.Nodes, 1)
 		childID = kids.Workflow.Children.Nodes[0].ID
