@@ -250,6 +250,13 @@ try {
   const childRows = page.getByRole('table', { name: 'Children' }).locator('tbody tr');
   await childRows.first().waitFor();
   assert.equal(await childRows.count(), 2);
+  // From there, the list of its children alone.
+  await page.getByRole('link', { name: /children in the workflows list/ }).click();
+  await page.getByRole('status').filter({ hasText: 'Children of workflow' }).waitFor();
+  await eventually('the list of the fork\'s branches', async () => {
+    const r = (await rows()).map((x) => x.id).sort();
+    return r.length === 2 && r.join() === [...branches].sort().join();
+  });
   for (const f of fanouts) await act('cancelWorkflow', f.id); // their children stop shipping
 
   // Remote workers: one polls (for a function with no task), and the page lists it.
