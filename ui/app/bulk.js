@@ -61,7 +61,7 @@ export function Bulk({ selected, rows, scope, clear, reload }) {
     <span class="muted" data-testid="bulk-scope">${ids.length} selected${ids.length ? ' · list filtered by ' + scope : ''}</span>
     ${Object.entries(ops).map(([name, x]) => {
       const can = ids.filter((id) => allowed(name, shown.get(id))).length;
-      return html`<button class=${x.danger ? 'danger' : ''} disabled=${can === 0 || op.busy || plan}
+      return html`<button class=${x.danger ? 'danger' : ''} disabled=${can === 0 || op.busy || !!plan}
         title=${ids.length ? `${can} of the ${ids.length} selected can be ${x.past}` : 'Select workflows first'}
         onClick=${() => prepare(name)}>${x.label} selected</button>`;
     })}

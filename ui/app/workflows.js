@@ -83,10 +83,8 @@ export function WorkflowsPage({ params }) {
   const key = params.toString();
   const filterKey = JSON.stringify(filter);
   const scope = describeFilter(params);
-  // The filter form's draft: typed values count with any other change (a status picked after a
-  // type was typed applies both), not only with Apply.
-  // Each change of route starts a new draft in the same render (no late reset can eat what is
-  // typed next), and a draft never outlives its route (coming back to a route starts afresh).
+  // The filter form's draft, applied with any change (a status picked after a type was typed
+  // applies both). A new route starts a new draft in the same render, so none outlives its route.
   const route = useRef({ key, n: 0 });
   if (route.current.key !== key) route.current = { key, n: route.current.n + 1 };
   const [drafted, setDrafted] = useState({ n: 0, v: paramsObj(params) });
@@ -271,7 +269,7 @@ function Filters({ params, set, draft: v, setDraft: setV }) {
     ${field('businessKey', 'Business key')}
     ${time('from', 'Created after')}
     ${time('to', 'Created before')}
-    <label>Show<select aria-label="Show" name="level" value=${params.get('level') || 'top'} onChange=${(e) => set({ level: e.target.value === 'top' ? '' : e.target.value })}>
+    <label>Show<select aria-label="Show" name="level" value=${params.get('level') || 'top'} disabled=${!!params.get('parentId')} onChange=${(e) => set({ level: e.target.value === 'top' ? '' : e.target.value })}>
       ${Object.entries(levels).map(([k, label]) => html`<option value=${k}>${label}</option>`)}
     </select></label>
     <label>Sort by<select aria-label="Sort by" name="sort" value=${params.get('sort') || 'CREATED'} onChange=${(e) => set({ sort: e.target.value })}>
