@@ -31,7 +31,7 @@ func workflowFilter(f *model.WorkflowFilter) (persistence.WorkflowFilter, error)
 		}
 		out.RootID = &id
 	}
-	out.Types, out.Statuses, out.States = f.Types, f.Statuses, f.States
+	out.Types, out.Statuses, out.States, out.TopLevel = f.Types, f.Statuses, f.States, f.TopLevel
 	out.ExternalID, out.BusinessKey, out.ExecutorGroup = f.ExternalID, f.BusinessKey, f.ExecutorGroup
 	out.CreatedAfter, out.CreatedBefore = f.CreatedAfter, f.CreatedBefore
 	// A filter given with an empty list matches nothing, not everything.

@@ -245,6 +245,6 @@ var attentionStatuses = []Status{StatusManual, StatusFailed, StatusPaused, Statu
 // empty reports whether the filter selects every workflow.
 func (f WorkflowFilter) empty() bool {
 	return f.IDs == nil && f.Types == nil && f.Statuses == nil && f.States == nil && f.ExternalID == nil &&
-		f.BusinessKey == nil && f.ParentID == nil && f.RootID == nil && f.ExecutorGroup == nil &&
+		f.BusinessKey == nil && f.ParentID == nil && f.RootID == nil && f.TopLevel == nil && f.ExecutorGroup == nil &&
 		f.ExecutorIDs == nil && f.CreatedAfter == nil && f.CreatedBefore == nil
 }

@@ -26,6 +26,7 @@ func (f WorkflowFilter) MatchesChange(w *Workflow, status Status, state string) 
 		equalIfSet(f.BusinessKey, w.BusinessKey) &&
 		equalIfSet(f.ParentID, w.ParentID) &&
 		equalIfSet(f.RootID, w.RootID) &&
+		(f.TopLevel == nil || *f.TopLevel == (w.ParentID == nil)) &&
 		(f.ExecutorGroup == nil || *f.ExecutorGroup == w.ExecutorGroup) &&
 		(len(f.ExecutorIDs) == 0 || (w.ExecutorID != nil && slices.Contains(f.ExecutorIDs, *w.ExecutorID))) &&
 		(f.CreatedAfter == nil || w.Created.After(storedTime(*f.CreatedAfter))) &&
@@ -36,7 +37,7 @@ func (f WorkflowFilter) MatchesChange(w *Workflow, status Status, state string) 
 // which a change event carries itself: such a filter can judge an event whose workflow is gone.
 func (f WorkflowFilter) OnlyEventFields() bool {
 	return len(f.Types) == 0 && f.ExternalID == nil && f.BusinessKey == nil && f.ParentID == nil &&
-		f.RootID == nil && f.ExecutorGroup == nil && len(f.ExecutorIDs) == 0 && f.CreatedAfter == nil &&
+		f.RootID == nil && f.TopLevel == nil && f.ExecutorGroup == nil && len(f.ExecutorIDs) == 0 && f.CreatedAfter == nil &&
 		f.CreatedBefore == nil
 }
 

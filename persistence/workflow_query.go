@@ -11,14 +11,16 @@ import (
 
 // WorkflowFilter selects workflows for the read API; an empty field does not filter.
 type WorkflowFilter struct {
-	IDs           []int64
-	Types         []string
-	Statuses      []Status
-	States        []string
-	ExternalID    *string
-	BusinessKey   *string
-	ParentID      *int64
-	RootID        *int64
+	IDs         []int64
+	Types       []string
+	Statuses    []Status
+	States      []string
+	ExternalID  *string
+	BusinessKey *string
+	ParentID    *int64
+	RootID      *int64
+	// TopLevel keeps only the workflows with no parent (true) or only children (false).
+	TopLevel      *bool
 	ExecutorGroup *string
 	ExecutorIDs   []int64
 	CreatedAfter  *time.Time
@@ -50,6 +52,14 @@ func (f WorkflowFilter) apply(q *bun.SelectQuery) *bun.SelectQuery {
 	}
 	if f.RootID != nil {
 		q = q.Where("w.root_id = ?", *f.RootID)
+	}
+	if f.TopLevel != nil {
+		// Indexed both ways: workflows_top_level_idx (no parent) and workflows_parent_idx (children).
+		if *f.TopLevel {
+			q = q.Where("w.parent_id IS NULL")
+		} else {
+			q = q.Where("w.parent_id IS NOT NULL")
+		}
 	}
 	if f.ExecutorGroup != nil {
 		q = q.Where("w.executor_group = ?", *f.ExecutorGroup)

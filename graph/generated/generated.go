@@ -2646,6 +2646,11 @@ input WorkflowFilter {
   parentId: ID
   "Only descendants of this root workflow."
   rootId: ID
+  """
+  Only workflows with no parent (true), such as those a person or a schedule started, or only
+  children (false): sub-workflows and fork branches. All when null.
+  """
+  topLevel: Boolean
   "Only workflows of this executor group."
   executorGroup: String
   "Only workflows created after this time (exclusive)."
@@ -13948,7 +13953,7 @@ func (ec *executionContext) unmarshalInputWorkflowFilter(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"ids", "types", "statuses", "states", "externalId", "businessKey", "parentId", "rootId", "executorGroup", "createdAfter", "createdBefore"}
+	fieldsInOrder := [...]string{"ids", "types", "statuses", "states", "externalId", "businessKey", "parentId", "rootId", "topLevel", "executorGroup", "createdAfter", "createdBefore"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14011,6 +14016,13 @@ func (ec *executionContext) unmarshalInputWorkflowFilter(ctx context.Context, ob
 				return it, err
 			}
 			it.RootID = data
+		case "topLevel":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("topLevel"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TopLevel = data
 		case "executorGroup":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("executorGroup"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)

@@ -423,6 +423,9 @@ type WorkflowFilter struct {
 	ParentID *string `json:"parentId,omitempty"`
 	// Only descendants of this root workflow.
 	RootID *string `json:"rootId,omitempty"`
+	// Only workflows with no parent (true), such as those a person or a schedule started, or only
+	// children (false): sub-workflows and fork branches. All when null.
+	TopLevel *bool `json:"topLevel,omitempty"`
 	// Only workflows of this executor group.
 	ExecutorGroup *string `json:"executorGroup,omitempty"`
 	// Only workflows created after this time (exclusive).

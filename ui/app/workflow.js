@@ -4,6 +4,7 @@ import { useEffect, useState, useRef } from 'preact/hooks';
 import { gql, subscribe } from './api.js';
 import { html, href, Time, Status, JSONBlock, useLoad, LoadError, Msg, useOp, parseJSON, fmtDuration, fromLocalInput } from './lib.js';
 import { StateGraph } from './graph.js';
+import { allowed, refusal, isEnded } from './rules.js';
 
 const historyPage = 100;
 
@@ -133,10 +134,10 @@ export function WorkflowPage({ params }) {
 
     <section aria-labelledby="children-h">
       <h2 id="children-h">Children: ${w.children.totalCount}</h2>
-      ${w.children.nodes.length ? html`<table><thead><tr><th>ID</th><th>Type</th><th>Status</th><th>State</th><th>Created</th></tr></thead><tbody>
+      ${w.children.nodes.length ? html`<table aria-label="Children"><thead><tr><th>ID</th><th>Type</th><th>Status</th><th>State</th><th>Created</th></tr></thead><tbody>
         ${w.children.nodes.map((c) => html`<tr key=${c.id}><td class="id"><a href=${href('/workflow', { id: c.id })}>${c.id}</a></td><td>${c.type}</td><td><${Status} s=${c.status} /></td><td>${c.state}</td><td><${Time} t=${c.created} /></td></tr>`)}
       </tbody></table>
-      ${w.children.totalCount > w.children.nodes.length && html`<p><a href=${href('/workflows', { parentId: w.id })}>All ${w.children.totalCount} children in the workflows list</a></p>`}` : html`<p class="muted">None.</p>`}
+      <p><a href=${href('/workflows', { parentId: w.id })}>${w.children.totalCount > w.children.nodes.length ? 'All ' + w.children.totalCount + ' children' : 'The children'} in the workflows list</a> (to filter them or act on several)</p>` : html`<p class="muted">None.</p>`}
     </section>`;
 }
 
@@ -193,7 +194,9 @@ function Operations({ w, states, currentDef, reload }) {
   const [reason, setReason] = useState('');
   const done = (d) => { reload(); const p = Object.values(d)[0].workflow; return `Done: now ${p.status} in ${p.state}.`; };
   const input = (extra = {}) => ({ id: w.id, ...(reason ? { reason } : {}), ...extra });
-  const ended = ['FINISHED', 'FAILED', 'CANCELLED'].includes(w.status);
+  const ended = isEnded(w.status);
+  // A button whose operation the status does not allow is disabled, its reason in its title.
+  const off = (op) => ({ disabled: !allowed(op, w.status), title: refusal(op, w.status) || null });
 
   const retry = useOp();
   const [retryState, setRetryState] = useState('');
@@ -207,7 +210,7 @@ function Operations({ w, states, currentDef, reload }) {
   const [stateText, setStateText] = useState('');
   const [nextAt, setNextAt] = useState('');
 
-  const act = (name, label, opts = {}) => html`<button class=${opts.danger ? 'danger' : ''} disabled=${basic.busy} onClick=${() => basic.run(async () => {
+  const act = (op, name, label, opts = {}) => html`<button class=${opts.danger ? 'danger' : ''} disabled=${basic.busy || !allowed(op, w.status)} title=${refusal(op, w.status) || null} onClick=${() => basic.run(async () => {
     if (opts.danger && !confirm(`${label} workflow ${w.id}? This cannot be undone.`)) return null;
     return done(await gql(simple(name), { input: input() }));
   })}>${label}</button>`;
@@ -215,10 +218,10 @@ function Operations({ w, states, currentDef, reload }) {
   return html`<div class="ops">
     <label>Reason (recorded on the action)<input value=${reason} onInput=${(e) => setReason(e.target.value)} placeholder="optional" /></label>
     <div class="op" role="group" aria-label="Pause, resume, wake up, cancel">
-      ${act('pauseWorkflow', 'Pause')}
-      ${act('resumeWorkflow', 'Resume')}
-      ${act('wakeUpWorkflow', 'Wake up')}
-      ${act('cancelWorkflow', 'Cancel', { danger: true })}
+      ${act('pause', 'pauseWorkflow', 'Pause')}
+      ${act('resume', 'resumeWorkflow', 'Resume')}
+      ${act('wakeUp', 'wakeUpWorkflow', 'Wake up')}
+      ${act('cancel', 'cancelWorkflow', 'Cancel', { danger: true })}
       <${Msg} m=${basic.msg} />
     </div>
     <div class="op" role="group" aria-label="Retry">
@@ -226,7 +229,7 @@ function Operations({ w, states, currentDef, reload }) {
         <option value="">the one that failed</option>
         ${states.map((s) => html`<option value=${s.name}>${s.name} (${s.kind})</option>`)}
       </select></label>
-      <button class="primary" disabled=${retry.busy} onClick=${() => retry.run(async () => {
+      <button class="primary" disabled=${retry.busy || off('retry').disabled} title=${off('retry').title} onClick=${() => retry.run(async () => {
         if (!confirm(`Retry workflow ${w.id} from ${retryState || 'the state that failed'}?`)) return null;
         return done(await gql(simple('retryWorkflow', 'RetryWorkflowInput'), { input: input(retryState ? { state: retryState } : {}) }));
       })}>Retry</button>
@@ -236,7 +239,7 @@ function Operations({ w, states, currentDef, reload }) {
     <div class="op" role="group" aria-label="Signal">
       <label>Signal name<input value=${sigName} onInput=${(e) => setSigName(e.target.value)} placeholder=${w.waitingForSignal || 'approve'} /></label>
       <label style="flex:1 1 220px">Payload (JSON)<textarea rows="2" value=${sigPayload} onInput=${(e) => setSigPayload(e.target.value)} placeholder='{"ok": true}'></textarea></label>
-      <button disabled=${signal.busy} onClick=${() => signal.run(async () => {
+      <button disabled=${signal.busy || off('signal').disabled} title=${off('signal').title} onClick=${() => signal.run(async () => {
         const payload = parseJSON(sigPayload, 'The payload');
         return done(await gql(simple('signalWorkflow', 'SignalWorkflowInput'), { input: { id: w.id, name: sigName, ...(payload !== null ? { payload } : {}) } }));
       })}>Send signal</button>
@@ -252,7 +255,7 @@ function Operations({ w, states, currentDef, reload }) {
         <label>State text<input value=${stateText} onInput=${(e) => setStateText(e.target.value)} /></label>
         <label>Next activation<input type="datetime-local" value=${nextAt} onInput=${(e) => setNextAt(e.target.value)} /></label>
         <label style="flex:1 1 100%">Variables to merge (JSON object; null removes a key)<textarea rows="3" value=${vars} onInput=${(e) => setVars(e.target.value)} placeholder='{"note": "checked by hand"}'></textarea></label>
-        <button disabled=${update.busy} onClick=${() => update.run(async () => {
+        <button disabled=${update.busy || off('update').disabled} title=${off('update').title} onClick=${() => update.run(async () => {
           const variables = parseJSON(vars, 'The variables');
           const extra = {};
           if (variables !== null) extra.variables = variables;

@@ -2,14 +2,24 @@
 // by status, live updates from workflowEvents, and bulk operations on a selection.
 import { useEffect, useLayoutEffect, useState, useRef, useMemo } from 'preact/hooks';
 import { gql, subscribe } from './api.js';
-import { html, href, navigate, Time, Status, Count, useLoad, LoadError, Msg, useOp, fromLocalInput, toLocalInput } from './lib.js';
+import { html, href, navigate, Time, Status, Count, useLoad, LoadError, fromLocalInput, toLocalInput, shortId } from './lib.js';
+import { Bulk } from './bulk.js';
 
 export const pageSize = 50;
 export const statuses = ['CREATED', 'IN_PROGRESS', 'EXECUTING', 'WAITING', 'PAUSED', 'MANUAL', 'FINISHED', 'FAILED', 'CANCELLED'];
 const orderFields = ['CREATED', 'MODIFIED', 'NEXT_ACTIVATION', 'PRIORITY'];
 
+// Live events recount at most every statsEvery ms, and no sooner than statsCost times the last
+// count took (at least statsSoonest ms): a count of a few ms follows changes within a second or
+// two, one of hundreds of ms takes at most about 5% of the database's time.
 const statsEvery = 10000;
+const statsSoonest = 1000;
+const statsCost = 20;
 const slowCount = 1000;
+
+// The text fields of the filter form: typed in, applied together with any other change.
+const typedFields = ['type', 'state', 'externalId', 'businessKey'];
+const levels = { top: 'top-level only', all: 'with children', children: 'children only' };
 
 const rowFields = 'id type status state stateText externalId businessKey created modified nextActivation retries';
 
@@ -33,7 +43,33 @@ function filterOf(p) {
   if (p.get('parentId')) f.parentId = p.get('parentId');
   if (p.get('from')) f.createdAfter = p.get('from');
   if (p.get('to')) f.createdBefore = p.get('to');
+  // Children (sub-workflows, fork branches) stay under their parents: the list shows top-level
+  // workflows unless asked for children, or when it lists one workflow's children.
+  const level = p.get('level') || 'top';
+  if (!p.get('parentId') && level !== 'all') f.topLevel = level === 'top';
   return f;
+}
+
+// describeFilter says in words which workflows the route's filter selects, for the bulk actions.
+function describeFilter(p) {
+  const parts = [];
+  const add = (name, label) => { if (p.get(name)) parts.push(label + ' ' + p.get(name)); };
+  add('type', 'type'); add('status', 'status'); add('state', 'state');
+  add('externalId', 'external ID'); add('businessKey', 'business key');
+  if (p.get('from')) parts.push('created after ' + p.get('from'));
+  if (p.get('to')) parts.push('created before ' + p.get('to'));
+  if (p.get('parentId')) parts.push('children of ' + p.get('parentId'));
+  else parts.push(levels[p.get('level')] || levels.top);
+  return parts.join(' · ');
+}
+
+// The subscription leaves out statuses and states: an event of a row on the page that leaves
+// them (a WAITING row paused elsewhere) must still reach the page, so its row and the counts
+// follow. Such an event is judged here instead, as the server judges it (the event's own status
+// and state).
+function liveFilterOf(f) { const { statuses, states, ...rest } = f; return rest; }
+function eventMatches(f, ev) {
+  return (!f.statuses || f.statuses.includes(ev.status)) && (!f.states || f.states.includes(ev.state));
 }
 
 function paramsObj(p) { return Object.fromEntries(p.entries()); }
@@ -46,12 +82,23 @@ export function WorkflowsPage({ params }) {
   const before = params.get('before');
   const key = params.toString();
   const filterKey = JSON.stringify(filter);
+  const scope = describeFilter(params);
+  // The filter form's draft, applied with any change (a status picked after a type was typed
+  // applies both). A new route starts a new draft in the same render, so none outlives its route.
+  const route = useRef({ key, n: 0 });
+  if (route.current.key !== key) route.current = { key, n: route.current.n + 1 };
+  const [drafted, setDrafted] = useState({ n: 0, v: paramsObj(params) });
+  const draft = drafted.n === route.current.n ? drafted.v : paramsObj(params);
+  const setDraft = (v) => setDrafted({ n: route.current.n, v });
 
   // rows is the page as shown: the loaded page, updated in place by live events. It is set with
   // the answer itself, so the rows are drawn in the same render as the page arrives.
   const [rows, setRows] = useState([]);
   const [fresh, setFresh] = useState(new Set());
   const [selected, setSelected] = useState(new Set());
+  // left: rows on the page that a live change took out of the filter; they stay in place, marked
+  // and unselectable, so the page does not shift under the person reading it.
+  const [left, setLeft] = useState(new Set());
   const [pending, setPending] = useState(0);
   const [liveError, setLiveError] = useState(false);
   const currentKey = useRef(key);
@@ -60,7 +107,7 @@ export function WorkflowsPage({ params }) {
     filter, orderBy: { field: sort, direction: dir },
     ...(before ? { last: pageSize, before } : { first: pageSize, after }),
   }).then((d) => {
-    if (currentKey.current === key) { setRows(d.workflows.edges.map((e) => e.node)); setPending(0); }
+    if (currentKey.current === key) { setRows(d.workflows.edges.map((e) => e.node)); setPending(0); setLeft(new Set()); }
     return d.workflows;
   }), key);
   // Counting scans every matching workflow (seconds at 1M on SQLite, whose one connection the
@@ -74,11 +121,16 @@ export function WorkflowsPage({ params }) {
     counting.current = true;
     const t0 = performance.now();
     return gql(statsQuery, { filter })
-      .then((d) => ({ ...d.workflowStats, at: new Date().toISOString(), slow: performance.now() - t0 > slowCount }))
+      .then((d) => {
+        const took = performance.now() - t0;
+        return { ...d.workflowStats, at: new Date().toISOString(), took, slow: took > slowCount };
+      })
       .finally(() => { counting.current = false; });
   }, filterKey + statsWanted);
   const statsSlow = useRef(false);
   statsSlow.current = !!(stats.data && stats.data.slow);
+  const statsDelay = useRef(statsEvery);
+  statsDelay.current = stats.data ? Math.min(statsEvery, Math.max(statsSoonest, statsCost * stats.data.took)) : statsEvery;
   const reloadStats = useRef(stats.reload);
   reloadStats.current = stats.reload;
 
@@ -107,10 +159,16 @@ export function WorkflowsPage({ params }) {
       cursor = ev.cursor;
       const w = ev.workflow;
       if (!w) return;
+      const matches = eventMatches(filter, ev);
       setRows((rs) => {
         const i = rs.findIndex((r) => r.id === w.id);
-        if (i >= 0) { const next = rs.slice(); next[i] = w; return next; }
-        if (ev.type === 'CREATED') {
+        if (i >= 0) {
+          const next = rs.slice(); next[i] = w;
+          setLeft((l) => { if (matches === !l.has(w.id)) return l; const n = new Set(l); if (matches) n.delete(w.id); else n.add(w.id); return n; });
+          if (!matches) setSelected((s) => { if (!s.has(w.id)) return s; const n = new Set(s); n.delete(w.id); return n; });
+          return next;
+        }
+        if (ev.type === 'CREATED' && matches) {
           if (inPlace) return [w, ...rs].slice(0, pageSize);
           setPending((n) => n + 1);
         }
@@ -119,13 +177,13 @@ export function WorkflowsPage({ params }) {
       // Only the latest changes are marked, so a long session does not collect every ID it saw.
       setFresh((s) => { const n = new Set(s).add(w.id); if (n.size > 2 * pageSize) n.delete(n.values().next().value); return n; });
       if (!statsTimer.current && !statsSlow.current) statsTimer.current = setTimeout(function recount() {
-        if (counting.current) { statsTimer.current = setTimeout(recount, statsEvery); return; }
+        if (counting.current) { statsTimer.current = setTimeout(recount, statsDelay.current); return; }
         statsTimer.current = null;
         reloadStats.current();
-      }, statsEvery);
+      }, statsDelay.current);
     };
     const open = () => {
-      unsub = subscribe(eventsSub, { filter, ...(cursor ? { after: cursor } : {}) }, onEvent, () => {
+      unsub = subscribe(eventsSub, { filter: liveFilterOf(filter), ...(cursor ? { after: cursor } : {}) }, onEvent, () => {
         unsub();
         setLiveError(true);
         retry = setTimeout(() => { setLiveError(false); open(); }, 2000);
@@ -135,37 +193,43 @@ export function WorkflowsPage({ params }) {
     return () => { unsub(); clearTimeout(retry); clearTimeout(statsTimer.current); statsTimer.current = null; };
   }, [filterKey, inPlace]);
 
+  // set applies a change of the filter or order together with what is typed in the form.
   const set = (changes) => {
-    const p = { ...paramsObj(params), ...changes };
+    const p = { ...paramsObj(params) };
+    for (const f of typedFields) p[f] = (draft[f] || '').trim();
+    Object.assign(p, changes);
     delete p.after; delete p.before;
-    if (changes.after) p.after = changes.after;
-    if (changes.before) p.before = changes.before;
     navigate('/workflows', p);
   };
+  // turn pages under the applied filter (the cursors belong to it), whatever is typed.
+  const turn = (cursor) => navigate('/workflows', { ...paramsObj(params), after: undefined, before: undefined, ...cursor });
+  const selectable = rows.filter((r) => !left.has(r.id));
 
   const page = list.data;
   return html`
     <h1>Workflows</h1>
-    <${Filters} params=${params} set=${set} />
-    <${StatusCounts} stats=${stats} params=${params} set=${set} reload=${stats.reload} />
+    <${Filters} params=${params} set=${set} draft=${draft} setDraft=${setDraft} />
+    ${params.get('parentId') && html`<p class="banner" role="status">Children of workflow <a href=${href('/workflow', { id: params.get('parentId') })}><code>${shortId(params.get('parentId'))}</code></a>. <button onClick=${() => set({ parentId: '' })}>Show all workflows</button></p>`}
+    <${StatusCounts} stats=${stats} params=${params} set=${set} reload=${stats.reload} delay=${statsDelay.current} />
     <${LoadError} error=${list.error} />
-    <${Bulk} key=${key} selected=${selected} rows=${rows} clear=${() => setSelected(new Set())} reload=${list.reload} />
+    <${Bulk} key=${key} selected=${selected} rows=${rows} scope=${scope} clear=${() => setSelected(new Set())} reload=${list.reload} />
     ${liveError && html`<div class="banner" role="status">Live updates were interrupted; taking them up again…</div>`}
-    ${pending > 0 && html`<div class="banner" role="status">${pending} new workflow${pending > 1 ? 's' : ''} since this page loaded. <button onClick=${() => set({})}>Show the newest</button></div>`}
+    ${pending > 0 && html`<div class="banner" role="status">${pending} new workflow${pending > 1 ? 's' : ''} since this page loaded. <button onClick=${() => turn({})}>Show the newest</button></div>`}
     <table aria-label="Workflows" aria-busy=${list.loading ? 'true' : 'false'} data-loaded=${page ? 'true' : 'false'}>
       <thead><tr>
         <th><input type="checkbox" aria-label="Select every workflow of the page"
-          checked=${rows.length > 0 && selected.size === rows.length}
-          onChange=${(e) => setSelected(e.target.checked ? new Set(rows.map((r) => r.id)) : new Set())} /></th>
+          checked=${selectable.length > 0 && selected.size === selectable.length}
+          onChange=${(e) => setSelected(e.target.checked ? new Set(selectable.map((r) => r.id)) : new Set())} /></th>
         <th>ID</th><th>Type</th><th>Status</th><th>State</th><th>External ID</th><th>Business key</th><th>Created</th><th>Modified</th>
       </tr></thead>
       <tbody>
-        ${rows.map((w) => html`<tr key=${w.id} data-id=${w.id} class=${fresh.has(w.id) ? 'fresh' : ''}>
-          <td><input type="checkbox" aria-label=${'Select workflow ' + w.id} checked=${selected.has(w.id)}
+        ${rows.map((w) => html`<tr key=${w.id} data-id=${w.id} data-left=${left.has(w.id) ? 'true' : null} class=${(fresh.has(w.id) ? 'fresh' : '') + (left.has(w.id) ? ' left' : '')}
+          title=${left.has(w.id) ? 'No longer matches the filter: changed since the page loaded' : null}>
+          <td><input type="checkbox" aria-label=${'Select workflow ' + w.id} checked=${selected.has(w.id)} disabled=${left.has(w.id)}
             onChange=${(e) => setSelected((s) => { const n = new Set(s); if (e.target.checked) n.add(w.id); else n.delete(w.id); return n; })} /></td>
           <td class="id"><a href=${href('/workflow', { id: w.id })}>${w.id}</a></td>
           <td>${w.type}</td>
-          <td><${Status} s=${w.status} /></td>
+          <td><${Status} s=${w.status} />${left.has(w.id) ? html` <span class="muted">no longer matches the filter</span>` : ''}</td>
           <td>${w.state}${w.stateText ? html`<div class="muted">${w.stateText}</div>` : ''}</td>
           <td>${w.externalId || ''}</td>
           <td>${w.businessKey || ''}</td>
@@ -177,28 +241,26 @@ export function WorkflowsPage({ params }) {
     </table>
     ${!page && !list.error && html`<p class="loading">Loading…</p>`}
     ${page && html`<nav class="pager" aria-label="Pages">
-      <button disabled=${!page.pageInfo.hasPreviousPage && !after} onClick=${() => set({})}>Newest</button>
-      <button disabled=${!page.pageInfo.hasPreviousPage} onClick=${() => set({ before: page.pageInfo.startCursor })}>← Previous ${pageSize}</button>
-      <button disabled=${!page.pageInfo.hasNextPage} onClick=${() => set({ after: page.pageInfo.endCursor })}>Next ${pageSize} →</button>
+      <button disabled=${!page.pageInfo.hasPreviousPage && !after} onClick=${() => turn({})}>Newest</button>
+      <button disabled=${!page.pageInfo.hasPreviousPage} onClick=${() => turn({ before: page.pageInfo.startCursor })}>← Previous ${pageSize}</button>
+      <button disabled=${!page.pageInfo.hasNextPage} onClick=${() => turn({ after: page.pageInfo.endCursor })}>Next ${pageSize} →</button>
     </nav>`}`;
 }
 
-function Filters({ params, set }) {
-  const [v, setV] = useState(paramsObj(params));
+function Filters({ params, set, draft: v, setDraft: setV }) {
   // The registered types, offered as the type field's suggestions.
   const types = useLoad(() => gql(`{ workflowDefinitions { type } }`).then((d) => d.workflowDefinitions.map((x) => x.type)), 'types');
-  useEffect(() => setV(paramsObj(params)), [params.toString()]);
   const field = (name, label, props = {}) => html`<label>${label}<input name=${name} value=${v[name] || ''} onInput=${(e) => setV({ ...v, [name]: e.target.value })} ...${props} /></label>`;
   const submit = (e) => {
     e.preventDefault();
-    set({ type: v.type || '', state: v.state || '', externalId: v.externalId || '', businessKey: v.businessKey || '', status: v.status || '' });
+    set({});
   };
   const time = (name, label) => html`<label>${label}<input type="datetime-local" name=${name} value=${toLocalInput(params.get(name))}
     onChange=${(e) => set({ [name]: fromLocalInput(e.target.value) || '' })} /></label>`;
   return html`<form class="filters" role="search" aria-label="Filter workflows" onSubmit=${submit}>
     ${field('type', 'Type', { placeholder: 'demo.order', list: 'known-types' })}
     <datalist id="known-types">${(types.data || []).map((t) => html`<option value=${t} />`)}</datalist>
-    <label>Status<select aria-label="Status" name="status" value=${v.status || ''} onChange=${(e) => set({ status: e.target.value })}>
+    <label>Status<select aria-label="Status" name="status" value=${params.get('status') || ''} onChange=${(e) => set({ status: e.target.value })}>
       <option value="">any</option>
       ${statuses.map((s) => html`<option value=${s}>${s}</option>`)}
     </select></label>
@@ -207,6 +269,9 @@ function Filters({ params, set }) {
     ${field('businessKey', 'Business key')}
     ${time('from', 'Created after')}
     ${time('to', 'Created before')}
+    <label>Show<select aria-label="Show" name="level" value=${params.get('level') || 'top'} disabled=${!!params.get('parentId')} onChange=${(e) => set({ level: e.target.value === 'top' ? '' : e.target.value })}>
+      ${Object.entries(levels).map(([k, label]) => html`<option value=${k}>${label}</option>`)}
+    </select></label>
     <label>Sort by<select aria-label="Sort by" name="sort" value=${params.get('sort') || 'CREATED'} onChange=${(e) => set({ sort: e.target.value })}>
       ${orderFields.map((f) => html`<option value=${f}>${f.toLowerCase().replace('_', ' ')}</option>`)}
     </select></label>
@@ -218,42 +283,13 @@ function Filters({ params, set }) {
   </form>`;
 }
 
-function StatusCounts({ stats, params, set, reload }) {
+function StatusCounts({ stats, params, set, reload, delay }) {
   const s = stats.data;
   if (!s || stats.error) return html`<div class="stats muted" aria-live="polite">${stats.error ? 'Counts unavailable: ' + stats.error.message : 'Counting…'}</div>`;
   const current = params.get('status') || '';
   return html`<div class="stats" aria-label="Counts by status" data-total=${s.total} data-total-estimate=${s.totalIsEstimate ? 'true' : 'false'} title=${'Counted at ' + s.at + (s.totalIsEstimate ? '; numbers with ~ are estimates' : '')}>
     <button aria-pressed=${current === '' ? 'true' : 'false'} onClick=${() => set({ status: '' })}>All <strong><${Count} n=${s.total} estimate=${s.totalIsEstimate} /></strong></button>
     ${s.byStatus.map((c) => html`<button data-status=${c.status} aria-pressed=${current === c.status ? 'true' : 'false'} onClick=${() => set({ status: c.status })}>${c.status} <strong><${Count} n=${c.count} estimate=${c.isEstimate} /></strong></button>`)}
-    <button class="recount" title=${s.slow ? 'Counting is slow here: count again by hand' : 'Live events recount every ' + statsEvery / 1000 + ' s at most'} disabled=${stats.loading} onClick=${reload}>↻ Recount <span class="muted">(counted <${Time} t=${s.at} />)</span></button>
-  </div>`;
-}
-
-const bulkOps = {
-  retry: { label: 'Retry', mutation: 'retryWorkflow', input: 'RetryWorkflowInput', confirm: true },
-  pause: { label: 'Pause', mutation: 'pauseWorkflow', input: 'WorkflowActionInput' },
-  cancel: { label: 'Cancel', mutation: 'cancelWorkflow', input: 'WorkflowActionInput', confirm: true },
-};
-
-// Bulk runs one operation on every selected workflow, each on its own (one refusal does not stop
-// the others), and reports what was refused and why.
-function Bulk({ selected, rows, clear, reload }) {
-  const op = useOp();
-  const ids = [...selected];
-  const go = (name) => op.run(async () => {
-    const o = bulkOps[name];
-    if (o.confirm && !confirm(`${o.label} ${ids.length} workflow${ids.length > 1 ? 's' : ''}?${name === 'cancel' ? ' This cannot be undone.' : ''}`)) return null;
-    const q = `mutation($input: ${o.input}!) { ${o.mutation}(input: $input) { workflow { id status } } }`;
-    const results = await Promise.all(ids.map((id) => gql(q, { input: { id, reason: 'bulk ' + name + ' from the dashboard' } }).then(() => null, (e) => id + ': ' + e.describe())));
-    const refused = results.filter(Boolean);
-    clear();
-    reload();
-    if (refused.length) throw new Error(`${ids.length - refused.length} done, ${refused.length} refused — ${refused.join('; ')}`);
-    return `${o.label}: ${ids.length} done.`;
-  });
-  return html`<div class="toolbar" role="group" aria-label="Bulk actions on the selected workflows">
-    <span class="muted">${ids.length} selected</span>
-    ${Object.entries(bulkOps).map(([name, o]) => html`<button class=${name === 'cancel' ? 'danger' : ''} disabled=${ids.length === 0 || op.busy} onClick=${() => go(name)}>${o.label} selected</button>`)}
-    <${Msg} m=${op.msg} />
+    <button class="recount" title=${s.slow ? 'Counting is slow here: count again by hand' : 'Live events recount after ' + (delay / 1000).toFixed(1) + ' s'} disabled=${stats.loading} onClick=${reload}>↻ Recount <span class="muted">(counted <${Time} t=${s.at} />)</span></button>
   </div>`;
 }

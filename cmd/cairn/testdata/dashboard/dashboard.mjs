@@ -1,6 +1,9 @@
 // Drives the dashboard of a running `cairn serve --demo` in Chromium, as a person would: the
 // workflows list and its paging and filters, a live update, a workflow's page, cancel, retry of a
-// MANUAL workflow, a refused operation, a bulk action, executors and schedules paged, counts shown as estimates above the node's
+// MANUAL workflow, buttons disabled by status and a refused operation, filters that combine,
+// counts and rows that follow live changes out of the filter, a bulk action confirmed with its
+// count and filter, children kept under their parents (fork branches and sub-workflows),
+// executors and schedules paged, counts shown as estimates above the node's
 // --exact-count-up-to (CAIRN_COUNT_ESTIMATES=true where the database estimates), the remote
 // workers page. Any request to a host other than the
 // machine's fails the run. Prints one JSON object per measurement, then "ok".
@@ -23,6 +26,9 @@ async function gql(query, variables = {}) {
 }
 const start = (input) => gql(`mutation($i: StartWorkflowInput!) { startWorkflow(input: $i) { workflow { id created status } } }`, { i: input }).then((d) => d.startWorkflow.workflow);
 const statusOf = (id) => gql(`query($id: ID!) { workflow(id: $id) { status state } }`, { id }).then((d) => d.workflow);
+const childrenOf = (id) => gql(`query($id: ID!) { workflow(id: $id) { children(first: 10) { nodes { id } } } }`, { id }).then((d) => d.workflow.children.nodes.map((c) => c.id));
+const act = (op, id) => gql(`mutation($id: ID!) { ${op}(input: {id: $id}) { workflow { id } } }`, { id });
+const hashParams = (page) => page.evaluate(() => Object.fromEntries(new URLSearchParams(location.hash.split('?')[1] || '')));
 const report = (name, value, unit) => console.log(JSON.stringify({ measure: name, value, unit }));
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 
@@ -142,10 +148,18 @@ try {
   await page.waitForSelector('h1 .status.FINISHED');
   assert.equal((await statusOf(manual.id)).status, 'FINISHED');
 
-  // A refused operation: pausing a finished workflow is a CONFLICT, shown by its button; the
-  // page keeps working.
-  await page.getByRole('button', { name: 'Pause', exact: true }).click();
-  const refusal = page.getByRole('group', { name: 'Pause, resume, wake up, cancel' }).getByRole('alert');
+  // A finished workflow: the operations its status does not allow are disabled, each saying why.
+  for (const name of ['Pause', 'Resume', 'Wake up', 'Cancel', 'Retry', 'Send signal']) {
+    const button = page.getByRole('button', { name, exact: true });
+    assert.ok(await button.isDisabled(), name + ' is disabled on a FINISHED workflow');
+    assert.match(await button.getAttribute('title'), /^FINISHED: /, name + ' says why');
+  }
+  // A refused operation: scheduling a finished workflow without moving it is a CONFLICT, shown
+  // by its control; the page keeps working.
+  await page.getByText('Update state, schedule or variables').click();
+  await page.getByLabel('Next activation').fill('2031-01-02T03:04');
+  await page.getByRole('button', { name: 'Update', exact: true }).click();
+  const refusal = page.getByRole('group', { name: 'Update' }).getByRole('alert');
   await refusal.waitFor();
   assert.match(await refusal.innerText(), /CONFLICT/);
   await page.getByRole('button', { name: 'Show the variables after the action' }).first().click();
@@ -156,19 +170,94 @@ try {
   await eventually('the approval to wait', async () => (await statusOf(toCancel.id)).status === 'WAITING');
   await page.goto(ui + '#/workflow?id=' + encodeURIComponent(toCancel.id));
   await page.waitForSelector('h1 .status.WAITING');
+  assert.ok(await page.getByRole('button', { name: 'Resume', exact: true }).isDisabled(), 'Resume only for PAUSED');
+  assert.ok(await page.getByRole('button', { name: 'Retry', exact: true }).isDisabled(), 'Retry only for MANUAL or FAILED');
+  assert.ok(await page.getByRole('button', { name: 'Pause', exact: true }).isEnabled());
   page.once('dialog', (d) => d.accept());
   await page.getByRole('button', { name: 'Cancel', exact: true }).click();
   await page.waitForSelector('h1 .status.CANCELLED');
   assert.equal((await statusOf(toCancel.id)).status, 'CANCELLED');
 
-  // Bulk: pause three waiting workflows picked in the list.
-  await page.goto(ui + '#/workflows?status=WAITING');
+  // Two fan-outs wait for a child each (still shipping): WAITING workflows of another type than
+  // the approvals.
+  const fanouts = [];
+  for (const k of [1, 2]) fanouts.push(await start({ type: 'demo.fanout', input: { children: 1, childInput: { shipDelayMs: 120000 } }, businessKey: 'fan-' + k }));
+  for (const f of fanouts) await eventually('the fan-out to wait for its child', async () => (await statusOf(f.id)).status === 'WAITING');
+  const fanChildren = (await Promise.all(fanouts.map((f) => childrenOf(f.id)))).flat();
+  assert.equal(fanChildren.length, 2);
+
+  // Filters combine: a type typed (not applied) and then a status picked apply both.
+  const rows = () => page.locator('tbody tr[data-id]').evaluateAll((trs) => trs.map((tr) => ({ id: tr.dataset.id, type: tr.children[2].innerText, left: tr.dataset.left === 'true' })));
+  await page.goto(ui + '#/workflows');
   await page.waitForSelector('table[data-loaded="true"] tbody tr[data-id]');
-  const picked = await page.locator('tbody tr[data-id]').evaluateAll((trs) => trs.slice(0, 3).map((tr) => tr.dataset.id));
-  for (const id of picked) await page.getByLabel('Select workflow ' + id).check();
-  await page.getByRole('button', { name: 'Pause selected' }).click();
-  await page.getByText('Pause: 3 done.').waitFor();
-  for (const id of picked) assert.equal((await statusOf(id)).status, 'PAUSED', id);
+  await page.getByLabel('Type', { exact: true }).fill('demo.fanout');
+  await page.getByLabel('Status', { exact: true }).selectOption('WAITING');
+  await page.waitForSelector('.stats[data-total="2"]');
+  assert.deepEqual(await hashParams(page), { type: 'demo.fanout', status: 'WAITING' });
+  assert.deepEqual((await rows()).map((r) => r.id).sort(), fanouts.map((f) => f.id).sort(), 'the waiting fan-outs, and nothing else');
+  // Counts and rows follow live changes, also those that take a workflow out of the filter.
+  await act('pauseWorkflow', fanouts[1].id);
+  await page.waitForSelector(`tbody tr[data-id="${fanouts[1].id}"][data-left="true"] .status.PAUSED`);
+  await page.waitForSelector('.stats[data-total="1"]');
+  assert.ok(await page.getByLabel('Select workflow ' + fanouts[1].id).isDisabled(), 'a row out of the filter cannot be selected');
+
+  // Bulk: select every approval waiting on the page; the pause shows what it will touch (its
+  // count and the list's filter) before it runs, and touches only those.
+  await page.getByRole('button', { name: 'Clear' }).click();
+  await page.waitForFunction(() => !location.hash.includes('status='));
+  await page.getByLabel('Type', { exact: true }).fill('demo.approval');
+  await page.getByLabel('Status', { exact: true }).selectOption('WAITING');
+  assert.deepEqual(await hashParams(page), { type: 'demo.approval', status: 'WAITING' });
+  const shown = await eventually('a page of waiting approvals only', async () => {
+    const r = await rows();
+    return r.length === 50 && r.every((x) => x.type === 'demo.approval') && r;
+  });
+  await page.getByLabel('Select every workflow of the page').check();
+  const bulk = page.getByRole('group', { name: 'Bulk actions on the selected workflows' });
+  assert.ok(await bulk.getByRole('button', { name: 'Resume selected' }).isDisabled(), 'no WAITING workflow can be resumed');
+  assert.ok(await bulk.getByRole('button', { name: 'Retry selected' }).isDisabled(), 'no WAITING workflow can be retried');
+  await bulk.getByRole('button', { name: 'Pause selected' }).click();
+  const confirmBox = page.getByRole('alertdialog', { name: 'Confirm the bulk action' });
+  await confirmBox.waitFor();
+  assert.equal(await confirmBox.getAttribute('data-count'), '50');
+  const said = await confirmBox.innerText();
+  assert.match(said, /Pause 50 workflows/);
+  assert.match(said, /type demo\.approval · status WAITING · top-level only/);
+  for (const r of shown) assert.equal((await statusOf(r.id)).status, 'WAITING', 'nothing ran before the confirmation');
+  await confirmBox.getByRole('button', { name: 'Pause 50 workflows' }).click();
+  await page.getByText('Pause: 50 done.').waitFor();
+  for (const r of shown) assert.equal((await statusOf(r.id)).status, 'PAUSED', r.id);
+  assert.equal((await statusOf(fanouts[0].id)).status, 'WAITING', 'a workflow of another type is not touched');
+
+  // Children stay under their parents: fork branches (a deployed Serverless Workflow document)
+  // and the fan-outs' sub-workflows are left out of the default list, shown on request and on
+  // their parent's page.
+  const forkDoc = { document: { dsl: '1.0.0', namespace: 'uitest', name: 'fork', version: '1.0.0' },
+    do: [{ both: { fork: { branches: [{ left: { set: { side: 'left' } } }, { right: { set: { side: 'right' } } }] } } }] };
+  await gql(`mutation($s: String!) { deployDefinition(input: {source: $s}) { created } }`, { s: JSON.stringify(forkDoc) });
+  const fork = await start({ type: 'uitest.fork', input: {} });
+  await eventually('the fork to finish', async () => (await statusOf(fork.id)).status === 'FINISHED');
+  const branches = await childrenOf(fork.id);
+  assert.equal(branches.length, 2);
+  await page.goto(ui + '#/workflows');
+  await page.waitForSelector(`tbody tr[data-id="${fork.id}"]`);
+  const listed = new Set((await rows()).map((r) => r.id));
+  for (const id of [...branches, ...fanChildren]) assert.ok(!listed.has(id), 'a child is not a top-level row: ' + id);
+  await page.getByLabel('Show', { exact: true }).selectOption('all');
+  for (const id of branches) await page.waitForSelector(`tbody tr[data-id="${id}"]`);
+  assert.equal((await hashParams(page)).level, 'all');
+  await page.goto(ui + '#/workflow?id=' + encodeURIComponent(fork.id));
+  const childRows = page.getByRole('table', { name: 'Children' }).locator('tbody tr');
+  await childRows.first().waitFor();
+  assert.equal(await childRows.count(), 2);
+  // From there, the list of its children alone.
+  await page.getByRole('link', { name: /children in the workflows list/ }).click();
+  await page.getByRole('status').filter({ hasText: 'Children of workflow' }).waitFor();
+  await eventually('the list of the fork\'s branches', async () => {
+    const r = (await rows()).map((x) => x.id).sort();
+    return r.length === 2 && r.join() === [...branches].sort().join();
+  });
+  for (const f of fanouts) await act('cancelWorkflow', f.id); // their children stop shipping
 
   // Remote workers: one polls (for a function with no task), and the page lists it.
   await page.goto(ui + '#/remote-workers');

@@ -1,0 +1,1 @@
+DROP INDEX workflows_top_level_idx;
