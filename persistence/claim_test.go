@@ -77,3 +77,37 @@ func TestClaimHeldStoppedDeadlinesAndRelease(t *testing.T) {
 		require.Equal(t, held.ID, again[0].ID)
 	})
 }
+
+// A cancelled or paused workflow is never claimed, even when everything else about it says due:
+// its next activation has passed, nobody holds it, it is of a claimed type and group. Cancelling a
+// workflow whose step still runs leaves such a row behind once that step lets go.
+func TestClaimSkipsCancelledAndPausedWorkflows(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		now := persistence.Now()
+		past := now.Add(-time.Minute)
+		exec, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: "default", Expiry: time.Minute})
+		require.NoError(t, err)
+		// The cancelled and paused rows come first in the claim's order (higher priority, earlier
+		// due), so a claim that let them through would take them before the due one.
+		cancelled := newWorkflow("t", persistence.StatusCancelled, &past)
+		cancelled.Priority = 10
+		paused := newWorkflow("t", persistence.StatusPaused, &past)
+		paused.Priority = 10
+		due := newWorkflow("t", persistence.StatusInProgress, &now)
+		require.NoError(t, store.WorkflowInsertMany(ctx, []*persistence.Workflow{cancelled, paused, due}))
+
+		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 10, Now: now,
+			StepDeadline: now.Add(time.Minute), Types: []string{"t"}})
+		require.NoError(t, err)
+		require.Len(t, claimed, 1, "only the due workflow is claimed")
+		require.Equal(t, due.ID, claimed[0].ID)
+		for _, w := range []*persistence.Workflow{cancelled, paused} {
+			stored, err := store.WorkflowGet(ctx, w.ID)
+			require.NoError(t, err)
+			require.Equal(t, w.Status, stored.Status, "a claim leaves a %s workflow as it was", w.Status)
+			require.Nil(t, stored.ExecutorID, "a %s workflow is held by nobody", w.Status)
+		}
+	})
+}
