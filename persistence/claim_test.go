@@ -111,3 +111,44 @@ func TestClaimSkipsCancelledAndPausedWorkflows(t *testing.T) {
 		}
 	})
 }
+
+// The completion fence checks who holds a workflow as well as at which version: a completion from
+// an executor that does not hold it writes nothing even when it names the version the row is at.
+// Every writer today bumps the version when the holder changes, so the version alone usually
+// tells them apart; this row, held by one executor at the version another one names, is the
+// case where only the executor term stands between a late or misdirected result and the row.
+func TestCompletionFromAnExecutorNotHoldingTheWorkflowWritesNothing(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		now := persistence.Now()
+		holder, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: "default", Expiry: time.Minute})
+		require.NoError(t, err)
+		stranger, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 2, Group: "default", Expiry: time.Minute})
+		require.NoError(t, err)
+		w := newWorkflow("t", persistence.StatusExecuting, &now)
+		w.ExecutorID = &holder.ID
+		w.Version = 3
+		require.NoError(t, store.WorkflowInsertMany(ctx, []*persistence.Workflow{w}))
+
+		done, err := store.WorkflowCompleteMany(ctx, []persistence.WorkflowCompletion{{ID: w.ID, ExecutorID: stranger.ID, ClaimedVersion: 3,
+			Status: persistence.StatusFinished, State: "end", Variables: []byte(`{"by":"stranger"}`), Finished: ptr(now)}})
+		require.NoError(t, err)
+		require.Empty(t, done, "an executor that does not hold the workflow writes nothing")
+		got, err := store.WorkflowGet(ctx, w.ID)
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusExecuting, got.Status)
+		require.Equal(t, "start", got.State)
+		require.Equal(t, &holder.ID, got.ExecutorID)
+		require.Equal(t, 3, got.Version)
+
+		done, err = store.WorkflowCompleteMany(ctx, []persistence.WorkflowCompletion{{ID: w.ID, ExecutorID: holder.ID, ClaimedVersion: 3,
+			Status: persistence.StatusFinished, State: "end", Variables: []byte(`{"by":"holder"}`), Finished: ptr(now)}})
+		require.NoError(t, err)
+		require.Equal(t, []int64{w.ID}, done, "the holder's completion is written")
+		got, err = store.WorkflowGet(ctx, w.ID)
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusFinished, got.Status)
+		require.JSONEq(t, `{"by":"holder"}`, string(got.Variables))
+	})
+}
