@@ -115,22 +115,22 @@ func (mysqlDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*
 	return wfs, nil
 }
 
-// complete locks the rows still held at the claimed version, then joins them to the completions
-// in one UPDATE.
-// mysqlDeadlock is the error InnoDB gives the transaction it rolls back to break a deadlock.
-const mysqlDeadlock = 1213
+// The errors of a transaction InnoDB rolled back to break a deadlock, or of a statement that
+// waited for a lock longer than innodb_lock_wait_timeout (Tx then rolls the whole transaction back).
+const (
+	mysqlDeadlock        = 1213
+	mysqlLockWaitTimeout = 1205
+)
+
+func (mysqlDialect) retryable(err error) bool {
+	var myErr *mysql.MySQLError
+	return errors.As(err, &myErr) && (myErr.Number == mysqlDeadlock || myErr.Number == mysqlLockWaitTimeout)
+}
 
 // leaseTasks takes the portable path: MariaDB has no UPDATE ... RETURNING. InnoDB may pick a lease
-// to break a deadlock with a transaction writing results or tasks; the lease wrote nothing then,
-// and is run again (a few times) rather than failing the worker's poll.
+// to break a deadlock with a transaction writing results or tasks; Tx runs it again then.
 func (mysqlDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatement) ([]*RemoteTask, error) {
-	for attempt := 1; ; attempt++ {
-		out, err := leaseTasksPortable(ctx, s, l)
-		var myErr *mysql.MySQLError
-		if err == nil || attempt == 3 || s.InTx() || !errors.As(err, &myErr) || myErr.Number != mysqlDeadlock {
-			return out, err
-		}
-	}
+	return leaseTasksPortable(ctx, s, l)
 }
 
 // endTasks takes the portable path: one fenced update per result, then a read.
@@ -138,9 +138,12 @@ func (mysqlDialect) endTasks(ctx context.Context, s *Store, ps []RemoteTaskEndPa
 	return endTasksPortable(ctx, s, ps, now)
 }
 
+// complete locks the rows still held at the claimed version, then joins them to the completions
+// in one UPDATE.
 func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
 	var written []int64
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		written = nil // Tx may run this again
 		ids := make([]int64, len(cs))
 		for i, c := range cs {
 			ids[i] = c.ID
@@ -206,6 +209,7 @@ func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowComplet
 func (mysqlDialect) updateReturningIDs(ctx context.Context, s *Store, u updateStatement) ([]int64, error) {
 	var ids []int64
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		ids = nil // Tx may run this again
 		if err := tx.idb.NewRaw("SELECT id FROM "+u.Table+" WHERE "+u.Where+" ORDER BY id FOR UPDATE", u.WhereArgs...).Scan(ctx, &ids); err != nil {
 			return err
 		}
