@@ -2,10 +2,13 @@ package persistence_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/persistence"
@@ -71,4 +74,41 @@ func TestTxRunsADeadlockVictimAgain(t *testing.T) {
 			require.Equal(t, 2, got.Version, "each transaction saved each row once")
 		})
 	}
+}
+
+// Tx runs a transaction again only for the errors of a transaction the database rolled back to
+// break a deadlock, and a bounded number of times: a transaction that keeps losing returns its
+// error, and any other error (or a rolled-back one after the caller gave up) returns at once.
+func TestTxRetriesOnlyRolledBackTransactionsAndAFewTimes(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		var victim error // what the database says to the transaction it rolls back
+		switch store.Kind() {
+		case persistence.KindPostgres:
+			victim = &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}
+		case persistence.KindMySQL:
+			victim = &mysql.MySQLError{Number: 1213, Message: "Deadlock found when trying to get lock"}
+		}
+		runs := func(ctx context.Context, err error, then func()) int {
+			n := 0
+			got := store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+				n++
+				_, lerr := tx.WorkflowGet(ctx, 1) // a statement in the transaction, as real ones run
+				require.ErrorIs(t, lerr, persistence.ErrNotFound)
+				then()
+				return err
+			})
+			require.ErrorIs(t, got, err)
+			return n
+		}
+		other := errors.New("not a deadlock")
+		require.Equal(t, 1, runs(ctx, other, func() {}), "another error is not retried")
+		if victim == nil {
+			return // SQLite's transactions never deadlock: nothing is retried
+		}
+		require.Equal(t, 5, runs(ctx, victim, func() {}), "a transaction that keeps losing gives up after 5 runs")
+		gaveUp, cancel := context.WithCancel(ctx)
+		require.Equal(t, 1, runs(gaveUp, victim, cancel), "a caller that gave up is not kept waiting")
+	})
 }
