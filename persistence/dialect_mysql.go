@@ -184,7 +184,10 @@ func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowComplet
 			return err
 		}
 		// The completions travel as one JSON array that JSON_TABLE turns back into rows (as unnest
-		// does on PostgreSQL): one short statement, whatever the batch size.
+		// does on PostgreSQL): one short statement, whatever the batch size. The WHERE on the IDs
+		// keeps it to its own rows: without it a small table is scanned whole, and a multi-table
+		// UPDATE waits for the lock of every row it reads, such as the parent a cancel holds while
+		// it waits for this child (a deadlock).
 		_, err = tx.idb.NewRaw(`UPDATE workflows AS w JOIN JSON_TABLE(?, '$[*]' COLUMNS (
 				id BIGINT PATH '$.id', executor_id BIGINT PATH '$.executor_id', claimed_version INT PATH '$.version',
 				status VARCHAR(32) PATH '$.status', state VARCHAR(255) PATH '$.state', state_text TEXT PATH '$.state_text',
@@ -195,8 +198,9 @@ func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowComplet
 			SET w.status = v.status, w.state = v.state, w.state_text = v.state_text, w.next_activation = v.next_activation,
 				w.retries = v.retries, w.executor_id = CASE WHEN v.keep_claim = 1 THEN v.executor_id ELSE NULL END,
 				w.variables = v.variables, w.wait_signal = v.wait_signal, w.last_error = v.last_error,
-				w.step_deadline = v.step_deadline, w.finished = v.finished, w.modified = ?, w.version = w.version + 1`,
-			string(doc), now).Exec(ctx)
+				w.step_deadline = v.step_deadline, w.finished = v.finished, w.modified = ?, w.version = w.version + 1
+			WHERE w.id IN (?)`,
+			string(doc), now, bunIn(written)).Exec(ctx)
 		return err
 	})
 	if err != nil {
