@@ -59,6 +59,9 @@ type liveHub struct {
 	running bool
 	// idle wakes run when the last subscription leaves, so that it stops at once.
 	idle chan struct{}
+	// beforeFanOut, when set (by tests, before the hub starts), runs after the hub read a batch
+	// and before it hands the batch out: a test holds the hub there to force an interleaving.
+	beforeFanOut func()
 }
 
 func newLiveHub(store *persistence.Store, notifier *persistence.Notifier, log *slog.Logger, poll time.Duration, buffer int) *liveHub {
@@ -148,6 +151,9 @@ func (h *liveHub) readAll() {
 		batch := make([]*liveEvent, len(events))
 		for i, ev := range events {
 			batch[i] = newLiveEvent(ev, byID[ev.WorkflowID])
+		}
+		if h.beforeFanOut != nil {
+			h.beforeFanOut()
 		}
 		h.mu.Lock()
 		for _, e := range batch {

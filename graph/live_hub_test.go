@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,37 +100,87 @@ func receive(t *testing.T, ch <-chan *model.WorkflowEvent, n int) []string {
 	return out
 }
 
+// hubGate holds the hub after it read a batch and before it hands it out, once per arm.
+type hubGate struct {
+	armed   atomic.Bool
+	reached chan struct{}
+	release chan struct{}
+}
+
+func holdHub(h *liveHub) *hubGate {
+	g := &hubGate{reached: make(chan struct{}), release: make(chan struct{})}
+	h.beforeFanOut = func() {
+		if g.armed.CompareAndSwap(true, false) {
+			g.reached <- struct{}{}
+			<-g.release
+		}
+	}
+	return g
+}
+
+// hold makes the hub's next read stop before its fan-out, runs commit (whose events wake the hub),
+// and returns once the hub is held.
+func (g *hubGate) hold(t *testing.T, commit func() error) {
+	t.Helper()
+	g.armed.Store(true)
+	require.NoError(t, commit())
+	select {
+	case <-g.reached:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the hub never read the new events")
+	}
+}
+
+// A subscription that resumes joins the hub's live stream with no gap or duplicate. The two
+// interleavings where one could come are forced, on every run: a subscription from the start
+// registers while the hub holds a batch it read but has not handed out (the backlog ends at the
+// hub's position, the held batch comes live); and a subscription resumes from a cursor ahead of
+// the hub (one a client got from another node), so that events up to its cursor reach it live
+// from the hub and must be skipped.
 func TestResumeJoinsTheLiveStreamWithNoGapOrDuplicate(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		engine, r := liveSetup(t, store, 10000)
+		gate := holdHub(r.hub)
 		ctx := context.Background()
-		// A live subscriber keeps the hub reading while commits go on.
+		// A live subscriber keeps the hub running.
 		liveCtx, stopLive := context.WithCancel(ctx)
 		defer stopLive()
-		_, err := r.workflowEvents(liveCtx, nil, nil)
+		live, err := r.workflowEvents(liveCtx, nil, nil)
 		require.NoError(t, err)
-
 		require.NoError(t, startConcurrently(engine, 40, "test.noop"))
+		receive(t, live, 40) // handed out: the hub's position is past them
+
+		gate.hold(t, func() error { return startConcurrently(engine, 40, "test.noop") })
 		start := EventCursorStart()
 		first, err := r.workflowEvents(ctx, nil, &start)
 		require.NoError(t, err)
-		// Commits go on while the first subscription reads its backlog and goes live, and while
-		// a second one resumes from where the first was cut off.
-		done := make(chan error, 1)
-		go func() { done <- startConcurrently(engine, 200, "test.noop") }()
-		got := receive(t, first, 100)
+		require.NoError(t, startConcurrently(engine, 40, "test.noop")) // committed while the hub is held
+		gate.release <- struct{}{}
+		want := storedEvents(t, store, persistence.WorkflowFilter{}, 120)
+		require.Equal(t, want, receive(t, first, 120), "from the start: the backlog, then the held batch and the rest live")
+
+		gate.hold(t, func() error { return startConcurrently(engine, 40, "test.noop") })
+		want = storedEvents(t, store, persistence.WorkflowFilter{}, 160)
+		resumeAt := want[139] // ahead of the hub, which has handed out up to want[119]
 		resumeCtx, stopResume := context.WithCancel(ctx)
 		defer stopResume()
-		resumeAt := got[len(got)-1]
 		second, err := r.workflowEvents(resumeCtx, nil, &resumeAt)
 		require.NoError(t, err)
-		require.NoError(t, <-done)
 		require.NoError(t, startConcurrently(engine, 20, "test.noop"))
+		gate.release <- struct{}{}
 
-		want := storedEvents(t, store, persistence.WorkflowFilter{}, 260)
-		require.Equal(t, want[100:], receive(t, second, 160), "the resumed stream: every event once, in order")
-		require.Equal(t, want[100:], receive(t, first, 160), "the first stream went on with no gap or duplicate")
+		want = storedEvents(t, store, persistence.WorkflowFilter{}, 180)
+		require.Equal(t, want[140:], receive(t, second, 40), "the resumed stream: every event after its cursor once, in order")
+		require.Equal(t, want[120:], receive(t, first, 60), "the first stream went on with no gap or duplicate")
+		for name, ch := range map[string]<-chan *model.WorkflowEvent{"first": first, "second": second} {
+			select {
+			case ev := <-ch:
+				c, _ := ev.Cursor()
+				t.Fatalf("the %s stream got an event more than was committed: %s", name, c)
+			default:
+			}
+		}
 	})
 }
 

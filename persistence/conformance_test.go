@@ -140,19 +140,24 @@ func TestDefinitionSaveConcurrentVersions(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
 		defs := make([]*persistence.Definition, 6)
+		errs := make([]error, len(defs))
+		created := make([]bool, len(defs))
 		var wg sync.WaitGroup
 		for i := range defs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				d, created, err := store.DefinitionSave(ctx, persistence.DefinitionSaveParams{Type: "v", Checksum: fmt.Sprint("sum-", i),
+				defs[i], created[i], errs[i] = store.DefinitionSave(ctx, persistence.DefinitionSaveParams{Type: "v", Checksum: fmt.Sprint("sum-", i),
 					Spec: json.RawMessage(`{}`), ExecutorGroup: "default"})
-				require.NoError(t, err)
-				require.True(t, created)
-				defs[i] = d
 			}()
 		}
 		wg.Wait()
+		// Checked here, not in the goroutines: a failure there would not stop the test, which
+		// then dereferenced the missing definition and crashed the whole package's run.
+		for i := range defs {
+			require.NoError(t, errs[i], "save %d", i)
+			require.True(t, created[i], "save %d", i)
+		}
 		versions := map[int]bool{}
 		for i, d := range defs {
 			versions[d.Version] = true

@@ -39,6 +39,9 @@ type dialect interface {
 	insertSkippingDuplicates(ctx context.Context, s *Store, model any, conflictColumns string, returnID bool) (int64, error)
 	// uniqueViolation reports whether err is the database refusing a duplicate key.
 	uniqueViolation(err error) bool
+	// retryable reports whether err is the database rolling back a transaction that may succeed
+	// when run again (a deadlock victim, a lock wait timeout, a serialization failure).
+	retryable(err error) bool
 
 	// claim marks the workflows c selects as claimed and returns them (tx is a transaction).
 	claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error)

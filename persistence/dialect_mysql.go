@@ -115,22 +115,22 @@ func (mysqlDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*
 	return wfs, nil
 }
 
-// complete locks the rows still held at the claimed version, then joins them to the completions
-// in one UPDATE.
-// mysqlDeadlock is the error InnoDB gives the transaction it rolls back to break a deadlock.
-const mysqlDeadlock = 1213
+// The errors of a transaction InnoDB rolled back to break a deadlock, or of a statement that
+// waited for a lock longer than innodb_lock_wait_timeout (Tx then rolls the whole transaction back).
+const (
+	mysqlDeadlock        = 1213
+	mysqlLockWaitTimeout = 1205
+)
+
+func (mysqlDialect) retryable(err error) bool {
+	var myErr *mysql.MySQLError
+	return errors.As(err, &myErr) && (myErr.Number == mysqlDeadlock || myErr.Number == mysqlLockWaitTimeout)
+}
 
 // leaseTasks takes the portable path: MariaDB has no UPDATE ... RETURNING. InnoDB may pick a lease
-// to break a deadlock with a transaction writing results or tasks; the lease wrote nothing then,
-// and is run again (a few times) rather than failing the worker's poll.
+// to break a deadlock with a transaction writing results or tasks; Tx runs it again then.
 func (mysqlDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatement) ([]*RemoteTask, error) {
-	for attempt := 1; ; attempt++ {
-		out, err := leaseTasksPortable(ctx, s, l)
-		var myErr *mysql.MySQLError
-		if err == nil || attempt == 3 || s.InTx() || !errors.As(err, &myErr) || myErr.Number != mysqlDeadlock {
-			return out, err
-		}
-	}
+	return leaseTasksPortable(ctx, s, l)
 }
 
 // endTasks takes the portable path: one fenced update per result, then a read.
@@ -138,9 +138,12 @@ func (mysqlDialect) endTasks(ctx context.Context, s *Store, ps []RemoteTaskEndPa
 	return endTasksPortable(ctx, s, ps, now)
 }
 
+// complete locks the rows still held at the claimed version, then joins them to the completions
+// in one UPDATE.
 func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
 	var written []int64
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		written = nil // Tx may run this again
 		ids := make([]int64, len(cs))
 		for i, c := range cs {
 			ids[i] = c.ID
@@ -181,7 +184,10 @@ func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowComplet
 			return err
 		}
 		// The completions travel as one JSON array that JSON_TABLE turns back into rows (as unnest
-		// does on PostgreSQL): one short statement, whatever the batch size.
+		// does on PostgreSQL): one short statement, whatever the batch size. The WHERE on the IDs
+		// keeps it to its own rows: without it a small table is scanned whole, and a multi-table
+		// UPDATE waits for the lock of every row it reads, such as the parent a cancel holds while
+		// it waits for this child (a deadlock).
 		_, err = tx.idb.NewRaw(`UPDATE workflows AS w JOIN JSON_TABLE(?, '$[*]' COLUMNS (
 				id BIGINT PATH '$.id', executor_id BIGINT PATH '$.executor_id', claimed_version INT PATH '$.version',
 				status VARCHAR(32) PATH '$.status', state VARCHAR(255) PATH '$.state', state_text TEXT PATH '$.state_text',
@@ -192,8 +198,9 @@ func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowComplet
 			SET w.status = v.status, w.state = v.state, w.state_text = v.state_text, w.next_activation = v.next_activation,
 				w.retries = v.retries, w.executor_id = CASE WHEN v.keep_claim = 1 THEN v.executor_id ELSE NULL END,
 				w.variables = v.variables, w.wait_signal = v.wait_signal, w.last_error = v.last_error,
-				w.step_deadline = v.step_deadline, w.finished = v.finished, w.modified = ?, w.version = w.version + 1`,
-			string(doc), now).Exec(ctx)
+				w.step_deadline = v.step_deadline, w.finished = v.finished, w.modified = ?, w.version = w.version + 1
+			WHERE w.id IN (?)`,
+			string(doc), now, bunIn(written)).Exec(ctx)
 		return err
 	})
 	if err != nil {
@@ -206,6 +213,7 @@ func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowComplet
 func (mysqlDialect) updateReturningIDs(ctx context.Context, s *Store, u updateStatement) ([]int64, error) {
 	var ids []int64
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		ids = nil // Tx may run this again
 		if err := tx.idb.NewRaw("SELECT id FROM "+u.Table+" WHERE "+u.Where+" ORDER BY id FOR UPDATE", u.WhereArgs...).Scan(ctx, &ids); err != nil {
 			return err
 		}

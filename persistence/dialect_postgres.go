@@ -112,6 +112,17 @@ func (postgresDialect) uniqueViolation(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == pgUniqueViolation
 }
 
+// The SQLSTATEs of a transaction PostgreSQL aborted to break a deadlock or a serialization conflict.
+const (
+	pgDeadlockDetected     = "40P01"
+	pgSerializationFailure = "40001"
+)
+
+func (postgresDialect) retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == pgDeadlockDetected || pgErr.Code == pgSerializationFailure)
+}
+
 // claim locks the due rows with SKIP LOCKED and updates them in one statement. The locked IDs are
 // gathered into an array first (an InitPlan), so the update finds its rows by primary key alone:
 // joined to the subquery instead, with the statistics of an emptied table (one row, they say) the

@@ -52,6 +52,10 @@ func (sqliteDialect) uniqueViolation(err error) bool {
 		(liteErr.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || liteErr.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
 }
 
+// retryable is false: SQLite's transactions take the database's one write lock when they begin
+// (_txlock=immediate), so they wait for each other (busy_timeout) and never deadlock.
+func (sqliteDialect) retryable(error) bool { return false }
+
 // claim updates the first due rows in one statement; the transaction is the only writer.
 func (sqliteDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error) {
 	var wfs []*Workflow

@@ -30,6 +30,7 @@ func (s *Store) WorkflowPurge(ctx context.Context, p WorkflowPurgeParams) (int, 
 	}
 	var n int
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		n = 0 // Tx may run this again
 		var roots []int64
 		q := tx.idb.NewSelect().Model((*Workflow)(nil)).Column("w.id").
 			Where("w.parent_id IS NULL AND w.status IN (?) AND w.finished < ?", bunIn(terminalStatuses), UTC(p.FinishedBefore)).

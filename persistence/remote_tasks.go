@@ -277,6 +277,7 @@ func (s *Store) RemoteTaskHeartbeat(ctx context.Context, id int64, token string,
 		LeaseMs int `bun:"lease_ms"`
 	}
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		rows = nil // Tx may run this again
 		q := tx.idb.NewSelect().Model((*RemoteTask)(nil)).Column("lease_ms").
 			Where("id = ? AND lease_token = ? AND status = ? AND lease_deadline >= ?", id, token, RemoteTaskLeased, now)
 		if err := tx.forUpdate(q, false).Scan(ctx, &rows); err != nil {
@@ -412,6 +413,7 @@ func (s *Store) RemoteTaskExpireLeases(ctx context.Context, now time.Time, expir
 	now = UTC(now)
 	var out []*RemoteTask
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		out = nil // Tx may run this again
 		var ids []int64
 		q := tx.idb.NewSelect().Model((*RemoteTask)(nil)).Column("id").
 			Where("status = ? AND lease_deadline < ?", RemoteTaskLeased, now).OrderExpr("lease_deadline").Limit(int64(limit))
@@ -493,6 +495,7 @@ func init() { historyTables = append(historyTables, "remote_tasks") }
 func (s *Store) RemoteTaskCancelEnded(ctx context.Context, now time.Time) (int64, error) {
 	var n int64
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		n = 0 // Tx may run this again
 		var open []int64
 		if err := tx.idb.NewSelect().Model((*RemoteTask)(nil)).Column("workflow_id").Distinct().
 			Where("status IN (?, ?)", RemoteTaskPending, RemoteTaskLeased).Scan(ctx, &open); err != nil || len(open) == 0 {

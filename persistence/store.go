@@ -90,10 +90,20 @@ func (s *Store) InTx() bool { _, ok := s.idb.(bun.Tx); return ok }
 
 // Tx runs fn in one transaction, committing when fn returns nil. Inside fn use only tx: on SQLite the
 // pool has a single connection, so a call on the outer Store would wait for the transaction forever.
+//
+// When the database rolls the transaction back to break a deadlock (or a lock wait or serialization
+// failure), Tx runs fn again in a new transaction, a few times (see retryTx): so fn must start from
+// scratch on each run, setting rather than appending to what it hands out. A Tx inside a Tx joins
+// the outer transaction and is retried only as part of it.
 func (s *Store) Tx(ctx context.Context, fn func(ctx context.Context, tx *Store) error) error {
 	if s.InTx() {
 		return fn(ctx, s)
 	}
+	return s.retryTx(ctx, func() error { return s.txOnce(ctx, fn) })
+}
+
+// txOnce runs fn in one transaction (s is not in one).
+func (s *Store) txOnce(ctx context.Context, fn func(ctx context.Context, tx *Store) error) error {
 	run := func(ctx context.Context, btx bun.Tx) error {
 		tx := &Store{db: s.db, idb: btx, dialect: s.dialect, url: s.url, raw: s.raw, pending: &txState{},
 			sideEffects: s.sideEffects, beat: s.beat, writers: s.writers}

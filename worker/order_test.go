@@ -2,12 +2,16 @@ package worker_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
+	"github.com/cairnflow/cairn/workflow"
 )
 
 func TestOrderRunsToFinished(t *testing.T) {
@@ -83,5 +87,46 @@ func TestFailedFirstChargeRetriesWithTheSameSideEffect(t *testing.T) {
 		require.Len(t, ses, 1, "the side effect is recorded once across the retry")
 		require.JSONEq(t, string(ses[0].Value), `"`+vars(t, done)["chargeId"].(string)+`"`)
 		require.Zero(t, done.Retries)
+	})
+}
+
+// A step that fails after recording a side effect gets the recorded value back when it runs again,
+// and the side effect's function is not called again: the store keeping the first value is not
+// enough, since a function called twice (a second charge) is the harm SideEffect exists to avoid.
+func TestRetriedStepReplaysItsSideEffectWithoutCallingItAgain(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		var mu sync.Mutex
+		calls := 0
+		var seen []string // the value each attempt got
+		def := workflow.Definition{Type: "t.charge", States: []workflow.State{
+			{Name: "charge", Kind: workflow.Start, Next: []string{"done"}, Retry: quickRetry, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+				id, err := workflow.SideEffect(c, "chargeId", func() (string, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					calls++
+					return fmt.Sprintf("ch_%d", calls), nil
+				})
+				if err != nil {
+					return workflow.Next{}, err
+				}
+				mu.Lock()
+				seen = append(seen, id)
+				mu.Unlock()
+				if c.Attempt() == 1 {
+					return workflow.Next{}, errors.New("gateway timed out after charging")
+				}
+				return workflow.MoveTo("done"), nil
+			}},
+			{Name: "done", Kind: workflow.End}}}
+		b := setup(t, store, def)
+		b.startWorker(t, fastOptions())
+		w := b.start(t, "t.charge", `{}`)
+		b.waitStatus(t, w.ID, persistence.StatusFinished)
+
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, []string{"ch_1", "ch_1"}, seen, "both attempts got the first call's value")
+		require.Equal(t, 1, calls, "the retry replayed the side effect instead of calling its function")
 	})
 }
