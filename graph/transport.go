@@ -174,9 +174,14 @@ func checkRequestBody(body []byte) string {
 		return "variables must be an object or null"
 	case !isJSON(f.Extensions, '{'):
 		return "extensions must be an object or null"
+	case len(f.Query) == 0 || string(f.Query) == "null" || string(f.Query) == `""`:
+		// Not a GraphQL request at all: 400, as GraphQL over HTTP asks, rather than a 200 with an error.
+		return missingQuery
 	}
 	return ""
 }
+
+const missingQuery = "the request has no query; send a JSON object with a query string"
 
 // isJSON reports whether a raw member is absent, null, or starts like the wanted JSON type.
 func isJSON(raw json.RawMessage, first byte) bool {
@@ -188,6 +193,9 @@ func checkGetParams(r *http.Request) string {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return "the query string does not parse: " + shorten(err.Error())
+	}
+	if q.Get("query") == "" {
+		return missingQuery
 	}
 	for _, name := range []string{"variables", "extensions"} {
 		if v := q.Get(name); v != "" {
