@@ -44,7 +44,8 @@ func init() {
 // not one GraphQL request, a mutation by GET, and a body over max (also when it is chunked). Such
 // refusals are logged at debug level as one short line, never with the body. Websocket upgrades
 // pass untouched.
-func guardRequests(next http.Handler, maxBody int64, tokenLimit int, log *slog.Logger) http.Handler {
+func guardRequests(next http.Handler, cfg Config, log *slog.Logger) http.Handler {
+	maxBody, tokenLimit := cfg.MaxBodyBytes, cfg.ParserTokenLimit
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") != "" {
 			next.ServeHTTP(w, r)
@@ -75,7 +76,9 @@ func guardRequests(next http.Handler, maxBody int64, tokenLimit int, log *slog.L
 				refuse(http.StatusMethodNotAllowed, codeMethodNotAllowed, "a %s must be sent by POST, not GET", kind)
 				return
 			}
-			next.ServeHTTP(w, r)
+			ctx, cancel := withRequestTimeout(r.Context(), cfg.RequestTimeout)
+			defer cancel()
+			next.ServeHTTP(w, r.WithContext(ctx))
 		case http.MethodPost:
 			mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if err != nil || mediaType != "application/json" {
@@ -106,7 +109,9 @@ func guardRequests(next http.Handler, maxBody int64, tokenLimit int, log *slog.L
 				// The request is read: the server's read timeout must not end the stream.
 				_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 			} else {
-				r = r.WithContext(context.WithValue(r.Context(), plainRequestKey{}, true))
+				ctx, cancel := withRequestTimeout(context.WithValue(r.Context(), plainRequestKey{}, true), cfg.RequestTimeout)
+				defer cancel()
+				r = r.WithContext(ctx)
 			}
 			next.ServeHTTP(w, r)
 		default:
