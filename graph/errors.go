@@ -37,6 +37,11 @@ func errorPresenter(log *slog.Logger, requestTimeout time.Duration) graphql.Erro
 			out.Path = graphql.GetPath(ctx)
 			return out
 		}
+		if b := budgetOf(ctx); b != nil && budgetCut(ctx, err) {
+			out := b.error()
+			out.Path = graphql.GetPath(ctx)
+			return out
+		}
 		out := graphql.DefaultErrorPresenter(ctx, err)
 		if _, coded := out.Extensions["code"]; coded {
 			return out

@@ -55,6 +55,10 @@ type Config struct {
 	// RequestTimeout bounds a query or mutation request, a long poll included (it answers with no
 	// task before then); websocket and SSE streams are not bounded (default DefaultRequestTimeout).
 	RequestTimeout time.Duration
+	// MaxResponseBytes bounds the values of one response (a query, a mutation, one subscription
+	// event), counted as its fields resolve; the fields past it end with RESPONSE_TOO_LARGE
+	// (default DefaultMaxResponseBytes).
+	MaxResponseBytes int64
 	// MaxBodyBytes bounds a request body (default 1 MiB); larger requests get 413.
 	MaxBodyBytes int64
 	// ParserTokenLimit bounds the tokens of a query document (default 15000).
@@ -102,6 +106,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.MaxResponseBytes <= 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 1 << 20
@@ -194,6 +201,7 @@ func NewServer(cfg Config) http.Handler {
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		return next(withLoaders(ctx, r.store))
 	})
+	boundResponses(srv, cfg.MaxResponseBytes)
 
 	mux := http.NewServeMux()
 	var endpoint http.Handler = limitBody(guardRequests(conformStatus(srv), cfg, cfg.Logger), cfg.MaxBodyBytes)
