@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -75,6 +77,10 @@ func boundResponses(srv *handler.Server, max int64) {
 		// A response cut anywhere is one error, not its partial data and one error per field cut.
 		err := b.error()
 		err.Err = nil
+		if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil && oc.Operation.Operation == ast.Mutation {
+			// Its changes are made: say so, lest the client run it again.
+			err.Message = fmt.Sprintf("the mutation ran, but its answer is over %d bytes; read what it changed with a query asking for fewer fields", b.max)
+		}
 		return &graphql.Response{Errors: gqlerror.List{err}, Extensions: resp.Extensions}
 	})
 	srv.AroundFields(func(ctx context.Context, next graphql.Resolver) (any, error) {

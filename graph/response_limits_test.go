@@ -33,5 +33,20 @@ func TestResponsesStopAtTheByteLimit(t *testing.T) {
 		require.Equal(t, http.StatusOK, status)
 		require.Empty(t, resp.Errors)
 		require.Greater(t, len(resp.Data), 60_000)
+
+		// A mutation's changes are made whatever the size of its answer, and its error says so.
+		ws := make([]map[string]any, 5)
+		for i := range ws {
+			ws[i] = map[string]any{"type": "test.flow", "businessKey": "big", "variables": map[string]any{"blob": strings.Repeat("y", 30_000)}}
+		}
+		status, resp = b.post(t, `mutation($ws: [StartWorkflowInput!]!) { startWorkflows(input: {workflows: $ws}) { results { created workflow { id variables } } } }`,
+			map[string]any{"ws": ws})
+		require.Equal(t, http.StatusOK, status)
+		require.Len(t, resp.Errors, 1)
+		require.Equal(t, "RESPONSE_TOO_LARGE", resp.Errors[0].Extensions["code"])
+		require.Contains(t, resp.Errors[0].Message, "the mutation ran")
+		var count struct{ Workflows struct{ TotalCount int } }
+		b.must(t, `{ workflows(filter: {businessKey: "big"}) { totalCount } }`, &count, nil)
+		require.Equal(t, 5, count.Workflows.TotalCount, "every workflow was started")
 	})
 }
