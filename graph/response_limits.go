@@ -77,7 +77,7 @@ func boundResponses(srv *handler.Server, max int64) {
 		// A response cut anywhere is one error, not its partial data and one error per field cut.
 		err := b.error()
 		err.Err = nil
-		if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil && oc.Operation.Operation == ast.Mutation {
+		if graphql.HasOperationContext(ctx) && isMutation(graphql.GetOperationContext(ctx)) {
 			// Its changes are made: say so, lest the client run it again.
 			err.Message = fmt.Sprintf("the mutation ran, but its answer is over %d bytes; read what it changed with a query asking for fewer fields", b.max)
 		}
@@ -103,6 +103,10 @@ func boundResponses(srv *handler.Server, max int64) {
 		}
 		return res, nil
 	})
+}
+
+func isMutation(oc *graphql.OperationContext) bool {
+	return oc.Operation != nil && oc.Operation.Operation == ast.Mutation
 }
 
 // budgetCut reports whether an error comes from a field cut short by its response's budget.
