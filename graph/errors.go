@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -29,8 +30,18 @@ const (
 // errorPresenter turns a resolver's error into what the client sees: the engine's code and field in
 // extensions, and for anything unexpected a masked INTERNAL error, logged with its cause. Errors
 // gqlgen already coded (parse, validation, complexity) pass unchanged.
-func errorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
+func errorPresenter(log *slog.Logger, requestTimeout time.Duration) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
+		if timedOut(ctx) && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+			out := requestTimeoutError(requestTimeout)
+			out.Path = graphql.GetPath(ctx)
+			return out
+		}
+		if b := budgetOf(ctx); b != nil && budgetCut(ctx, err) {
+			out := b.error()
+			out.Path = graphql.GetPath(ctx)
+			return out
+		}
 		out := graphql.DefaultErrorPresenter(ctx, err)
 		if _, coded := out.Extensions["code"]; coded {
 			return out

@@ -57,7 +57,7 @@ func parseID(s string) (kind string, id int64, ok bool) {
 func decodeID(field, kind, s string) (int64, error) {
 	k, id, ok := parseID(s)
 	if !ok || k != kind {
-		return 0, &workflow.Error{Code: workflow.CodeInvalidInput, Field: field, Message: "not a " + kind + " ID: " + quoteInput(s)}
+		return 0, &workflow.Error{Code: workflow.CodeInvalidInput, Field: field, Message: "not " + article(kind) + " " + kind + " ID: " + quoteInput(s)}
 	}
 	return id, nil
 }
@@ -92,3 +92,11 @@ func quoteInput(s string) string {
 
 // indexedField names an item of a list argument or input field, as "ids[2]".
 func indexedField(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }
+
+// article is the indefinite article of a kind's name ("an Action", "a Workflow").
+func article(kind string) string {
+	if kind != "" && strings.ContainsRune("AEIOU", rune(kind[0])) {
+		return "an"
+	}
+	return "a"
+}

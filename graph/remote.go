@@ -50,7 +50,7 @@ func (r *Resolver) pollTasks(ctx context.Context, in model.PollTasksInput) (*mod
 	if err != nil {
 		return nil, err
 	}
-	p := workflow.PollTasksParams{Functions: in.Functions, Max: in.Max, WaitMs: in.WaitMs, LeaseMs: in.LeaseMs, Allowed: allowed}
+	p := workflow.PollTasksParams{Functions: in.Functions, Max: in.Max, WaitMs: pollWaitWithin(ctx, in.WaitMs), LeaseMs: in.LeaseMs, Allowed: allowed}
 	if in.Worker != nil {
 		p.Worker = *in.Worker
 	}

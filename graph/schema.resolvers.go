@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"time"
 
 	"github.com/cairnflow/cairn/graph/generated"
@@ -433,6 +434,12 @@ func (r *scheduleResolver) ID(ctx context.Context, obj *persistence.Schedule) (s
 // OverlapPolicy is the resolver for the overlapPolicy field.
 func (r *scheduleResolver) OverlapPolicy(ctx context.Context, obj *persistence.Schedule) (model.ScheduleOverlapPolicy, error) {
 	return model.ScheduleOverlapPolicy(obj.OverlapPolicy), nil
+}
+
+// SkippedFires is the resolver for the skippedFires field.
+func (r *scheduleResolver) SkippedFires(ctx context.Context, obj *persistence.Schedule) (int, error) {
+	// GraphQL's Int is 32-bit: a count past it reads as its largest value.
+	return int(min(obj.SkippedFires, math.MaxInt32)), nil
 }
 
 // ID is the resolver for the id field.

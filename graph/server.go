@@ -52,6 +52,13 @@ type Config struct {
 	// cost times the page size, and the fields that scan many rows cost CostWorkflowStats,
 	// CostWorkflowTotalCount and CostHistoryTotalCount (default 50000).
 	ComplexityLimit int
+	// RequestTimeout bounds a query or mutation request, a long poll included (it answers with no
+	// task before then); websocket and SSE streams are not bounded (default DefaultRequestTimeout).
+	RequestTimeout time.Duration
+	// MaxResponseBytes bounds the values of one response (a query, a mutation, one subscription
+	// event), counted as its fields resolve; the fields past it end with RESPONSE_TOO_LARGE
+	// (default DefaultMaxResponseBytes).
+	MaxResponseBytes int64
 	// MaxBodyBytes bounds a request body (default 1 MiB); larger requests get 413.
 	MaxBodyBytes int64
 	// ParserTokenLimit bounds the tokens of a query document (default 15000).
@@ -96,6 +103,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ComplexityLimit <= 0 {
 		c.ComplexityLimit = 50000
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.MaxResponseBytes <= 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 1 << 20
@@ -168,7 +181,7 @@ func NewServer(cfg Config) http.Handler {
 
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(cfg.ParserTokenLimit)
-	srv.SetErrorPresenter(errorPresenter(cfg.Logger))
+	srv.SetErrorPresenter(errorPresenter(cfg.Logger, cfg.RequestTimeout))
 	srv.SetRecoverFunc(recoverFunc(cfg.Logger))
 	if cfg.Introspection {
 		srv.Use(extension.Introspection{})
@@ -176,6 +189,7 @@ func NewServer(cfg Config) http.Handler {
 	srv.Use(introspectionGuard{})
 	srv.Use(newDocumentLimits(cfg))
 	srv.Use(noPlainSubscriptions{})
+	srv.Use(onePollPerRequest{})
 	if cfg.Authenticate != nil {
 		srv.Use(tokenStillValid{auth: cfg.Authenticate})
 		srv.Use(readersCannotMutate{})
@@ -187,9 +201,10 @@ func NewServer(cfg Config) http.Handler {
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		return next(withLoaders(ctx, r.store))
 	})
+	boundResponses(srv, cfg.MaxResponseBytes)
 
 	mux := http.NewServeMux()
-	var endpoint http.Handler = limitBody(guardRequests(conformStatus(srv), cfg.MaxBodyBytes, cfg.ParserTokenLimit, cfg.Logger), cfg.MaxBodyBytes)
+	var endpoint http.Handler = limitBody(guardRequests(conformStatus(srv), cfg, cfg.Logger), cfg.MaxBodyBytes)
 	if cfg.Authenticate != nil {
 		endpoint = requireToken(cfg.Authenticate, cfg.TokenRecheckInterval, endpoint)
 	}

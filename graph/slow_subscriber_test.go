@@ -117,7 +117,7 @@ func TestSlowSubscriberIsCutOffAndResumesByCursor(t *testing.T) {
 
 func TestErrorPresenterMasksInternalErrors(t *testing.T) {
 	t.Parallel()
-	present := errorPresenter(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	present := errorPresenter(slog.New(slog.NewTextHandler(io.Discard, nil)), DefaultRequestTimeout)
 	ctx := context.Background()
 	e := present(ctx, fmt.Errorf("error loading: %w", errors.New(`ERROR: relation "workflows" does not exist (SQLSTATE 42P01)`)))
 	require.Equal(t, "internal error", e.Message)

@@ -44,7 +44,8 @@ func init() {
 // not one GraphQL request, a mutation by GET, and a body over max (also when it is chunked). Such
 // refusals are logged at debug level as one short line, never with the body. Websocket upgrades
 // pass untouched.
-func guardRequests(next http.Handler, maxBody int64, tokenLimit int, log *slog.Logger) http.Handler {
+func guardRequests(next http.Handler, cfg Config, log *slog.Logger) http.Handler {
+	maxBody, tokenLimit := cfg.MaxBodyBytes, cfg.ParserTokenLimit
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") != "" {
 			next.ServeHTTP(w, r)
@@ -75,7 +76,9 @@ func guardRequests(next http.Handler, maxBody int64, tokenLimit int, log *slog.L
 				refuse(http.StatusMethodNotAllowed, codeMethodNotAllowed, "a %s must be sent by POST, not GET", kind)
 				return
 			}
-			next.ServeHTTP(w, r)
+			ctx, cancel := withRequestTimeout(r.Context(), cfg.RequestTimeout)
+			defer cancel()
+			next.ServeHTTP(w, r.WithContext(ctx))
 		case http.MethodPost:
 			mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if err != nil || mediaType != "application/json" {
@@ -106,7 +109,9 @@ func guardRequests(next http.Handler, maxBody int64, tokenLimit int, log *slog.L
 				// The request is read: the server's read timeout must not end the stream.
 				_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 			} else {
-				r = r.WithContext(context.WithValue(r.Context(), plainRequestKey{}, true))
+				ctx, cancel := withRequestTimeout(context.WithValue(r.Context(), plainRequestKey{}, true), cfg.RequestTimeout)
+				defer cancel()
+				r = r.WithContext(ctx)
 			}
 			next.ServeHTTP(w, r)
 		default:
@@ -174,9 +179,14 @@ func checkRequestBody(body []byte) string {
 		return "variables must be an object or null"
 	case !isJSON(f.Extensions, '{'):
 		return "extensions must be an object or null"
+	case len(f.Query) == 0 || string(f.Query) == "null" || string(f.Query) == `""`:
+		// Not a GraphQL request at all: 400, as GraphQL over HTTP asks, rather than a 200 with an error.
+		return missingQuery
 	}
 	return ""
 }
+
+const missingQuery = "the request has no query; send a JSON object with a query string"
 
 // isJSON reports whether a raw member is absent, null, or starts like the wanted JSON type.
 func isJSON(raw json.RawMessage, first byte) bool {
@@ -188,6 +198,9 @@ func checkGetParams(r *http.Request) string {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return "the query string does not parse: " + shorten(err.Error())
+	}
+	if q.Get("query") == "" {
+		return missingQuery
 	}
 	for _, name := range []string{"variables", "extensions"} {
 		if v := q.Get(name); v != "" {

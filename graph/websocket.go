@@ -1,10 +1,12 @@
 package graph
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -82,13 +84,18 @@ type guardedImplementation struct {
 	st    *wsState
 }
 
+// closeHandshakeGrace bounds how long a connection the server closes waits for the peer's close
+// frame: the websocket library waits 5 s, so an init timeout of 10 s closed a silent peer after 15 s.
+const closeHandshakeGrace = time.Second
+
 // Accept accepts the connection and remembers it in the connection's state.
 func (g guardedImplementation) Accept(w http.ResponseWriter, r *http.Request, options transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
-	conn, err := g.inner.Accept(w, r, options)
+	hw := &hijackWatcher{ResponseWriter: w}
+	conn, err := g.inner.Accept(hw, r, options)
 	if err != nil {
 		return nil, err
 	}
-	gc := &guardedConn{WebsocketConn: conn}
+	gc := &guardedConn{WebsocketConn: conn, netConn: hw.conn}
 	g.st.mu.Lock()
 	g.st.conn = gc
 	g.st.mu.Unlock()
@@ -99,8 +106,36 @@ func (g guardedImplementation) Accept(w http.ResponseWriter, r *http.Request, op
 // neither an object nor null closes the connection with 4400.
 type guardedConn struct {
 	transport.WebsocketConn
-	initChecked bool // only the transport's reading goroutine touches it
+	netConn     net.Conn // the hijacked connection, closed closeHandshakeGrace after a close frame
+	initChecked bool     // only the transport's reading goroutine touches it
+	closeOnce   sync.Once
 }
+
+// WriteClose sends the close frame, and closes the network connection closeHandshakeGrace later
+// whether or not the peer answered it.
+func (c *guardedConn) WriteClose(code int, reason string) error {
+	err := c.WebsocketConn.WriteClose(code, reason)
+	if c.netConn != nil {
+		c.closeOnce.Do(func() { time.AfterFunc(closeHandshakeGrace, func() { _ = c.netConn.Close() }) })
+	}
+	return err
+}
+
+// hijackWatcher keeps the network connection a websocket library hijacks from the response.
+type hijackWatcher struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+// Hijack hands the connection over and remembers it.
+func (h *hijackWatcher) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, brw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	h.conn = conn
+	return conn, brw, err
+}
+
+// Unwrap lets http.ResponseController reach the server's writer.
+func (h *hijackWatcher) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 var (
 	_ transport.WebsocketReadLimiter   = (*guardedConn)(nil)

@@ -253,8 +253,10 @@ type Schedule struct {
 	OverlapPolicy  string          `bun:"overlap_policy,notnull"`
 	NextFire       *time.Time      `bun:"next_fire"`
 	LastFire       *time.Time      `bun:"last_fire"`
-	Created        time.Time       `bun:"created,notnull"`
-	Modified       time.Time       `bun:"modified,notnull"`
+	// SkippedFires counts the fire times that started no run (SKIP overlap, or too late to make up).
+	SkippedFires int64     `bun:"skipped_fires,notnull"`
+	Created      time.Time `bun:"created,notnull"`
+	Modified     time.Time `bun:"modified,notnull"`
 }
 
 // IdempotencyKey records which workflow an operation with a client-chosen key acted on.

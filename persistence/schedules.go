@@ -71,12 +71,16 @@ func (s *Store) ScheduleSave(ctx context.Context, sc *Schedule) error {
 	return nil
 }
 
-// ScheduleAdvance records that a schedule fired at lastFire and next fires at next (nil: never),
-// unless another node advanced it first: the update is conditional on next_fire still being
-// wasNext, so of the nodes that fired one time, one moves the schedule on (the others get false).
-func (s *Store) ScheduleAdvance(ctx context.Context, id int64, wasNext time.Time, lastFire *time.Time, next *time.Time) (bool, error) {
+// ScheduleAdvance records that a schedule fired at lastFire, skipped skipped fire times, and next
+// fires at next (nil: never), unless another node advanced it first: the update is conditional on
+// next_fire still being wasNext, so of the nodes that fired one time, one moves the schedule on and
+// counts its skips (the others get false).
+func (s *Store) ScheduleAdvance(ctx context.Context, id int64, wasNext time.Time, lastFire *time.Time, next *time.Time, skipped int64) (bool, error) {
 	q := s.idb.NewUpdate().Model((*Schedule)(nil)).Set("next_fire = ?", UTCPtr(next)).Set("modified = ?", Now()).
 		Where("id = ? AND next_fire = ?", id, UTC(wasNext))
+	if skipped > 0 {
+		q = q.Set("skipped_fires = skipped_fires + ?", skipped)
+	}
 	if lastFire != nil {
 		q = q.Set("last_fire = ?", UTC(*lastFire))
 	}

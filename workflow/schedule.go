@@ -105,45 +105,114 @@ func (e *Engine) SetSchedulePaused(ctx context.Context, id int64, paused bool) (
 	return sc, nil
 }
 
-// fireSchedules starts the runs of every schedule due at now, and returns how many it started.
+// Limits of firing schedules.
+const (
+	// ScheduleCatchUp is how late a fire time may be and still start its run: fire times a node
+	// reaches later (the node was down or behind) are skipped and counted, except that a
+	// schedule all of whose due fire times are that late starts one run for the latest.
+	ScheduleCatchUp = time.Minute
+	// scheduleBatch is how many due schedules one read returns; fireSchedules reads until none is due.
+	scheduleBatch = 100
+	// maxCountedSkips bounds the fire times counted one by one after a long stop (an @every 1s
+	// schedule stopped for a year has 31 million); the rest are passed over uncounted.
+	maxCountedSkips = 100_000
+)
+
+// fireSchedules starts the runs of every schedule due at now, and returns how many it started. It
+// reads due schedules until none is left, so that a schedule waits for no other: each tick fires
+// every due fire time of every schedule (an @every 1s schedule fires twice on a 2 s tick).
+//
 // Several nodes may call it at once and see the same fire (ScheduleDue locks nothing beyond its
 // own statement). What prevents a double fire is the database's keys, not a lock: a fire's run is
 // started with the idempotency key "schedule:ID:UNIX-TIME", unique in idempotency_keys (the
 // second node's start returns the first node's workflow, Created false, and is not counted), and
-// ScheduleAdvance moves next_fire on only where it still holds the fire time (a conditional
-// update), so a fire is never taken as pending again once one node advanced it. Fires missed while
-// no node ran are made up by one run.
+// ScheduleAdvance moves next_fire on (and counts the skipped fires) only where it still holds the
+// fire time (a conditional update), so a fire is never taken as pending again once one node
+// advanced it.
 func (e *Engine) fireSchedules(ctx context.Context, now time.Time) (int, error) {
-	due, err := e.store.ScheduleDue(ctx, now, 100)
-	if err != nil {
-		return 0, err
-	}
 	started := 0
-	for _, sc := range due {
-		fire := *sc.NextFire
-		skip := false
-		token := fmt.Sprintf("schedule:%d", sc.ID)
-		if sc.OverlapPolicy == OverlapSkip {
-			running, err := e.store.WorkflowRunningWithLaunchToken(ctx, token)
+	for {
+		due, err := e.store.ScheduleDue(ctx, now, scheduleBatch)
+		if err != nil {
+			return started, err
+		}
+		for _, sc := range due {
+			n, err := e.fireSchedule(ctx, sc, now)
+			started += n
 			if err != nil {
 				return started, err
 			}
-			skip = running
 		}
-		if !skip {
-			res, err := e.Start(ctx, StartParams{Type: sc.DefinitionType, Input: sc.Input, Priority: sc.Priority, LaunchToken: token,
-				IdempotencyKey: fmt.Sprintf("%s:%d", token, fire.Unix())})
-			if err != nil {
-				e.log.Warn("a schedule could not start its workflow", "schedule", sc.ID, "type", sc.DefinitionType, "error", err)
-			} else if res.Created {
-				started++
-			}
-		}
-		if _, err := e.store.ScheduleAdvance(ctx, sc.ID, fire, &fire, nextFire(sc, now)); err != nil {
-			return started, err
+		if len(due) < scheduleBatch {
+			return started, nil
 		}
 	}
+}
+
+// fireSchedule starts the runs of one due schedule's fire times up to now and moves it on.
+func (e *Engine) fireSchedule(ctx context.Context, sc *persistence.Schedule, now time.Time) (int, error) {
+	first := *sc.NextFire
+	fires, skipped := dueFires(sc, now)
+	token := fmt.Sprintf("schedule:%d", sc.ID)
+	running := false
+	if sc.OverlapPolicy == OverlapSkip {
+		var err error
+		if running, err = e.store.WorkflowRunningWithLaunchToken(ctx, token); err != nil {
+			return 0, err
+		}
+	}
+	started := 0
+	for _, fire := range fires {
+		// Under SKIP a run started here is still going at the next fire time of the same tick.
+		if running {
+			skipped++
+			continue
+		}
+		res, err := e.Start(ctx, StartParams{Type: sc.DefinitionType, Input: sc.Input, Priority: sc.Priority, LaunchToken: token,
+			IdempotencyKey: fmt.Sprintf("%s:%d", token, fire.Unix())})
+		if err != nil {
+			e.log.Warn("a schedule could not start its workflow", "schedule", sc.ID, "type", sc.DefinitionType, "error", err)
+			continue
+		}
+		if res.Created {
+			started++
+		}
+		running = sc.OverlapPolicy == OverlapSkip
+	}
+	last := fires[len(fires)-1]
+	if _, err := e.store.ScheduleAdvance(ctx, sc.ID, first, &last, nextFire(sc, now), skipped); err != nil {
+		return started, err
+	}
 	return started, nil
+}
+
+// dueFires returns the fire times of a due schedule up to now that start a run (at least one),
+// and how many earlier ones are too late to (more than ScheduleCatchUp ago).
+func dueFires(sc *persistence.Schedule, now time.Time) ([]time.Time, int64) {
+	var fires []time.Time
+	var late int64
+	var lastLate time.Time
+	for next := sc.NextFire; next != nil && !next.After(now); next = nextFire(sc, *next) {
+		if now.Sub(*next) <= ScheduleCatchUp {
+			fires = append(fires, *next)
+			continue
+		}
+		late++
+		lastLate = *next
+		if late == maxCountedSkips {
+			// Count no further: jump to the fire times still within the catch-up window.
+			next = nextFire(sc, now.Add(-ScheduleCatchUp-time.Nanosecond))
+			for ; next != nil && !next.After(now); next = nextFire(sc, *next) {
+				fires = append(fires, *next)
+			}
+			break
+		}
+	}
+	if len(fires) == 0 {
+		// Every due fire time is late (the node was stopped): one run makes up for them.
+		return []time.Time{lastLate}, late - 1
+	}
+	return fires, late
 }
 
 // nextFire is the schedule's first fire time after a time, within its start and end (nil: none).

@@ -24,6 +24,7 @@ type apiLimits struct {
 	readTimeout                   time.Duration
 	idleTimeout                   time.Duration
 	exactCountUpTo                int
+	isolation                     isolationLimits
 }
 
 func (l *apiLimits) register(fs *flagSet) {
@@ -40,11 +41,15 @@ func (l *apiLimits) register(fs *flagSet) {
 	fs.DurationVar(&l.readHeaderTimeout, "read-header-timeout", 10*time.Second, "longest time a client may take to send a request's header")
 	fs.DurationVar(&l.readTimeout, "read-timeout", 30*time.Second, "longest time a client may take to send a whole request (header and body); streams are not cut by it")
 	fs.DurationVar(&l.idleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive connection stays open")
+	l.isolation.register(fs)
 	fs.IntVar(&l.exactCountUpTo, "exact-count-up-to", persistence.DefaultExactCountUpTo, "how many workflows totalCount and workflowStats count exactly; above, the database's estimate, flagged as one (0: always count exactly, however long it takes)")
 }
 
 // check refuses limits that are not positive.
 func (l *apiLimits) check() error {
+	if err := l.isolation.check(); err != nil {
+		return err
+	}
 	if l.exactCountUpTo < 0 {
 		return usagef("--exact-count-up-to must be 0 or more, not %d", l.exactCountUpTo)
 	}
@@ -75,6 +80,7 @@ func (l *apiLimits) apply(c *graph.Config) {
 	c.TokenRecheckInterval = l.tokenRecheck
 	c.InitTimeout = l.websocketInitTimeout
 	c.ExactCountUpTo = l.exactCountUpTo
+	l.isolation.apply(c)
 	if l.exactCountUpTo == 0 {
 		c.ExactCountUpTo = -1
 	}

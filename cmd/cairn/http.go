@@ -83,7 +83,7 @@ func newHTTPHandler(cfg *serveConfig, engine *workflow.Engine, health *healthChe
 	}
 	cfg.limits.apply(&gcfg)
 	mux.Handle("/", allowCORS(cfg.originList(), graph.NewServer(gcfg)))
-	return endStreamsOn(shutdown, mux)
+	return endStreamsOn(shutdown, guardHosts(cfg.addr, cfg.limits.isolation.hostList(), mux))
 }
 
 // endStreamsOn cancels the context of websocket and SSE requests when shutdown is closed.

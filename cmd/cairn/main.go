@@ -38,7 +38,7 @@ var commands = []command{
 	{name: "serve", summary: "run the GraphQL API and the worker pool", run: runServe},
 	{name: "migrate", summary: "apply, undo or list database migrations: migrate up|down|status", run: runMigrate},
 	{name: "bench", summary: "measure the engine in this process against a throwaway database: workflows/s, steps/s, latencies", run: runBench},
-	{name: "token", summary: "create or revoke API tokens: token create|revoke --name NAME [--role admin|reader]", run: runToken},
+	{name: "token", summary: "create or revoke API tokens: token create|revoke --name NAME [--role admin|reader|worker]", run: runToken},
 	{name: "definitions", summary: "deploy Serverless Workflow documents: definitions apply FILE...", run: runDefinitions},
 	{name: "version", summary: "print the version of cairn and of Go", run: runVersion},
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -53,6 +54,10 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 	}
 	defer store.Close()
 	if err := store.CheckSchema(ctx); err != nil {
+		if errors.Is(err, persistence.ErrNotMigrated) {
+			// Tokens live in a table of the schema: say how to make it rather than only that it is missing.
+			return fmt.Errorf("%w (run cairn migrate up with this --database first)", err)
+		}
 		return err
 	}
 	if positional[0] == "revoke" {

@@ -224,6 +224,7 @@ type ComplexityRoot struct {
 		OverlapPolicy  func(childComplexity int) int
 		Paused         func(childComplexity int) int
 		Priority       func(childComplexity int) int
+		SkippedFires   func(childComplexity int) int
 		StartAt        func(childComplexity int) int
 		Timezone       func(childComplexity int) int
 	}
@@ -491,6 +492,8 @@ type ScheduleResolver interface {
 	ID(ctx context.Context, obj *persistence.Schedule) (string, error)
 
 	OverlapPolicy(ctx context.Context, obj *persistence.Schedule) (model.ScheduleOverlapPolicy, error)
+
+	SkippedFires(ctx context.Context, obj *persistence.Schedule) (int, error)
 }
 type SideEffectResolver interface {
 	ID(ctx context.Context, obj *persistence.SideEffect) (string, error)
@@ -1425,6 +1428,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Schedule.Priority(childComplexity), true
+	case "Schedule.skippedFires":
+		if e.ComplexityRoot.Schedule.SkippedFires == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.SkippedFires(childComplexity), true
 	case "Schedule.startAt":
 		if e.ComplexityRoot.Schedule.StartAt == nil {
 			break
@@ -3242,6 +3251,13 @@ type Schedule {
   nextFire: Time
   "When it last fired."
   lastFire: Time
+  """
+  How many fire times started no run: under SKIP the previous run had not ended, or a node reached
+  the fire time more than a minute late (the node was stopped or behind; a schedule whose every due
+  fire time is that late starts one run for the latest). Due fire times within the minute each start
+  their run.
+  """
+  skippedFires: Int!
   "When it was made."
   created: Time!
   "When it last changed."
@@ -3381,7 +3397,7 @@ extend type Query {
 }
 
 # The remote task protocol. A worker token (cairn token create --role worker --functions f1,f2) may
-# run these four mutations, for its functions' tasks only, and nothing else (FORBIDDEN).
+# run these five mutations, for its functions' tasks only, and nothing else (FORBIDDEN).
 extend type Mutation {
   """
   Leases up to max pending tasks of the functions for leaseMs, waiting up to waitMs for one to
@@ -3791,6 +3807,8 @@ func (ec *executionContext) childFields_Schedule(ctx context.Context, field grap
 		return ec.fieldContext_Schedule_nextFire(ctx, field)
 	case "lastFire":
 		return ec.fieldContext_Schedule_lastFire(ctx, field)
+	case "skippedFires":
+		return ec.fieldContext_Schedule_skippedFires(ctx, field)
 	case "created":
 		return ec.fieldContext_Schedule_created(ctx, field)
 	case "modified":
@@ -8553,6 +8571,29 @@ func (ec *executionContext) _Schedule_lastFire(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Schedule_lastFire(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_skippedFires(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_skippedFires(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Schedule().SkippedFires(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_skippedFires(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, true, true, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Schedule_created(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
@@ -16116,6 +16157,44 @@ func (ec *executionContext) _Schedule(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "skippedFires":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Schedule_skippedFires(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "created":
 			out.Values[i] = ec._Schedule_created(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

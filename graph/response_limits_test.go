@@ -1,0 +1,52 @@
+package graph_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/persistence/dbtest"
+)
+
+// A response whose values pass MaxResponseBytes is one RESPONSE_TOO_LARGE error and no data; a
+// smaller page of the same fields answers.
+func TestResponsesStopAtTheByteLimit(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		b := setup(t, store, func(c *graph.Config) { c.MaxResponseBytes = 100_000 })
+		for range 5 {
+			b.start(t, map[string]any{"variables": map[string]any{"blob": strings.Repeat("x", 30_000)}})
+		}
+		const q = `query($n: Int) { workflows(first: $n) { nodes { id variables } } }`
+		status, resp := b.post(t, q, map[string]any{"n": 5})
+		require.Equal(t, http.StatusOK, status)
+		require.Len(t, resp.Errors, 1, "one error for the whole response: %d bytes", len(resp.Data))
+		require.Equal(t, "RESPONSE_TOO_LARGE", resp.Errors[0].Extensions["code"])
+		require.Contains(t, resp.Errors[0].Message, "over 100000 bytes")
+		require.True(t, len(resp.Data) == 0 || string(resp.Data) == "null", "no partial data: %.100s", resp.Data)
+
+		status, resp = b.post(t, q, map[string]any{"n": 2})
+		require.Equal(t, http.StatusOK, status)
+		require.Empty(t, resp.Errors)
+		require.Greater(t, len(resp.Data), 60_000)
+
+		// A mutation's changes are made whatever the size of its answer, and its error says so.
+		ws := make([]map[string]any, 5)
+		for i := range ws {
+			ws[i] = map[string]any{"type": "test.flow", "businessKey": "big", "variables": map[string]any{"blob": strings.Repeat("y", 30_000)}}
+		}
+		status, resp = b.post(t, `mutation($ws: [StartWorkflowInput!]!) { startWorkflows(input: {workflows: $ws}) { results { created workflow { id variables } } } }`,
+			map[string]any{"ws": ws})
+		require.Equal(t, http.StatusOK, status)
+		require.Len(t, resp.Errors, 1)
+		require.Equal(t, "RESPONSE_TOO_LARGE", resp.Errors[0].Extensions["code"])
+		require.Contains(t, resp.Errors[0].Message, "the mutation ran")
+		var count struct{ Workflows struct{ TotalCount int } }
+		b.must(t, `{ workflows(filter: {businessKey: "big"}) { totalCount } }`, &count, nil)
+		require.Equal(t, 5, count.Workflows.TotalCount, "every workflow was started")
+	})
+}
