@@ -342,29 +342,34 @@ func (e *Engine) failure(o *outcome, def *Definition, state *State, cause error,
 	if def != nil {
 		policy = def.RetryPolicyOf(state)
 	}
-	switch {
-	case !IsNonRetryable(cause) && c.Retries < policy.MaxAttempts:
+	if !IsNonRetryable(cause) && c.Retries < policy.MaxAttempts {
 		c.NextActivation = timePtr(now.Add(policy.Backoff(c.Retries)))
 		if state != nil && state.Kind == Wait {
 			c.Status = persistence.StatusWaiting
 			c.WaitSignal = w.WaitSignal
 		}
-	case def != nil && def.firstOfKind(ErrorKind) != nil:
-		errState := def.firstOfKind(ErrorKind)
-		c.Status = persistence.StatusFailed
-		c.State = errState.Name
-		c.Finished = &now
-	default:
-		c.Status = persistence.StatusManual
+	} else {
+		c.Status, c.State, c.Finished = attemptsSpent(def, w.State, now)
 	}
-	c.StateText = &msg
+	c.StateText = strPtr(stateTextOf(msg))
 	o.completion = c
 	o.task = e.task(o, state, status, &msg, nil)
 	o.action = &persistence.Action{WorkflowID: w.ID, Type: persistence.ActionStateExecutionFailed, FromState: &w.State,
-		State: c.State, StateText: &msg, RetryNo: w.Retries, ExecutorID: &o.executorID, At: now}
+		State: c.State, StateText: c.StateText, RetryNo: w.Retries, ExecutorID: &o.executorID, At: now}
 	o.children = nil
 	o.signal = nil
 	return o
+}
+
+// attemptsSpent is where a workflow goes when a failed attempt was its last: the definition's ERROR
+// state (status FAILED, finished now), or MANUAL status in the state it is in when it has none.
+func attemptsSpent(def *Definition, state string, now time.Time) (persistence.Status, string, *time.Time) {
+	if def != nil {
+		if errState := def.firstOfKind(ErrorKind); errState != nil {
+			return persistence.StatusFailed, errState.Name, &now
+		}
+	}
+	return persistence.StatusManual, state, nil
 }
 
 // taskTypeOf names what runs in a state: its handler, or a WAIT state's check (and handler).

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
@@ -39,8 +40,15 @@ func (e *Engine) recoverOrphans(ctx context.Context, p engineapi.RecoverParams) 
 			return nil
 		}
 		tasks := make([]*persistence.TaskInstance, 0, n)
-		for _, w := range orphans {
+		counted := make([]bool, n)
+		for i, w := range orphans {
 			lost := "its executor stopped or stopped heartbeating while running this step"
+			// An attempt whose node died counts, so that a workflow that kills its nodes ends after
+			// its retry policy instead of taking down every node in turn. One this node let go of
+			// itself (a drain that ran out, a completion the database lost) is not the workflow's fault.
+			if counted[i] = w.Status == persistence.StatusExecuting && len(p.Held) == 0 && !ownExecutor(w, p.ExecutorID); counted[i] {
+				lost = nodeDiedProblem(w.State).Error()
+			}
 			tasks = append(tasks, &persistence.TaskInstance{WorkflowID: w.ID, State: w.State, TaskType: "handler", Attempt: w.Retries + 1,
 				Status: persistence.TaskLost, ExecutorID: w.ExecutorID, Started: w.Modified, Finished: &now, Error: &lost})
 		}
@@ -49,13 +57,20 @@ func (e *Engine) recoverOrphans(ctx context.Context, p engineapi.RecoverParams) 
 		}
 		actions := make([]*persistence.Action, 0, n)
 		events := make([]*persistence.ChangeEvent, 0, n)
+		var parents []int64
 		for i, w := range orphans {
 			text := "recovered from an executor that stopped"
-			from := w.State
-			if w.Status == persistence.StatusExecuting {
+			from, retryNo := w.State, w.Retries
+			switch {
+			case counted[i]:
+				e.countLostAttempt(ctx, tx, w, *tasks[i].Error, now)
+				text = *w.StateText
+				if w.Status.Terminal() && w.ParentID != nil {
+					parents = append(parents, *w.ParentID)
+				}
+			case w.Status == persistence.StatusExecuting:
 				w.Status = persistence.StatusInProgress
 				w.NextActivation = &now
-				wake[w.ExecutorGroup] = true
 			} // else paused, cancelled or changed while the step ran: it stays as the operator left it
 			w.ExecutorID = nil
 			w.StepDeadline = nil
@@ -63,13 +78,26 @@ func (e *Engine) recoverOrphans(ctx context.Context, p engineapi.RecoverParams) 
 				return err
 			}
 			actions = append(actions, &persistence.Action{WorkflowID: w.ID, Type: persistence.ActionRecovery, FromState: &from, State: w.State,
-				StateText: &text, RetryNo: w.Retries, ExecutorID: &p.ExecutorID, TaskInstanceID: &tasks[i].ID, At: now})
+				StateText: &text, RetryNo: retryNo, ExecutorID: &p.ExecutorID, TaskInstanceID: &tasks[i].ID, At: now})
 			if w.NextActivation != nil && claimable(w.Status) {
 				wake[w.ExecutorGroup] = true
 			}
 		}
 		if err := tx.ActionInsertMany(ctx, actions); err != nil {
 			return err
+		}
+		// A child that the lost attempt ended wakes its parent, as a child ending in a step does.
+		woken, err := tx.WorkflowWake(ctx, persistence.WorkflowWakeParams{IDs: parents, Now: now})
+		if err != nil {
+			return err
+		}
+		for _, id := range woken {
+			events = append(events, &persistence.ChangeEvent{WorkflowID: id, Type: EventWoken, Status: persistence.StatusInProgress, At: now})
+		}
+		if len(woken) > 0 {
+			for _, g := range e.groups() {
+				wake[g] = true
+			}
 		}
 		for i, a := range actions {
 			events = append(events, &persistence.ChangeEvent{WorkflowID: a.WorkflowID, Type: string(persistence.ActionRecovery), ActionID: &a.ID,
@@ -85,4 +113,36 @@ func (e *Engine) recoverOrphans(ctx context.Context, p engineapi.RecoverParams) 
 	}
 	e.afterCommit(wake, n > 0)
 	return n, nil
+}
+
+// ownExecutor reports whether a workflow is held by the executor recovering it: a pool releasing
+// what it still holds as it stops.
+func ownExecutor(w *persistence.Workflow, executorID int64) bool {
+	return w.ExecutorID != nil && *w.ExecutorID == executorID
+}
+
+// countLostAttempt records the lost attempt of w as a failed one (problem is its Problem's JSON):
+// due again now while its state's retry policy allows another attempt (the wait until the dead
+// node's heartbeat expired already spaced them), else its ERROR state or MANUAL, as a failed
+// attempt that was its last.
+func (e *Engine) countLostAttempt(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, problem string, now time.Time) {
+	// A definition that cannot be loaded has the default policy (its next run fails anyway).
+	def, err := e.specOf(ctx, tx, w)
+	if err != nil {
+		def = nil
+	}
+	policy := DefaultRetryPolicy
+	if def != nil {
+		state, _ := def.State(w.State)
+		policy = def.RetryPolicyOf(state)
+	}
+	w.Retries++
+	w.LastError = &problem
+	w.StateText = strPtr(stateTextOf(problem))
+	if w.Retries < policy.MaxAttempts {
+		w.Status, w.NextActivation = persistence.StatusInProgress, &now
+		return
+	}
+	w.Status, w.State, w.Finished = attemptsSpent(def, w.State, now)
+	w.NextActivation, w.WaitSignal = nil, nil
 }
