@@ -114,7 +114,8 @@ func TestTimeoutsAndPanicsAreFailedAttempts(t *testing.T) {
 			require.Equal(t, want, tasks[0].Status, typ)
 			switch typ {
 			case "t.panics":
-				require.Contains(t, *got.LastError, "step panicked")
+				require.Contains(t, *got.LastError, `"title":"internal error"`)
+				require.NotContains(t, *got.LastError, "goroutine")
 			case "t.badmove":
 				require.Contains(t, *got.LastError, `cannot move to "run"`)
 			default:

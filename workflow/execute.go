@@ -196,7 +196,12 @@ func (e *Engine) run(ctx context.Context, o *outcome, def *Definition, state *St
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
-				done <- stepResult{err: fmt.Errorf("step panicked: %v\n%s", r, debug.Stack())}
+				// The stack names source paths and the panic's value may hold anything: they stay in
+				// the node's log, and the API shows the incident that finds them there.
+				incident := newIncident()
+				e.log.Error("step panicked", "incident", incident, "workflow", w.ID, "type", w.Type, "state", state.Name,
+					"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				done <- stepResult{err: incidentProblem(incident)}
 			}
 		}()
 		next, err := state.Handler(sc)
