@@ -288,6 +288,7 @@ func (e *Engine) apply(o *outcome, def *Definition, state *State, next Next, sc 
 	case nextFail:
 		target = def.firstOfKind(ErrorKind)
 		c.LastError = strPtr(next.text)
+		c.StateText = strPtr(stateTextOf(next.text))
 		if target == nil {
 			target = state
 			c.Status = persistence.StatusManual
@@ -322,6 +323,10 @@ func (e *Engine) apply(o *outcome, def *Definition, state *State, next Next, sc 
 	}
 	o.completion = c
 	o.task = e.task(o, state, persistence.TaskSucceeded, nil, sc)
+	if next.kind == nextFail {
+		// The step failed its workflow: its attempt is the failing one, with the reason.
+		o.task.Status, o.task.Error = persistence.TaskFailed, c.LastError
+	}
 	o.action = &persistence.Action{WorkflowID: w.ID, Type: persistence.ActionStateExecution, FromState: &w.State, State: c.State,
 		StateText: c.StateText, RetryNo: w.Retries, ExecutorID: &o.executorID, At: now}
 	return o
