@@ -175,7 +175,7 @@ func TestStepReleasedAtShutdownIsNotCounted(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, claimed, 1)
 		require.NoError(t, store.ExecutorStop(ctx, exec.ID))
-		n, err := engineapi.Of(engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: exec.ID})
+		n, err := engineapi.Of(engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: exec.ID, Stopping: true})
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		w, err := store.WorkflowGet(ctx, res.Workflow.ID)
@@ -183,5 +183,31 @@ func TestStepReleasedAtShutdownIsNotCounted(t *testing.T) {
 		require.Equal(t, persistence.StatusInProgress, w.Status)
 		require.Zero(t, w.Retries)
 		require.Nil(t, w.LastError)
+	})
+}
+
+// A node frozen past its expiry (say thrashing on a workflow's memory) that wakes and runs recovery
+// itself finds its own step orphaned: that attempt counts like any whose node was declared dead.
+func TestFrozenNodesOwnRecoveryCountsItsStep(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		engine := newEngine(t, store)
+		registerPoison(t, engine, "t.poison.frozen", true)
+		res, err := engine.Start(ctx, workflow.StartParams{Type: "t.poison.frozen"})
+		require.NoError(t, err)
+		frozen, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: poisonGroup, Expiry: -time.Second})
+		require.NoError(t, err)
+		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: frozen.ID, Group: poisonGroup, Limit: 1,
+			Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: engineapi.Of(engine).Types(poisonGroup)})
+		require.NoError(t, err)
+		require.Len(t, claimed, 1)
+		n, err := engineapi.Of(engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: frozen.ID})
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		w, err := store.WorkflowGet(ctx, res.Workflow.ID)
+		require.NoError(t, err)
+		require.Equal(t, 1, w.Retries)
+		requireNodeDiedProblem(t, w.LastError)
 	})
 }

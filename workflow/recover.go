@@ -10,9 +10,9 @@ import (
 )
 
 // recoverOrphans declares dead the executors whose heartbeat expired and takes over the workflows they
-// held: each is made due now, its running attempt recorded as a LOST task instance, with a RECOVERY
-// action. The dead executor's late completions are fenced off by the version bump. It returns how
-// many workflows were recovered.
+// held: each running attempt is recorded as a LOST task instance and counted as a failed attempt
+// (see countLostAttempt), with a RECOVERY action. The dead executor's late completions are fenced
+// off by the version bump. It returns how many workflows were recovered.
 func (e *Engine) recoverOrphans(ctx context.Context, p engineapi.RecoverParams) (int, error) {
 	if p.Limit <= 0 {
 		p.Limit = 500
@@ -46,7 +46,7 @@ func (e *Engine) recoverOrphans(ctx context.Context, p engineapi.RecoverParams) 
 			// An attempt whose node died counts, so that a workflow that kills its nodes ends after
 			// its retry policy instead of taking down every node in turn. One this node let go of
 			// itself (a drain that ran out, a completion the database lost) is not the workflow's fault.
-			if counted[i] = w.Status == persistence.StatusExecuting && len(p.Held) == 0 && !ownExecutor(w, p.ExecutorID); counted[i] {
+			if counted[i] = w.Status == persistence.StatusExecuting && len(p.Held) == 0 && !(p.Stopping && ownExecutor(w, p.ExecutorID)); counted[i] {
 				lost = nodeDiedProblem(w.State).Error()
 			}
 			tasks = append(tasks, &persistence.TaskInstance{WorkflowID: w.ID, State: w.State, TaskType: "handler", Attempt: w.Retries + 1,
@@ -115,8 +115,7 @@ func (e *Engine) recoverOrphans(ctx context.Context, p engineapi.RecoverParams) 
 	return n, nil
 }
 
-// ownExecutor reports whether a workflow is held by the executor recovering it: a pool releasing
-// what it still holds as it stops.
+// ownExecutor reports whether a workflow is held by the executor recovering it.
 func ownExecutor(w *persistence.Workflow, executorID int64) bool {
 	return w.ExecutorID != nil && *w.ExecutorID == executorID
 }
