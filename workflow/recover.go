@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cairnflow/cairn/internal/engineapi"
@@ -35,50 +36,58 @@ func (e *Engine) recoverOrphans(ctx context.Context, p engineapi.RecoverParams) 
 		if err != nil {
 			return err
 		}
-		n = len(orphans)
-		if n == 0 {
+		n = 0
+		if len(orphans) == 0 {
 			return nil
 		}
-		tasks := make([]*persistence.TaskInstance, 0, n)
-		counted := make([]bool, n)
-		for i, w := range orphans {
+		tasks := make([]*persistence.TaskInstance, 0, len(orphans))
+		actions := make([]*persistence.Action, 0, len(orphans))
+		ending := map[int64]int64{} // children that end here, with the parent they wake
+		for _, w := range orphans {
 			lost := "its executor stopped or stopped heartbeating while running this step"
 			// An attempt whose node died counts, so that a workflow that kills its nodes ends after
-			// its retry policy instead of taking down every node in turn. One this node let go of
-			// itself (a drain that ran out, a completion the database lost) is not the workflow's fault.
-			if counted[i] = w.Status == persistence.StatusExecuting && len(p.Held) == 0 && !(p.Stopping && ownExecutor(w, p.ExecutorID)); counted[i] {
+			// its retry policy instead of taking down every node in turn. One a pool let go of as it
+			// stopped (a drain that ran out), or a completion the database lost, is not the workflow's fault.
+			counted := w.Status == persistence.StatusExecuting && len(p.Held) == 0 && !(p.Stopping && ownExecutor(w, p.ExecutorID))
+			if counted {
 				lost = nodeDiedProblem(w.State).Error()
 			}
 			tasks = append(tasks, &persistence.TaskInstance{WorkflowID: w.ID, State: w.State, TaskType: "handler", Attempt: w.Retries + 1,
 				Status: persistence.TaskLost, ExecutorID: w.ExecutorID, Started: w.Modified, Finished: &now, Error: &lost})
-		}
-		if err := tx.TaskInstanceInsertMany(ctx, tasks); err != nil {
-			return err
-		}
-		actions := make([]*persistence.Action, 0, n)
-		events := make([]*persistence.ChangeEvent, 0, n)
-		var parents []int64
-		for i, w := range orphans {
-			text := "recovered from an executor that stopped"
-			from, retryNo := w.State, w.Retries
+			text, from := "recovered from an executor that stopped", w.State
+			actions = append(actions, &persistence.Action{WorkflowID: w.ID, Type: persistence.ActionRecovery, FromState: &from,
+				StateText: &text, RetryNo: w.Retries, ExecutorID: &p.ExecutorID, At: now})
 			switch {
-			case counted[i]:
-				e.countLostAttempt(ctx, tx, w, *tasks[i].Error, now)
-				text = *w.StateText
+			case counted:
+				e.countLostAttempt(ctx, tx, w, lost, now)
+				actions[len(actions)-1].StateText = w.StateText
 				if w.Status.Terminal() && w.ParentID != nil {
-					parents = append(parents, *w.ParentID)
+					ending[w.ID] = *w.ParentID
 				}
 			case w.Status == persistence.StatusExecuting:
 				w.Status = persistence.StatusInProgress
 				w.NextActivation = &now
 			} // else paused, cancelled or changed while the step ran: it stays as the operator left it
+		}
+		// A child that ends here wakes its parent. Its row is locked already, and cancelling a parent
+		// locks it before its children: a parent another transaction holds is skipped, and its child
+		// left to the next pass, rather than waited for (a deadlock).
+		parents, err := skipBusyParents(ctx, tx, ending, &orphans, &tasks, &actions)
+		if err != nil {
+			return err
+		}
+		n = len(orphans)
+		if err := tx.TaskInstanceInsertMany(ctx, tasks); err != nil {
+			return err
+		}
+		events := make([]*persistence.ChangeEvent, 0, n)
+		for i, w := range orphans {
 			w.ExecutorID = nil
 			w.StepDeadline = nil
+			actions[i].State, actions[i].TaskInstanceID = w.State, &tasks[i].ID
 			if err := tx.WorkflowSave(ctx, w); err != nil {
 				return err
 			}
-			actions = append(actions, &persistence.Action{WorkflowID: w.ID, Type: persistence.ActionRecovery, FromState: &from, State: w.State,
-				StateText: &text, RetryNo: retryNo, ExecutorID: &p.ExecutorID, TaskInstanceID: &tasks[i].ID, At: now})
 			if w.NextActivation != nil && claimable(w.Status) {
 				wake[w.ExecutorGroup] = true
 			}
@@ -113,6 +122,37 @@ func (e *Engine) recoverOrphans(ctx context.Context, p engineapi.RecoverParams) 
 	}
 	e.afterCommit(wake, n > 0)
 	return n, nil
+}
+
+// skipBusyParents locks the parents that children ending in this recovery wake (ending: child to
+// parent), skipping those another transaction holds (SKIP LOCKED): the children of a skipped parent
+// are dropped from this pass, with their task instance and action, to be recovered by the next.
+// It returns the parents locked.
+func skipBusyParents(ctx context.Context, tx *persistence.Store, ending map[int64]int64, orphans *[]*persistence.Workflow,
+	tasks *[]*persistence.TaskInstance, actions *[]*persistence.Action) ([]int64, error) {
+	if len(ending) == 0 {
+		return nil, nil
+	}
+	parents := make([]int64, 0, len(ending))
+	for _, id := range ending {
+		if !slices.Contains(parents, id) {
+			parents = append(parents, id)
+		}
+	}
+	locked, err := tx.WorkflowLockAvailable(ctx, parents)
+	if err != nil || len(locked) == len(parents) {
+		return locked, err
+	}
+	keep := 0
+	for i, w := range *orphans {
+		if parent, ok := ending[w.ID]; ok && !slices.Contains(locked, parent) {
+			continue
+		}
+		(*orphans)[keep], (*tasks)[keep], (*actions)[keep] = w, (*tasks)[i], (*actions)[i]
+		keep++
+	}
+	*orphans, *tasks, *actions = (*orphans)[:keep], (*tasks)[:keep], (*actions)[:keep]
+	return locked, nil
 }
 
 // ownExecutor reports whether a workflow is held by the executor recovering it.
