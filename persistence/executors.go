@@ -201,3 +201,17 @@ func (s *Store) ExecutorPage(ctx context.Context, p ExecutorPageParams) ([]*Exec
 	}
 	return out, nil
 }
+
+// WorkflowLockAvailable locks those of the given workflows that no other transaction holds (SKIP
+// LOCKED) and returns their IDs; without row locks (SQLite, one writer) it returns them all.
+func (s *Store) WorkflowLockAvailable(ctx context.Context, ids []int64) ([]int64, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var locked []int64
+	q := s.forUpdate(s.idb.NewSelect().Model((*Workflow)(nil)).Column("id").Where("id IN (?)", bunIn(ids)).OrderExpr("id"), true)
+	if err := q.Scan(ctx, &locked); err != nil {
+		return nil, fmt.Errorf("error locking %d workflows: %w", len(ids), err)
+	}
+	return locked, nil
+}

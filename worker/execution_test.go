@@ -114,7 +114,8 @@ func TestTimeoutsAndPanicsAreFailedAttempts(t *testing.T) {
 			require.Equal(t, want, tasks[0].Status, typ)
 			switch typ {
 			case "t.panics":
-				require.Contains(t, *got.LastError, "step panicked")
+				require.Contains(t, *got.LastError, `"title":"internal error"`)
+				require.NotContains(t, *got.LastError, "goroutine")
 			case "t.badmove":
 				require.Contains(t, *got.LastError, `cannot move to "run"`)
 			default:
@@ -393,6 +394,8 @@ func TestDrainTimeoutReleasesStepsStillRunning(t *testing.T) {
 		released, err := store.WorkflowGet(ctx, w.ID)
 		require.NoError(t, err)
 		require.Equal(t, persistence.StatusInProgress, released.Status, "released at shutdown")
+		require.Zero(t, released.Retries, "a step released by a graceful stop spends no attempt")
+		require.Nil(t, released.LastError)
 		time.Sleep(800 * time.Millisecond) // the abandoned step returns into the stopped pool
 
 		b.startWorker(t, fastOptions())

@@ -126,6 +126,24 @@ func TestRemoteLeaseExpiresAndTaskIsOfferedAgain(t *testing.T) {
 		done := b.waitStatus(t, w.ID, persistence.StatusFinished)
 		require.Equal(t, "fresh", vars(t, done)["result"])
 		require.GreaterOrEqual(t, b.engine.RemoteStats().LeaseExpiries.Load(), int64(1))
+
+		// The attempt whose lease ran out shows where it failed: a LOST task instance of the
+		// worker that held it, with its Problem.
+		var lost []*persistence.TaskInstance
+		for _, ti := range b.tasks(t, w.ID) {
+			if ti.Status == persistence.TaskLost && ti.TaskType != "handler" { // not a pool's recovery on a loaded machine
+				lost = append(lost, ti)
+			}
+		}
+		require.Len(t, lost, 1)
+		require.Equal(t, "remote:gone", lost[0].TaskType)
+		require.Equal(t, "call", lost[0].State)
+		require.Equal(t, first.Attempt, lost[0].Attempt)
+		require.Equal(t, "dies", lost[0].Host)
+		var problem workflow.Problem
+		require.NoError(t, json.Unmarshal([]byte(*lost[0].Error), &problem))
+		require.Equal(t, "Lease Expired", problem.Title)
+		require.Contains(t, problem.Detail, `"dies"`)
 	})
 }
 

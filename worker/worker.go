@@ -241,7 +241,7 @@ func (w *Worker) release() {
 		w.log.Error("error stopping executor", "executor", id, "error", err)
 		return
 	}
-	if n, err := w.machine.Recover(ctx, engineapi.RecoverParams{ExecutorID: id}); err != nil {
+	if n, err := w.machine.Recover(ctx, engineapi.RecoverParams{ExecutorID: id, Stopping: true}); err != nil {
 		w.log.Error("error releasing held workflows", "error", err)
 	} else if n > 0 {
 		w.log.Info("released workflows still held at shutdown", "count", n)

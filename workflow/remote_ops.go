@@ -406,6 +406,14 @@ func (e *Engine) ExpireTaskLeases(ctx context.Context) (int, error) {
 		if tasks, err = tx.RemoteTaskExpireLeases(ctx, now, problem, 1000); err != nil {
 			return err
 		}
+		// Each lease that ran out was an attempt of its step: it shows where it failed, as LOST.
+		lost := make([]*persistence.TaskInstance, len(tasks))
+		for i, t := range tasks {
+			lost[i] = leaseLost(t, now)
+		}
+		if err := tx.TaskInstanceInsertMany(ctx, lost); err != nil {
+			return err
+		}
 		var failed []*persistence.RemoteTask
 		for _, t := range tasks {
 			if t.Status == persistence.RemoteTaskFailed {
@@ -431,6 +439,23 @@ func (e *Engine) ExpireTaskLeases(ctx context.Context) (int, error) {
 		e.afterCommit(groups, true)
 	}
 	return len(tasks), nil
+}
+
+// leaseLost is the task instance of a remote task's attempt whose lease ran out.
+func leaseLost(t *persistence.RemoteTask, now time.Time) *persistence.TaskInstance {
+	ti := &persistence.TaskInstance{WorkflowID: t.WorkflowID, State: t.State, TaskType: "remote:" + t.Function, Attempt: t.Attempt,
+		Status: persistence.TaskLost, Started: now, Finished: &now}
+	worker := "its worker"
+	if t.Worker != nil {
+		ti.Host, worker = *t.Worker, "worker "+strconv.Quote(*t.Worker)
+	}
+	if t.Leased != nil {
+		ti.Started = *t.Leased
+	}
+	msg := (&Problem{Type: RemoteLeaseExpiredType, Status: 408, Title: "Lease Expired",
+		Detail: worker + " neither completed the task nor heartbeated before its lease ran out"}).Error()
+	ti.Error = &msg
+	return ti
 }
 
 // RunTaskLeases ends leases that ran out, every RemoteLeaseSweep, until ctx ends: a task whose

@@ -2575,13 +2575,13 @@ enum TaskInstanceStatus {
   RUNNING
   "The step returned normally."
   SUCCEEDED
-  "The step returned an error or panicked."
+  "The step returned an error, panicked (its error names an incident in the node's log) or failed its workflow."
   FAILED
   "The step ran past its deadline."
   TIMED_OUT
   "The workflow was cancelled while the step ran."
   CANCELLED
-  "Its executor died; another took the workflow over."
+  "Its node died (another took the workflow over, and the attempt counts), or a remote task's lease ran out."
   LOST
 }
 

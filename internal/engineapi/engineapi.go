@@ -44,6 +44,9 @@ type RecoverParams struct {
 	// Held, when set, recovers these workflows of ExecutorID itself instead: ones the database says
 	// it holds but it is not running (a completion lost in a database crash).
 	Held []int64
+	// Stopping says ExecutorID is stopping: the steps it still holds (a drain that ran out) are
+	// released without spending an attempt, unlike those of executors that died.
+	Stopping bool
 }
 
 // Engine is what the worker pool calls on a workflow.Engine.
