@@ -637,7 +637,7 @@ type UpdateParams struct {
 }
 
 // Update changes a workflow's state, state text, schedule or variables. It refuses a workflow whose
-// step is running (pause it first).
+// step is running (pause it first) and one that has ended (FINISHED, FAILED, CANCELLED): CONFLICT.
 func (e *Engine) Update(ctx context.Context, p UpdateParams) (*persistence.Workflow, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
@@ -659,6 +659,10 @@ func (e *Engine) Update(ctx context.Context, p UpdateParams) (*persistence.Workf
 		if w.Status == persistence.StatusExecuting {
 			return nil, conflict("workflow %v is executing a step; pause it before updating it", workflowRef(w.ID))
 		}
+		// Ended is ended: its variables and state are its record. retryWorkflow reopens a FAILED one.
+		if w.Status.Terminal() {
+			return nil, conflict("workflow %v is %s and can no longer be changed", workflowRef(w.ID), w.Status)
+		}
 		now := persistence.Now()
 		if p.State != nil {
 			s, ok := def.State(*p.State)
@@ -673,8 +677,6 @@ func (e *Engine) Update(ctx context.Context, p UpdateParams) (*persistence.Workf
 				at = persistence.UTC(*p.NextActivation)
 			}
 			enterState(w, s, at, now)
-		} else if w.Status.Terminal() && (p.NextActivation != nil || p.ClearNextActivation) {
-			return nil, conflict("workflow %v is %s; move it to a state to schedule it again", workflowRef(w.ID), w.Status)
 		} else if p.NextActivation != nil {
 			w.NextActivation = persistence.UTCPtr(p.NextActivation)
 		} else if p.ClearNextActivation {
