@@ -78,7 +78,9 @@ func TestEndedWorkflowsRefuseChanges(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, again, len(actions), "%s: no action recorded", status)
 			if status == "FAILED" {
-				var out struct{ RetryWorkflow struct{ Workflow struct{ ID, Status string } } }
+				var out struct {
+					RetryWorkflow struct{ Workflow struct{ ID, Status string } }
+				}
 				b.must(t, op("retryWorkflow", `, state: "review"`), &out, map[string]any{"id": id})
 				require.Equal(t, "MANUAL", out.RetryWorkflow.Workflow.Status, "retryWorkflow reopens a FAILED workflow")
 			}
