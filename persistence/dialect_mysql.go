@@ -171,7 +171,7 @@ func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowComplet
 			rows = append(rows, mysqlCompletion{ID: c.ID, ExecutorID: c.ExecutorID, Version: c.ClaimedVersion, Status: string(c.Status),
 				State: c.State, StateText: c.StateText, NextActivation: mysqlTime(c.NextActivation), Retries: c.Retries,
 				Variables: string(c.Variables), WaitSignal: c.WaitSignal, LastError: c.LastError, Finished: mysqlTime(c.Finished),
-				KeepClaim: boolInt(c.KeepClaim), StepDeadline: mysqlTime(c.StepDeadline)})
+				KeepClaim: boolInt(c.KeepClaim), StepDeadline: mysqlTime(c.StepDeadline), Steps: c.Steps})
 		}
 		if len(rows) == 0 {
 			return nil
@@ -187,12 +187,12 @@ func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowComplet
 				status VARCHAR(32) PATH '$.status', state VARCHAR(255) PATH '$.state', state_text TEXT PATH '$.state_text',
 				next_activation DATETIME(6) PATH '$.next_activation', retries INT PATH '$.retries', variables LONGTEXT PATH '$.variables',
 				wait_signal VARCHAR(255) PATH '$.wait_signal', last_error LONGTEXT PATH '$.last_error', finished DATETIME(6) PATH '$.finished',
-				keep_claim INT PATH '$.keep_claim', step_deadline DATETIME(6) PATH '$.step_deadline')) AS v
+				keep_claim INT PATH '$.keep_claim', step_deadline DATETIME(6) PATH '$.step_deadline', steps INT PATH '$.steps')) AS v
 			ON w.id = v.id AND w.executor_id = v.executor_id AND w.version = v.claimed_version AND w.status = 'EXECUTING'
 			SET w.status = v.status, w.state = v.state, w.state_text = v.state_text, w.next_activation = v.next_activation,
 				w.retries = v.retries, w.executor_id = CASE WHEN v.keep_claim = 1 THEN v.executor_id ELSE NULL END,
 				w.variables = v.variables, w.wait_signal = v.wait_signal, w.last_error = v.last_error,
-				w.step_deadline = v.step_deadline, w.finished = v.finished, w.modified = ?, w.version = w.version + 1`,
+				w.step_deadline = v.step_deadline, w.finished = v.finished, w.modified = ?, w.version = w.version + 1, w.steps = v.steps`,
 			string(doc), now).Exec(ctx)
 		return err
 	})
@@ -311,6 +311,7 @@ type mysqlCompletion struct {
 	Finished       *string `json:"finished"`
 	KeepClaim      int     `json:"keep_claim"` // 1: keep the claim
 	StepDeadline   *string `json:"step_deadline"`
+	Steps          int     `json:"steps"`
 }
 
 // mysqlTime formats an optional time as DATETIME(6) text in UTC.
