@@ -74,6 +74,9 @@ func (e *Engine) execute(ctx context.Context, p engineapi.ExecuteParams) *outcom
 	if !ok {
 		return e.failure(o, def, nil, NonRetryable(fmt.Errorf("definition %s v%d has no state %q", w.Type, w.DefinitionVersion, w.State)), persistence.TaskFailed)
 	}
+	if spent := e.outOfSteps(o, def, state); spent != nil {
+		return spent
+	}
 	if state.Kind != Wait {
 		return e.run(ctx, o, def, state, nil)
 	}
@@ -230,7 +233,7 @@ func (e *Engine) run(ctx context.Context, o *outcome, def *Definition, state *St
 
 // collect keeps what a step buffered (logs, variables) even when it failed.
 func (o *outcome) collect(sc *StepContext) {
-	if sc == nil {
+	if sc == nil || sc.overLimit != nil { // over a limit: nothing it buffered is stored (limits.go)
 		return
 	}
 	o.logs = sc.logs
@@ -257,6 +260,9 @@ func (e *Engine) apply(o *outcome, def *Definition, state *State, next Next, sc 
 	w := o.workflow
 	now := persistence.Now()
 	o.def = def
+	if err := e.checkStepLimits(sc); err != nil {
+		return e.failure(o, def, state, err, persistence.TaskFailed)
+	}
 	o.collect(sc)
 	if sc != nil {
 		o.children = sc.children
@@ -422,6 +428,7 @@ func (e *Engine) completeAndContinue(ctx context.Context, outcomes []*outcome, k
 	cs := make([]persistence.WorkflowCompletion, len(outcomes))
 	for i, o := range outcomes {
 		c := o.completion
+		c.Steps = o.stepsAfter()
 		if keep != nil && c.Status == persistence.StatusInProgress && c.NextActivation != nil && !c.NextActivation.After(now) && keep(o) {
 			c.KeepClaim = true
 			c.Status = persistence.StatusExecuting
@@ -692,6 +699,7 @@ func (o *outcome) continuation(c persistence.WorkflowCompletion, now time.Time) 
 	w.Status, w.State, w.StateText, w.NextActivation, w.Retries = c.Status, c.State, c.StateText, c.NextActivation, c.Retries
 	w.Variables, w.WaitSignal, w.LastError, w.Finished, w.StepDeadline = c.Variables, c.WaitSignal, c.LastError, c.Finished, c.StepDeadline
 	w.Version = c.ClaimedVersion + 1
+	w.Steps = c.Steps
 	w.Modified = now
 	return &w
 }

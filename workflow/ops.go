@@ -112,8 +112,11 @@ func (e *Engine) startMany(ctx context.Context, ps []StartParams, indexed bool) 
 		if err != nil {
 			return nil, err
 		}
-		_, vars, err := decodeObject(field("variables"), p.Variables)
+		varMap, vars, err := decodeObject(field("variables"), p.Variables)
 		if err != nil {
+			return nil, err
+		}
+		if err := firstError(e.limits.checkValue(field("input"), input), e.limits.checkVariables(field("variables"), varMap, vars)); err != nil {
 			return nil, err
 		}
 		due := now
@@ -251,6 +254,8 @@ type ChangeParams struct {
 
 	// request is the rest of the operation's request (besides Reason), in its fingerprint.
 	request any
+	// varsField names the input the variables an operation sets come from ("" = variables).
+	varsField string
 }
 
 // hash fingerprints an operation's request.
@@ -302,6 +307,13 @@ func (e *Engine) change(ctx context.Context, op string, p ChangeParams, fn func(
 		if len(vars) > 0 {
 			merged, err := mergeVariables(w.Variables, vars)
 			if err != nil {
+				return err
+			}
+			field := p.varsField
+			if field == "" {
+				field = "variables"
+			}
+			if err := e.limits.checkVariables(field, vars, merged); err != nil {
 				return err
 			}
 			w.Variables = merged
@@ -452,6 +464,7 @@ func (e *Engine) Retry(ctx context.Context, p RetryParams) (*persistence.Workflo
 		now := persistence.Now()
 		w.State = state
 		w.Retries = 0
+		w.Steps = 0 // an operator's retry starts a new step budget
 		w.LastError = nil
 		w.Finished = nil
 		enterState(w, s, now, now)
@@ -723,6 +736,9 @@ func (e *Engine) Signal(ctx context.Context, p SignalParams) (*persistence.Workf
 	}
 	if len(p.Payload) > 0 && !json.Valid(p.Payload) {
 		return nil, invalid("payload", "payload must be JSON")
+	}
+	if err := e.limits.checkValue("payload", p.Payload); err != nil {
+		return nil, err
 	}
 	var out *persistence.Workflow
 	var woke bool

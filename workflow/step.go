@@ -85,6 +85,11 @@ type StepContext struct {
 	signal    *persistence.Signal
 	output    json.RawMessage
 	remote    *remoteCall // what CallRemote found or asked for
+	// overLimit is the first write over the engine's Limits: it fails the attempt (limits.go).
+	overLimit *LimitError
+	// varsBytes is the size of variables as JSON once varsSized (counted at the first SetVar).
+	varsBytes int
+	varsSized bool
 }
 
 // WorkflowID is the ID of the running workflow.
@@ -123,13 +128,20 @@ func (c *StepContext) Var(key string, v any) (bool, error) {
 }
 
 // SetVar sets variable key to v (JSON-encoded); nil removes it. Recorded when the step completes,
-// with the action it belongs to.
+// with the action it belongs to. A value over the engine's Limits is refused with a *LimitError
+// (non-retryable), and the attempt fails with it even if the handler goes on.
 func (c *StepContext) SetVar(key string, v any) error {
 	// What the API refuses to store, a step may not store either (PostgreSQL could not).
 	if err := CheckString("key", key, MaxKeyLength); err != nil {
 		return fmt.Errorf("variable %.40q cannot be stored: %w", key, err)
 	}
+	if !c.varsSized {
+		c.varsBytes, c.varsSized = variablesSize(c.variables), true
+	}
 	if v == nil {
+		if old, ok := c.variables[key]; ok {
+			c.varsBytes -= len(key) + 4 + len(old)
+		}
 		delete(c.variables, key)
 		c.changed[key] = true
 		return nil
@@ -141,6 +153,19 @@ func (c *StepContext) SetVar(key string, v any) error {
 	if err := CheckJSON("value", b); err != nil {
 		return fmt.Errorf("variable %.40q cannot be stored: %w", key, err)
 	}
+	l := c.engine.limits
+	if len(b) > l.ValueBytes {
+		return c.refuse(&LimitError{What: fmt.Sprintf("variable %.40q", key), Size: len(b), Max: l.ValueBytes, Unit: "bytes", Flag: "max-value-bytes"})
+	}
+	size := c.varsBytes + len(key) + 4 + len(b)
+	if old, ok := c.variables[key]; ok {
+		size -= len(key) + 4 + len(old)
+	}
+	if size > l.VariablesBytes {
+		return c.refuse(&LimitError{What: fmt.Sprintf("the workflow's variables with variable %.40q", key), Size: size, Max: l.VariablesBytes,
+			Unit: "bytes", Flag: "max-variables-bytes"})
+	}
+	c.varsBytes = size
 	c.variables[key] = b
 	c.changed[key] = true
 	return nil
@@ -162,6 +187,9 @@ func (c *StepContext) SetOutput(v any) error {
 	}
 	if err := CheckJSON("output", b); err != nil {
 		return fmt.Errorf("step output cannot be stored: %w", err)
+	}
+	if l := c.engine.limits; len(b) > l.ValueBytes {
+		return c.refuse(&LimitError{What: "the step's output", Size: len(b), Max: l.ValueBytes, Unit: "bytes", Flag: "max-value-bytes"})
 	}
 	c.output = b
 	return nil
