@@ -309,3 +309,46 @@ func TestChildDepthIsBounded(t *testing.T) {
 		require.Equal(t, persistence.StatusFinished, w.Status)
 	})
 }
+
+// Remote tasks keep to the same limits: a step calling a remote function with an input over the
+// value limit fails without a retry, and a worker's output over it is refused (completeTask and
+// completeTasks, INVALID_INPUT naming it) with the task still leased.
+func TestRemoteTasksKeepToTheLimits(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		engine := limitedEngine(t, store, small)
+		big := strings.Repeat("x", 120)
+		oneStep(t, engine, "t.callbig", func(sc *workflow.StepContext) error {
+			_, err := sc.CallRemote("f", big)
+			return err
+		})
+		oneStep(t, engine, "t.call", func(sc *workflow.StepContext) error {
+			_, err := sc.CallRemote("f", "small")
+			return err
+		})
+		callBig, err := engine.Start(ctx, workflow.StartParams{Type: "t.callbig"})
+		require.NoError(t, err)
+		_, err = engine.Start(ctx, workflow.StartParams{Type: "t.call"})
+		require.NoError(t, err)
+		runDue(t, store, engine)
+
+		w, err := store.WorkflowGet(ctx, callBig.Workflow.ID)
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusFailed, w.Status)
+		require.Contains(t, *w.LastError, "--max-value-bytes")
+		require.Len(t, tasksOf(t, store, w.ID), 1)
+
+		leased, err := engine.PollTasks(ctx, workflow.PollTasksParams{Functions: []string{"f"}})
+		require.NoError(t, err)
+		require.Len(t, leased, 1, "only the small call made a task")
+		out := json.RawMessage(`"` + big + `"`)
+		_, err = engine.CompleteTask(ctx, leased[0].Token, out, nil)
+		requireCode(t, err, workflow.CodeInvalidInput, "output")
+		_, err = engine.CompleteTasks(ctx, []workflow.TaskResult{{Token: leased[0].Token, Output: out}}, nil)
+		requireCode(t, err, workflow.CodeInvalidInput, "results[0].output")
+		task, err := engine.CompleteTask(ctx, leased[0].Token, json.RawMessage(`"fits"`), nil)
+		require.NoError(t, err, "the task stayed leased")
+		require.Equal(t, persistence.RemoteTaskSucceeded, task.Status)
+	})
+}
