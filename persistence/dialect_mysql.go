@@ -69,9 +69,10 @@ func (mysqlDialect) castTime(placeholder string) string {
 }
 
 // insertRows uses Bun's multi-row VALUES: MariaDB returns the IDs (INSERT ... RETURNING); on MySQL
-// Bun numbers the rows from the first ID, which Open made sure are consecutive.
+// Bun numbers the rows from the first ID, which Open made sure are consecutive. Rows with much
+// data (variables, inputs) go in several statements, each within the packet size.
 func (mysqlDialect) insertRows(ctx context.Context, s *Store, rows any, returnIDs bool) error {
-	return bunInsert(ctx, s, rows, returnIDs)
+	return bunInsertChunked(ctx, s, rows, returnIDs)
 }
 
 // insertSkippingDuplicates turns a duplicate into an update that changes nothing (INSERT IGNORE
@@ -173,16 +174,32 @@ func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowComplet
 				Variables: string(c.Variables), WaitSignal: c.WaitSignal, LastError: c.LastError, Finished: mysqlTime(c.Finished),
 				KeepClaim: boolInt(c.KeepClaim), StepDeadline: mysqlTime(c.StepDeadline), Steps: c.Steps})
 		}
-		if len(rows) == 0 {
-			return nil
+		// A batch with large variables is written in several statements, each within the packet.
+		for _, part := range chunks(len(rows), func(i int) int { return rows[i].bytes() }, mysqlStatementBytes) {
+			if err := tx.mysqlComplete(ctx, rows[part[0]:part[1]], now); err != nil {
+				return err
+			}
 		}
-		doc, err := json.Marshal(rows)
-		if err != nil {
-			return err
-		}
-		// The completions travel as one JSON array that JSON_TABLE turns back into rows (as unnest
-		// does on PostgreSQL): one short statement, whatever the batch size.
-		_, err = tx.idb.NewRaw(`UPDATE workflows AS w JOIN JSON_TABLE(?, '$[*]' COLUMNS (
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return written, nil
+}
+
+// mysqlComplete writes completions whose workflows the transaction holds, in one statement.
+func (tx *Store) mysqlComplete(ctx context.Context, rows []mysqlCompletion, now time.Time) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	doc, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	// The completions travel as one JSON array that JSON_TABLE turns back into rows (as unnest
+	// does on PostgreSQL): one short statement, whatever the number of rows.
+	_, err = tx.idb.NewRaw(`UPDATE workflows AS w JOIN JSON_TABLE(?, '$[*]' COLUMNS (
 				id BIGINT PATH '$.id', executor_id BIGINT PATH '$.executor_id', claimed_version INT PATH '$.version',
 				status VARCHAR(32) PATH '$.status', state VARCHAR(255) PATH '$.state', state_text TEXT PATH '$.state_text',
 				next_activation DATETIME(6) PATH '$.next_activation', retries INT PATH '$.retries', variables LONGTEXT PATH '$.variables',
@@ -193,13 +210,8 @@ func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowComplet
 				w.retries = v.retries, w.executor_id = CASE WHEN v.keep_claim = 1 THEN v.executor_id ELSE NULL END,
 				w.variables = v.variables, w.wait_signal = v.wait_signal, w.last_error = v.last_error,
 				w.step_deadline = v.step_deadline, w.finished = v.finished, w.modified = ?, w.version = w.version + 1, w.steps = v.steps`,
-			string(doc), now).Exec(ctx)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return written, nil
+		string(doc), now).Exec(ctx)
+	return err
 }
 
 // updateReturningIDs locks the rows the WHERE selects, then updates them by ID.
@@ -312,6 +324,17 @@ type mysqlCompletion struct {
 	KeepClaim      int     `json:"keep_claim"` // 1: keep the claim
 	StepDeadline   *string `json:"step_deadline"`
 	Steps          int     `json:"steps"`
+}
+
+// bytes is about how much of a statement the completion takes.
+func (c *mysqlCompletion) bytes() int {
+	n := 256 + len(c.State) + len(c.Variables)
+	for _, s := range []*string{c.StateText, c.LastError, c.WaitSignal} {
+		if s != nil {
+			n += len(*s)
+		}
+	}
+	return n
 }
 
 // mysqlTime formats an optional time as DATETIME(6) text in UTC.
