@@ -15,7 +15,8 @@ type Limits struct {
 	// ValueBytes bounds one JSON value, as compact JSON text: a workflow's input, one variable, a
 	// step's output, a signal's payload, a form's data, a child's input, a schedule's input.
 	ValueBytes int
-	// VariablesBytes bounds a workflow's variables as a whole (their JSON object).
+	// VariablesBytes bounds a workflow's variables as a whole (their JSON object), and the inputs
+	// of the children one step starts, together.
 	VariablesBytes int
 	// Steps bounds the attempts one workflow runs (each run of a step, failed or not, counts);
 	// the attempt after the last fails the workflow. A manual retry starts a new budget.
@@ -133,11 +134,18 @@ func (e *Engine) checkStepLimits(sc *StepContext) error {
 	if n := len(sc.children); n > l.ChildrenPerStep {
 		return NonRetryable(&LimitError{What: "the children this step starts", Size: n, Max: l.ChildrenPerStep, Unit: "children", Flag: "max-children-per-step"})
 	}
+	inputs := 0
 	for i, ch := range sc.children {
 		if len(ch.Input) > l.ValueBytes {
 			return NonRetryable(&LimitError{What: fmt.Sprintf("the input of child %d (%.40s)", i+1, ch.Type), Size: len(ch.Input), Max: l.ValueBytes,
 				Unit: "bytes", Flag: "max-value-bytes"})
 		}
+		inputs += len(ch.Input)
+	}
+	// Together the children's inputs are bounded like the variables: one step writes no more.
+	if inputs > l.VariablesBytes {
+		return NonRetryable(&LimitError{What: "the inputs of the children this step starts", Size: inputs, Max: l.VariablesBytes, Unit: "bytes",
+			Flag: "max-variables-bytes"})
 	}
 	if len(sc.children) > 0 && sc.workflow.ParentID != nil {
 		// Only a child has ancestors to count: a chain of workflows that start themselves stops

@@ -16,7 +16,7 @@ import (
 )
 
 // small are limits a test reaches with small values.
-var small = workflow.Limits{ValueBytes: 100, VariablesBytes: 250, Steps: 5, ChildDepth: 3, ChildrenPerStep: 2}
+var small = workflow.Limits{ValueBytes: 100, VariablesBytes: 170, Steps: 5, ChildDepth: 3, ChildrenPerStep: 2}
 
 func limitedEngine(t *testing.T, store *persistence.Store, l workflow.Limits) *workflow.Engine {
 	t.Helper()
@@ -82,6 +82,12 @@ func TestStepWritesAreBounded(t *testing.T) {
 				sc.StartChild(workflow.ChildRequest{Type: "fits", Input: json.RawMessage(`{"a":"` + big + `"}`)})
 				return nil
 			}},
+			{"children.inputs", "--max-variables-bytes", func(sc *workflow.StepContext) error {
+				for range 2 {
+					sc.StartChild(workflow.ChildRequest{Type: "fits", Input: json.RawMessage(`{"a":"` + strings.Repeat("c", 80) + `"}`)})
+				}
+				return nil
+			}},
 			{"many.children", "--max-children-per-step", func(sc *workflow.StepContext) error {
 				for range 3 {
 					sc.StartChild(workflow.ChildRequest{Type: "fits"})
@@ -90,7 +96,7 @@ func TestStepWritesAreBounded(t *testing.T) {
 			}},
 		}
 		oneStep(t, engine, "fits", func(sc *workflow.StepContext) error {
-			return firstErr(sc.SetVar("a", strings.Repeat("z", 90)), sc.SetVar("b", strings.Repeat("z", 90)), sc.SetOutput("ok"))
+			return firstErr(sc.SetVar("a", strings.Repeat("z", 60)), sc.SetVar("b", strings.Repeat("z", 60)), sc.SetOutput("ok"))
 		})
 		ids := map[string]int64{}
 		for _, tc := range cases {
@@ -182,7 +188,7 @@ func TestOperationsRefuseValuesOverTheLimits(t *testing.T) {
 		_, err = engine.SubmitForm(ctx, workflow.SubmitFormParams{ID: id, SubmittedBy: "ann", Data: json.RawMessage(`{"a":` + big + `}`)})
 		requireCode(t, err, workflow.CodeInvalidInput, "data")
 		// Fits alone, but not with the variables the workflow has.
-		_, err = engine.SubmitForm(ctx, workflow.SubmitFormParams{ID: id, SubmittedBy: "ann", Data: json.RawMessage(`{"a":` + mid + `,"b":"` + strings.Repeat("c", 40) + `"}`)})
+		_, err = engine.SubmitForm(ctx, workflow.SubmitFormParams{ID: id, SubmittedBy: "ann", Data: json.RawMessage(`{"b":"` + strings.Repeat("c", 70) + `"}`)})
 		requireCode(t, err, workflow.CodeInvalidInput, "data")
 
 		w, err := store.WorkflowGet(ctx, id)
