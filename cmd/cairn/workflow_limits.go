@@ -15,7 +15,7 @@ type workflowLimits struct {
 func (l *workflowLimits) register(fs *flagSet) {
 	d := workflow.DefaultLimits
 	fs.IntVar(&l.maxValueBytes, "max-value-bytes", d.ValueBytes, "largest JSON value in bytes a workflow stores: its input, one variable, a step's output, a signal's payload, a form's data, a child's input (the API refuses a larger one; a step writing one fails)")
-	fs.IntVar(&l.maxVariablesBytes, "max-variables-bytes", d.VariablesBytes, "largest a workflow's variables may grow, in bytes of JSON, all together")
+	fs.IntVar(&l.maxVariablesBytes, "max-variables-bytes", d.VariablesBytes, "largest a workflow's variables may grow, in bytes of JSON, all together; also bounds the inputs of the children one step starts, together")
 	fs.IntVar(&l.maxSteps, "max-steps", d.Steps, "steps (attempts) one workflow may run; the next fails it (FAILED), and a manual retry gives it as many again")
 	fs.IntVar(&l.maxChildDepth, "max-child-depth", d.ChildDepth, "how deep a chain of child workflows may go; a step starting a deeper child fails")
 	fs.IntVar(&l.maxChildrenPerStep, "max-children-per-step", d.ChildrenPerStep, "most child workflows one step may start")
