@@ -358,3 +358,53 @@ func TestRemoteTasksKeepToTheLimits(t *testing.T) {
 		require.Equal(t, persistence.RemoteTaskSucceeded, task.Status)
 	})
 }
+
+// A step's logs are bounded: a value over the value limit is cut, and once the step's logs pass
+// the variables limit the rest are dropped with one entry saying so; the step still finishes.
+// A side effect over the value limit fails the step and is not recorded.
+func TestStepLogsAndSideEffectsAreBounded(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		engine := limitedEngine(t, store, small)
+		oneStep(t, engine, "t.logs", func(sc *workflow.StepContext) error {
+			sc.Log("big", strings.Repeat("é", 200)+"\x00")
+			for i := range 10 {
+				sc.Log(fmt.Sprintf("n%d", i), "0123456789")
+			}
+			return nil
+		})
+		oneStep(t, engine, "t.effect", func(sc *workflow.StepContext) error {
+			_, err := workflow.SideEffect(sc, "k", func() (string, error) { return strings.Repeat("x", 200), nil })
+			return err
+		})
+		logs, err := engine.Start(ctx, workflow.StartParams{Type: "t.logs"})
+		require.NoError(t, err)
+		effect, err := engine.Start(ctx, workflow.StartParams{Type: "t.effect"})
+		require.NoError(t, err)
+		runDue(t, store, engine)
+
+		w, err := store.WorkflowGet(ctx, logs.Workflow.ID)
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusFinished, w.Status)
+		got, err := store.ActivityLogList(ctx, persistence.ActivityLogListParams{WorkflowIDs: []int64{w.ID}})
+		require.NoError(t, err)
+		total := 0
+		for _, l := range got {
+			require.LessOrEqual(t, len(l.Value), small.ValueBytes)
+			total += len(l.Name) + len(l.Value)
+		}
+		require.True(t, strings.HasSuffix(got[0].Value, " [cut]"), got[0].Value)
+		last := got[len(got)-1]
+		require.Contains(t, last.Value, "--max-variables-bytes")
+		require.Less(t, len(got), 11, "later logs were dropped")
+		require.LessOrEqual(t, total, small.VariablesBytes+len(last.Name)+len(last.Value))
+
+		w, err = store.WorkflowGet(ctx, effect.Workflow.ID)
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusFailed, w.Status)
+		require.Contains(t, *w.LastError, "--max-value-bytes")
+		_, err = store.SideEffectGet(ctx, w.ID, "k")
+		require.ErrorIs(t, err, persistence.ErrNotFound)
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/cairnflow/cairn/persistence"
@@ -90,6 +91,9 @@ type StepContext struct {
 	// varsBytes is the size of variables as JSON once varsSized (counted at the first SetVar).
 	varsBytes int
 	varsSized bool
+	// logBytes counts what the step logged; logsCut says the rest is dropped.
+	logBytes int
+	logsCut  bool
 }
 
 // WorkflowID is the ID of the running workflow.
@@ -171,9 +175,35 @@ func (c *StepContext) SetVar(key string, v any) error {
 	return nil
 }
 
-// Log records an activity log entry, written when the step completes.
+// Log records an activity log entry, written when the step completes. A value longer than the
+// engine's ValueBytes is cut; once a step's logs reach its VariablesBytes, the rest are dropped
+// (one entry says so): a step cannot fill the disk through its logs.
 func (c *StepContext) Log(name, value string) {
+	if c.logsCut {
+		return
+	}
+	l := c.engine.limits
+	name, value = storableText(name, MaxKeyLength), storableText(value, l.ValueBytes)
+	if c.logBytes+len(name)+len(value) > l.VariablesBytes {
+		c.logsCut = true
+		name, value = "cairn", fmt.Sprintf("later logs of this step were dropped: they passed %d bytes (--max-variables-bytes)", l.VariablesBytes)
+	}
+	c.logBytes += len(name) + len(value)
 	c.logs = append(c.logs, &persistence.ActivityLog{WorkflowID: c.workflow.ID, Name: name, Value: value, At: persistence.Now()})
+}
+
+// storableText makes s storable as text on every database (no NUL, valid UTF-8) and cuts it to
+// at most max bytes, saying so.
+func storableText(s string, max int) string {
+	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
+	if len(s) <= max {
+		return s
+	}
+	const cut = " [cut]"
+	if max <= len(cut) {
+		return strings.ToValidUTF8(s[:max], "")
+	}
+	return strings.ToValidUTF8(s[:max-len(cut)], "") + cut
 }
 
 // Signal returns the signal a WAIT state waited for (nil in other states).
@@ -225,6 +255,9 @@ func SideEffect[T any](ctx *StepContext, key string, fn func() (T, error)) (T, e
 	b, err := json.Marshal(v)
 	if err != nil {
 		return zero, fmt.Errorf("error encoding side effect %q: %w", key, err)
+	}
+	if l := ctx.engine.limits; len(b) > l.ValueBytes {
+		return zero, ctx.refuse(&LimitError{What: fmt.Sprintf("side effect %.40q", key), Size: len(b), Max: l.ValueBytes, Unit: "bytes", Flag: "max-value-bytes"})
 	}
 	stored, err := store.SideEffectRecord(context.WithoutCancel(ctx), persistence.SideEffectRecordParams{
 		WorkflowID: ctx.workflow.ID, Key: key, ValueType: fmt.Sprintf("%T", v), Value: b})
