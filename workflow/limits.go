@@ -26,12 +26,14 @@ type Limits struct {
 	ChildDepth int
 	// ChildrenPerStep bounds the children one step starts.
 	ChildrenPerStep int
+	// Children bounds the children one workflow starts in all its steps.
+	Children int
 }
 
 // DefaultLimits: a value as large as the API's default request body (1 MiB), four of them in a
 // workflow's variables, 10,000 steps (a retry policy allows at most MaxRetryAttempts per state),
-// 32 levels of children and 10,000 children per step (demo.fanout's most).
-var DefaultLimits = Limits{ValueBytes: 1 << 20, VariablesBytes: 4 << 20, Steps: 10000, ChildDepth: 32, ChildrenPerStep: 10000}
+// 32 levels of children, 10,000 children per step (demo.fanout's most) and ten times that in all.
+var DefaultLimits = Limits{ValueBytes: 1 << 20, VariablesBytes: 4 << 20, Steps: 10000, ChildDepth: 32, ChildrenPerStep: 10000, Children: 100000}
 
 // MaxRetryAttempts bounds the attempts a retry policy may allow (Go definitions and documents):
 // a policy of two billion attempts without a delay is refused at registration or deploy.
@@ -50,7 +52,7 @@ func CheckRetryAttempts(field string, attempts int) error {
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
 	for _, f := range []struct{ v, def *int }{{&l.ValueBytes, &d.ValueBytes}, {&l.VariablesBytes, &d.VariablesBytes},
-		{&l.Steps, &d.Steps}, {&l.ChildDepth, &d.ChildDepth}, {&l.ChildrenPerStep, &d.ChildrenPerStep}} {
+		{&l.Steps, &d.Steps}, {&l.ChildDepth, &d.ChildDepth}, {&l.ChildrenPerStep, &d.ChildrenPerStep}, {&l.Children, &d.Children}} {
 		if *f.v <= 0 {
 			*f.v = *f.def
 		}
@@ -146,6 +148,18 @@ func (e *Engine) checkStepLimits(sc *StepContext) error {
 	if inputs > l.VariablesBytes {
 		return NonRetryable(&LimitError{What: "the inputs of the children this step starts", Size: inputs, Max: l.VariablesBytes, Unit: "bytes",
 			Flag: "max-variables-bytes"})
+	}
+	if len(sc.children) > 0 {
+		// Counted only up to the limit: a step that starts children reads at most that many
+		// entries of the parent index.
+		had, err := e.store.WorkflowChildCount(context.WithoutCancel(sc), sc.workflow.ID, l.Children)
+		if err != nil {
+			return err
+		}
+		if had+len(sc.children) > l.Children {
+			return NonRetryable(&LimitError{What: "the children of this workflow, with those this step starts", Size: had + len(sc.children),
+				Max: l.Children, Unit: "children", Flag: "max-children"})
+		}
 	}
 	if len(sc.children) > 0 && sc.workflow.ParentID != nil {
 		// Only a child has ancestors to count: a chain of workflows that start themselves stops

@@ -16,7 +16,7 @@ import (
 )
 
 // small are limits a test reaches with small values.
-var small = workflow.Limits{ValueBytes: 100, VariablesBytes: 170, Steps: 5, ChildDepth: 3, ChildrenPerStep: 2}
+var small = workflow.Limits{ValueBytes: 100, VariablesBytes: 170, Steps: 5, ChildDepth: 3, ChildrenPerStep: 2, Children: 3}
 
 func limitedEngine(t *testing.T, store *persistence.Store, l workflow.Limits) *workflow.Engine {
 	t.Helper()
@@ -406,5 +406,39 @@ func TestStepLogsAndSideEffectsAreBounded(t *testing.T) {
 		require.Contains(t, *w.LastError, "--max-value-bytes")
 		_, err = store.SideEffectGet(ctx, w.ID, "k")
 		require.ErrorIs(t, err, persistence.ErrNotFound)
+	})
+}
+
+// A workflow that starts children step after step stops at the limit of children per workflow:
+// the step that would pass it fails without a retry, and starts none.
+func TestChildrenPerWorkflowAreBounded(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		engine := limitedEngine(t, store, small)
+		oneStep(t, engine, "t.child", func(*workflow.StepContext) error { return nil })
+		_, err := engine.Register(ctx, workflow.Definition{Type: "t.waves", States: []workflow.State{
+			{Name: "spawn", Kind: workflow.Start, Next: []string{"done"}, Handler: func(sc *workflow.StepContext) (workflow.Next, error) {
+				for range 2 {
+					sc.StartChild(workflow.ChildRequest{Type: "t.child"})
+				}
+				return workflow.RetryAfter(0), nil
+			}},
+			{Name: "done", Kind: workflow.End},
+			{Name: "broken", Kind: workflow.ErrorKind},
+		}})
+		require.NoError(t, err)
+		res, err := engine.Start(ctx, workflow.StartParams{Type: "t.waves"})
+		require.NoError(t, err)
+		runDue(t, store, engine)
+
+		w, err := store.WorkflowGet(ctx, res.Workflow.ID)
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusFailed, w.Status)
+		require.Contains(t, *w.LastError, "(--max-children)")
+		children, _, err := store.WorkflowList(ctx, persistence.WorkflowListParams{Filter: persistence.WorkflowFilter{ParentID: &w.ID}, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, children, 2, "the first wave only")
+		require.Len(t, tasksOf(t, store, w.ID), 2, "one wave, then the step that failed")
 	})
 }

@@ -10,6 +10,7 @@ type workflowLimits struct {
 	maxSteps           int
 	maxChildDepth      int
 	maxChildrenPerStep int
+	maxChildren        int
 }
 
 func (l *workflowLimits) register(fs *flagSet) {
@@ -19,12 +20,13 @@ func (l *workflowLimits) register(fs *flagSet) {
 	fs.IntVar(&l.maxSteps, "max-steps", d.Steps, "steps (attempts) one workflow may run; the next fails it (FAILED), and a manual retry gives it as many again")
 	fs.IntVar(&l.maxChildDepth, "max-child-depth", d.ChildDepth, "how deep a chain of child workflows may go; a step starting a deeper child fails")
 	fs.IntVar(&l.maxChildrenPerStep, "max-children-per-step", d.ChildrenPerStep, "most child workflows one step may start")
+	fs.IntVar(&l.maxChildren, "max-children", d.Children, "most child workflows one workflow may start in all its steps")
 }
 
 // check refuses limits that are not positive.
 func (l *workflowLimits) check() error {
 	for name, v := range map[string]int{"max-value-bytes": l.maxValueBytes, "max-variables-bytes": l.maxVariablesBytes, "max-steps": l.maxSteps,
-		"max-child-depth": l.maxChildDepth, "max-children-per-step": l.maxChildrenPerStep} {
+		"max-child-depth": l.maxChildDepth, "max-children-per-step": l.maxChildrenPerStep, "max-children": l.maxChildren} {
 		if v <= 0 {
 			return usagef("--%s must be positive, not %d", name, v)
 		}
@@ -35,5 +37,5 @@ func (l *workflowLimits) check() error {
 // options is the engine's view of the limits.
 func (l *workflowLimits) options() workflow.Limits {
 	return workflow.Limits{ValueBytes: l.maxValueBytes, VariablesBytes: l.maxVariablesBytes, Steps: l.maxSteps, ChildDepth: l.maxChildDepth,
-		ChildrenPerStep: l.maxChildrenPerStep}
+		ChildrenPerStep: l.maxChildrenPerStep, Children: l.maxChildren}
 }

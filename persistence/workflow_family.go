@@ -20,3 +20,14 @@ func (s *Store) WorkflowAncestors(ctx context.Context, id int64, upTo int) (int,
 	}
 	return n, nil
 }
+
+// WorkflowChildCount counts the children of a workflow, up to upTo of them (read through the
+// parent index, so it costs no more than upTo entries however many there are).
+func (s *Store) WorkflowChildCount(ctx context.Context, parentID int64, upTo int) (int, error) {
+	var n int
+	err := s.idb.NewRaw(`SELECT count(*) FROM (SELECT 1 FROM workflows WHERE parent_id = ? LIMIT ?) AS c`, parentID, upTo).Scan(ctx, &n)
+	if err != nil {
+		return 0, fmt.Errorf("error counting the children of workflow %d: %w", parentID, err)
+	}
+	return n, nil
+}
