@@ -69,9 +69,10 @@ func (mysqlDialect) castTime(placeholder string) string {
 }
 
 // insertRows uses Bun's multi-row VALUES: MariaDB returns the IDs (INSERT ... RETURNING); on MySQL
-// Bun numbers the rows from the first ID, which Open made sure are consecutive.
+// Bun numbers the rows from the first ID, which Open made sure are consecutive. Rows with much
+// data (variables, inputs) go in several statements, each within the packet size.
 func (mysqlDialect) insertRows(ctx context.Context, s *Store, rows any, returnIDs bool) error {
-	return bunInsert(ctx, s, rows, returnIDs)
+	return bunInsertChunked(ctx, s, rows, returnIDs)
 }
 
 // insertSkippingDuplicates turns a duplicate into an update that changes nothing (INSERT IGNORE
@@ -174,39 +175,54 @@ func (mysqlDialect) complete(ctx context.Context, s *Store, cs []WorkflowComplet
 			rows = append(rows, mysqlCompletion{ID: c.ID, ExecutorID: c.ExecutorID, Version: c.ClaimedVersion, Status: string(c.Status),
 				State: c.State, StateText: c.StateText, NextActivation: mysqlTime(c.NextActivation), Retries: c.Retries,
 				Variables: string(c.Variables), WaitSignal: c.WaitSignal, LastError: c.LastError, Finished: mysqlTime(c.Finished),
-				KeepClaim: boolInt(c.KeepClaim), StepDeadline: mysqlTime(c.StepDeadline)})
+				KeepClaim: boolInt(c.KeepClaim), StepDeadline: mysqlTime(c.StepDeadline), Steps: c.Steps})
 		}
-		if len(rows) == 0 {
-			return nil
+		// A batch with large variables is written in several statements, each within the packet.
+		for _, part := range chunks(len(rows), func(i int) int { return rows[i].bytes() }, mysqlStatementBytes) {
+			if err := tx.mysqlComplete(ctx, rows[part[0]:part[1]], now); err != nil {
+				return err
+			}
 		}
-		doc, err := json.Marshal(rows)
-		if err != nil {
-			return err
-		}
-		// The completions travel as one JSON array that JSON_TABLE turns back into rows (as unnest
-		// does on PostgreSQL): one short statement, whatever the batch size. The WHERE on the IDs
-		// keeps it to its own rows: without it a small table is scanned whole, and a multi-table
-		// UPDATE waits for the lock of every row it reads, such as the parent a cancel holds while
-		// it waits for this child (a deadlock).
-		_, err = tx.idb.NewRaw(`UPDATE workflows AS w JOIN JSON_TABLE(?, '$[*]' COLUMNS (
-				id BIGINT PATH '$.id', executor_id BIGINT PATH '$.executor_id', claimed_version INT PATH '$.version',
-				status VARCHAR(32) PATH '$.status', state VARCHAR(255) PATH '$.state', state_text TEXT PATH '$.state_text',
-				next_activation DATETIME(6) PATH '$.next_activation', retries INT PATH '$.retries', variables LONGTEXT PATH '$.variables',
-				wait_signal VARCHAR(255) PATH '$.wait_signal', last_error LONGTEXT PATH '$.last_error', finished DATETIME(6) PATH '$.finished',
-				keep_claim INT PATH '$.keep_claim', step_deadline DATETIME(6) PATH '$.step_deadline')) AS v
-			ON w.id = v.id AND w.executor_id = v.executor_id AND w.version = v.claimed_version AND w.status = 'EXECUTING'
-			SET w.status = v.status, w.state = v.state, w.state_text = v.state_text, w.next_activation = v.next_activation,
-				w.retries = v.retries, w.executor_id = CASE WHEN v.keep_claim = 1 THEN v.executor_id ELSE NULL END,
-				w.variables = v.variables, w.wait_signal = v.wait_signal, w.last_error = v.last_error,
-				w.step_deadline = v.step_deadline, w.finished = v.finished, w.modified = ?, w.version = w.version + 1
-			WHERE w.id IN (?)`,
-			string(doc), now, bunIn(written)).Exec(ctx)
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return written, nil
+}
+
+// mysqlComplete writes completions whose workflows the transaction holds, in one statement.
+func (tx *Store) mysqlComplete(ctx context.Context, rows []mysqlCompletion, now time.Time) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	doc, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	// The completions travel as one JSON array that JSON_TABLE turns back into rows (as unnest
+	// does on PostgreSQL): one short statement, whatever the number of rows. The WHERE on the IDs
+	// keeps it to its own rows: without it a small table is scanned whole, and a multi-table
+	// UPDATE waits for the lock of every row it reads, such as the parent a cancel holds while it
+	// waits for this child (a deadlock).
+	_, err = tx.idb.NewRaw(`UPDATE workflows AS w JOIN JSON_TABLE(?, '$[*]' COLUMNS (
+				id BIGINT PATH '$.id', executor_id BIGINT PATH '$.executor_id', claimed_version INT PATH '$.version',
+				status VARCHAR(32) PATH '$.status', state VARCHAR(255) PATH '$.state', state_text TEXT PATH '$.state_text',
+				next_activation DATETIME(6) PATH '$.next_activation', retries INT PATH '$.retries', variables LONGTEXT PATH '$.variables',
+				wait_signal VARCHAR(255) PATH '$.wait_signal', last_error LONGTEXT PATH '$.last_error', finished DATETIME(6) PATH '$.finished',
+				keep_claim INT PATH '$.keep_claim', step_deadline DATETIME(6) PATH '$.step_deadline', steps INT PATH '$.steps')) AS v
+			ON w.id = v.id AND w.executor_id = v.executor_id AND w.version = v.claimed_version AND w.status = 'EXECUTING'
+			SET w.status = v.status, w.state = v.state, w.state_text = v.state_text, w.next_activation = v.next_activation,
+				w.retries = v.retries, w.executor_id = CASE WHEN v.keep_claim = 1 THEN v.executor_id ELSE NULL END,
+				w.variables = v.variables, w.wait_signal = v.wait_signal, w.last_error = v.last_error,
+				w.step_deadline = v.step_deadline, w.finished = v.finished, w.modified = ?, w.version = w.version + 1, w.steps = v.steps
+			WHERE w.id IN (?)`,
+		string(doc), now, bunIn(ids)).Exec(ctx)
+	return err
 }
 
 // updateReturningIDs locks the rows the WHERE selects, then updates them by ID.
@@ -319,6 +335,18 @@ type mysqlCompletion struct {
 	Finished       *string `json:"finished"`
 	KeepClaim      int     `json:"keep_claim"` // 1: keep the claim
 	StepDeadline   *string `json:"step_deadline"`
+	Steps          int     `json:"steps"`
+}
+
+// bytes is about how much of a statement the completion takes.
+func (c *mysqlCompletion) bytes() int {
+	n := 256 + len(c.State) + len(c.Variables)
+	for _, s := range []*string{c.StateText, c.LastError, c.WaitSignal} {
+		if s != nil {
+			n += len(*s)
+		}
+	}
+	return n
 }
 
 // mysqlTime formats an optional time as DATETIME(6) text in UTC.

@@ -85,20 +85,20 @@ func (sqliteDialect) endTasks(ctx context.Context, s *Store, ps []RemoteTaskEndP
 // complete joins the workflows to a VALUES list of completions in one UPDATE ... FROM.
 func (sqliteDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
 	var b strings.Builder
-	args := make([]any, 0, len(cs)*14+1)
-	b.WriteString("WITH v(id, executor_id, claimed_version, status, state, state_text, next_activation, retries, variables, wait_signal, last_error, finished, keep, step_deadline) AS (VALUES ")
+	args := make([]any, 0, len(cs)*15+1)
+	b.WriteString("WITH v(id, executor_id, claimed_version, status, state, state_text, next_activation, retries, variables, wait_signal, last_error, finished, keep, step_deadline, steps) AS (VALUES ")
 	for i, c := range cs {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 		args = append(args, c.ID, c.ExecutorID, c.ClaimedVersion, string(c.Status), c.State, c.StateText,
-			timeArg(c.NextActivation), c.Retries, string(c.Variables), c.WaitSignal, c.LastError, timeArg(c.Finished), c.KeepClaim, timeArg(c.StepDeadline))
+			timeArg(c.NextActivation), c.Retries, string(c.Variables), c.WaitSignal, c.LastError, timeArg(c.Finished), c.KeepClaim, timeArg(c.StepDeadline), c.Steps)
 	}
 	b.WriteString(") UPDATE workflows AS w SET status = v.status, state = v.state, state_text = v.state_text, ")
 	b.WriteString("next_activation = v.next_activation, retries = v.retries, executor_id = CASE WHEN v.keep THEN v.executor_id ELSE NULL END, variables = v.variables, ")
 	b.WriteString("wait_signal = v.wait_signal, last_error = v.last_error, step_deadline = v.step_deadline, finished = v.finished, ")
-	b.WriteString("modified = ?, version = w.version + 1 FROM v")
+	b.WriteString("modified = ?, version = w.version + 1, steps = v.steps FROM v")
 	args = append(args, now)
 	b.WriteString(" WHERE w.id = v.id AND w.executor_id = v.executor_id AND w.version = v.claimed_version AND w.status = 'EXECUTING'")
 	b.WriteString(" RETURNING id") // SQLite's RETURNING sees only the target table, unaliased

@@ -120,6 +120,8 @@ type Workflow struct {
 	Started           *time.Time      `bun:"started"`
 	Finished          *time.Time      `bun:"finished"`
 	Version           int             `bun:"version,notnull"`
+	// Steps counts the attempts the workflow ran (the step budget's count).
+	Steps int `bun:"steps,notnull"`
 }
 
 // Action is one row of a workflow's history: one change of its state.

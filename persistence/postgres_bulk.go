@@ -187,8 +187,9 @@ func (s *Store) workflowCompletePG(ctx context.Context, cs []WorkflowCompletion,
 	status, state, vars := make([]string, n), make([]string, n), make([]string, n)
 	text, wait, lastErr := make([]*string, n), make([]*string, n), make([]*string, n)
 	next, finished, deadline := make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
-	keep := make([]bool, n)
+	keep, steps := make([]bool, n), make([]int32, n)
 	for i, c := range cs {
+		steps[i] = int32(c.Steps)
 		id[i], exec[i], ver[i], retries[i] = c.ID, c.ExecutorID, int32(c.ClaimedVersion), int32(c.Retries)
 		status[i], state[i], vars[i] = string(c.Status), c.State, string(c.Variables)
 		text[i], wait[i], lastErr[i], next[i], finished[i] = c.StateText, c.WaitSignal, c.LastError, UTCPtr(c.NextActivation), UTCPtr(c.Finished)
@@ -217,13 +218,13 @@ func (s *Store) workflowCompletePG(ctx context.Context, cs []WorkflowCompletion,
 	rows, err := run.QueryContext(ctx, `UPDATE workflows AS w SET status = v.status, state = v.state, state_text = v.text,
 			next_activation = v.next, retries = v.retries, executor_id = CASE WHEN v.keep THEN v.exec ELSE NULL END,
 			variables = v.vars::jsonb, wait_signal = v.wait, last_error = v.lerr, step_deadline = v.deadline, finished = v.finished,
-			modified = $13, version = w.version + 1
+			modified = $13, version = w.version + 1, steps = v.steps
 		FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int[], $9::text[],
-			$10::text[], $11::text[], $12::timestamptz[], $14::boolean[], $15::timestamptz[])
-			AS v(id, exec, ver, status, state, text, next, retries, vars, wait, lerr, finished, keep, deadline)
+			$10::text[], $11::text[], $12::timestamptz[], $14::boolean[], $15::timestamptz[], $16::int[])
+			AS v(id, exec, ver, status, state, text, next, retries, vars, wait, lerr, finished, keep, deadline, steps)
 		WHERE w.id = ANY($1::bigint[]) AND w.id = v.id AND w.executor_id IS NOT DISTINCT FROM v.exec AND w.version = v.ver
 			AND w.status = 'EXECUTING'
-		RETURNING w.id`, id, exec, ver, status, state, text, next, retries, vars, wait, lastErr, finished, UTC(now), keep, deadline)
+		RETURNING w.id`, id, exec, ver, status, state, text, next, retries, vars, wait, lastErr, finished, UTC(now), keep, deadline, steps)
 	if err != nil {
 		return nil, err
 	}

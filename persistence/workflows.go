@@ -201,6 +201,8 @@ type WorkflowCompletion struct {
 	// its next step runs at once on the same node, without a release and a new claim.
 	KeepClaim    bool
 	StepDeadline *time.Time
+	// Steps is the workflow's count of attempts run, this one included.
+	Steps int
 }
 
 // WorkflowCompleteMany writes completions in one statement, fenced by executor and version, and

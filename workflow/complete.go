@@ -45,6 +45,7 @@ func (e *Engine) completeAndContinue(ctx context.Context, outcomes []*outcome, k
 	cs := make([]persistence.WorkflowCompletion, len(outcomes))
 	for i, o := range outcomes {
 		c := o.completion
+		c.Steps = o.stepsAfter()
 		if keep != nil && c.Status == persistence.StatusInProgress && c.NextActivation != nil && !c.NextActivation.After(now) && keep(o) {
 			c.KeepClaim = true
 			c.Status = persistence.StatusExecuting
@@ -315,6 +316,7 @@ func (o *outcome) continuation(c persistence.WorkflowCompletion, now time.Time) 
 	w.Status, w.State, w.StateText, w.NextActivation, w.Retries = c.Status, c.State, c.StateText, c.NextActivation, c.Retries
 	w.Variables, w.WaitSignal, w.LastError, w.Finished, w.StepDeadline = c.Variables, c.WaitSignal, c.LastError, c.Finished, c.StepDeadline
 	w.Version = c.ClaimedVersion + 1
+	w.Steps = c.Steps
 	w.Modified = now
 	return &w
 }

@@ -235,6 +235,9 @@ func (d *Definition) Validate() error {
 		if s.Retry != nil && s.Retry.MaxAttempts < 1 {
 			return invalid("states", "definition %s: state %q: retry needs at least one attempt", d.Type, s.Name)
 		}
+		if s.Retry != nil && s.Retry.MaxAttempts > MaxRetryAttempts {
+			return invalid("states", "definition %s: state %q: a retry policy allows at most %d attempts, not %d", d.Type, s.Name, MaxRetryAttempts, s.Retry.MaxAttempts)
+		}
 	}
 	if starts != 1 {
 		return invalid("states", "definition %s must have exactly one START state, has %d", d.Type, starts)
@@ -267,6 +270,9 @@ func (d *Definition) Validate() error {
 	}
 	if d.DefaultRetry.MaxAttempts < 0 {
 		return invalid("defaultRetry", "definition %s: retry attempts cannot be negative", d.Type)
+	}
+	if err := CheckRetryAttempts("defaultRetry", d.DefaultRetry.MaxAttempts); err != nil {
+		return err
 	}
 	return nil
 }

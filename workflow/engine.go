@@ -22,6 +22,8 @@ type Options struct {
 	// made when nil. Nodes sharing a PostgreSQL hear each other's hints when each passes its own
 	// (persistence.NewNotifier) and runs its Run; without, they rely on polling.
 	Notifier *persistence.Notifier
+	// Limits bound what one workflow may store and do (DefaultLimits for zero fields).
+	Limits Limits
 }
 
 // Engine holds the registered definitions and runs the operations and steps on a Store.
@@ -29,6 +31,7 @@ type Engine struct {
 	store    *persistence.Store
 	notifier *persistence.Notifier
 	log      *slog.Logger
+	limits   Limits
 
 	mu   sync.RWMutex
 	defs map[string]*registered
@@ -77,7 +80,7 @@ func New(store *persistence.Store, opts Options) *Engine {
 	if n == nil {
 		n = persistence.NewNotifier(store, log)
 	}
-	return &Engine{store: store, notifier: n, log: log, defs: map[string]*registered{}, running: map[int64]map[int]runningStep{},
+	return &Engine{store: store, notifier: n, log: log, limits: opts.Limits.withDefaults(), defs: map[string]*registered{}, running: map[int64]map[int]runningStep{},
 		cancelled: map[int64]cancelHint{}}
 }
 

@@ -74,6 +74,9 @@ func (e *Engine) execute(ctx context.Context, p engineapi.ExecuteParams) *outcom
 	if !ok {
 		return e.failure(o, def, nil, NonRetryable(fmt.Errorf("definition %s v%d has no state %q", w.Type, w.DefinitionVersion, w.State)), persistence.TaskFailed)
 	}
+	if spent := e.outOfSteps(o, def, state); spent != nil {
+		return spent
+	}
 	if state.Kind != Wait {
 		return e.run(ctx, o, def, state, nil)
 	}
@@ -235,7 +238,7 @@ func (e *Engine) run(ctx context.Context, o *outcome, def *Definition, state *St
 
 // collect keeps what a step buffered (logs, variables) even when it failed.
 func (o *outcome) collect(sc *StepContext) {
-	if sc == nil {
+	if sc == nil || sc.overLimit != nil { // over a limit: nothing it buffered is stored (limits.go)
 		return
 	}
 	o.logs = sc.logs
@@ -262,6 +265,9 @@ func (e *Engine) apply(o *outcome, def *Definition, state *State, next Next, sc 
 	w := o.workflow
 	now := persistence.Now()
 	o.def = def
+	if err := e.checkStepLimits(sc); err != nil {
+		return e.failure(o, def, state, err, persistence.TaskFailed)
+	}
 	o.collect(sc)
 	if sc != nil {
 		o.children = sc.children

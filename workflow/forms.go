@@ -74,8 +74,11 @@ func (e *Engine) SubmitForm(ctx context.Context, p SubmitFormParams) (*persisten
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	data, _, err := decodeObject("data", p.Data)
+	data, raw, err := decodeObject("data", p.Data)
 	if err != nil {
+		return nil, err
+	}
+	if err := e.limits.checkValue("data", raw); err != nil {
 		return nil, err
 	}
 	if p.SubmittedBy == "" {
@@ -86,7 +89,7 @@ func (e *Engine) SubmitForm(ctx context.Context, p SubmitFormParams) (*persisten
 		return nil, invalid("data", "must be a JSON object")
 	}
 	cp := ChangeParams{ID: p.ID, Reason: "form submitted by " + p.SubmittedBy, Actor: p.SubmittedBy, IdempotencyKey: p.IdempotencyKey,
-		request: []any{canonicalJSON(p.Data), p.Signature}}
+		request: []any{canonicalJSON(p.Data), p.Signature}, varsField: "data"}
 	return e.change(ctx, "submitForm", cp, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error) {
 		s, ok := def.State(w.State)
 		if !ok || len(s.FormSchema) == 0 {

@@ -100,6 +100,9 @@ func (c *StepContext) CallRemote(function string, input any) (json.RawMessage, e
 	if err := CheckJSON("input", raw); err != nil {
 		return nil, NonRetryable(fmt.Errorf("the input of remote function %s cannot be stored: %w", function, err))
 	}
+	if l := c.engine.limits; len(raw) > l.ValueBytes {
+		return nil, c.refuse(&LimitError{What: "the input of remote function " + function, Size: len(raw), Max: l.ValueBytes, Unit: "bytes", Flag: "max-value-bytes"})
+	}
 	rc.create = &persistence.RemoteTask{Function: function, Input: raw}
 	return nil, ErrRemotePending
 }

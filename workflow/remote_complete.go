@@ -42,6 +42,9 @@ func (e *Engine) CompleteTasks(ctx context.Context, results []TaskResult, allowe
 	ps := make([]persistence.RemoteTaskEndParams, len(results))
 	for i, r := range results {
 		output, err := checkTaskOutput(fmt.Sprintf("results[%d].output", i), r.Output)
+		if err == nil {
+			err = e.limits.checkValue(fmt.Sprintf("results[%d].output", i), output)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -295,6 +295,9 @@ func (e *Engine) CompleteTask(ctx context.Context, token string, output json.Raw
 	if err != nil {
 		return nil, err
 	}
+	if err := e.limits.checkValue("output", output); err != nil {
+		return nil, err
+	}
 	id, secret, err := e.taskFor(ctx, token, allowed)
 	if err != nil {
 		return nil, err

@@ -58,6 +58,9 @@ func (e *Engine) CreateSchedule(ctx context.Context, p ScheduleParams) (*persist
 	if err != nil {
 		return nil, err
 	}
+	if err := e.limits.checkValue("input", input); err != nil {
+		return nil, err
+	}
 	policy := strings.ToUpper(p.OverlapPolicy)
 	if policy == "" {
 		policy = OverlapSkip

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/cairnflow/cairn/persistence"
@@ -85,6 +86,14 @@ type StepContext struct {
 	signal    *persistence.Signal
 	output    json.RawMessage
 	remote    *remoteCall // what CallRemote found or asked for
+	// overLimit is the first write over the engine's Limits: it fails the attempt (limits.go).
+	overLimit *LimitError
+	// varsBytes is the size of variables as JSON once varsSized (counted at the first SetVar).
+	varsBytes int
+	varsSized bool
+	// logBytes counts what the step logged; logsCut says the rest is dropped.
+	logBytes int
+	logsCut  bool
 }
 
 // WorkflowID is the ID of the running workflow.
@@ -123,13 +132,20 @@ func (c *StepContext) Var(key string, v any) (bool, error) {
 }
 
 // SetVar sets variable key to v (JSON-encoded); nil removes it. Recorded when the step completes,
-// with the action it belongs to.
+// with the action it belongs to. A value over the engine's Limits is refused with a *LimitError
+// (non-retryable), and the attempt fails with it even if the handler goes on.
 func (c *StepContext) SetVar(key string, v any) error {
 	// What the API refuses to store, a step may not store either (PostgreSQL could not).
 	if err := CheckString("key", key, MaxKeyLength); err != nil {
 		return fmt.Errorf("variable %.40q cannot be stored: %w", key, err)
 	}
+	if !c.varsSized {
+		c.varsBytes, c.varsSized = variablesSize(c.variables), true
+	}
 	if v == nil {
+		if old, ok := c.variables[key]; ok {
+			c.varsBytes -= len(key) + 4 + len(old)
+		}
 		delete(c.variables, key)
 		c.changed[key] = true
 		return nil
@@ -141,14 +157,53 @@ func (c *StepContext) SetVar(key string, v any) error {
 	if err := CheckJSON("value", b); err != nil {
 		return fmt.Errorf("variable %.40q cannot be stored: %w", key, err)
 	}
+	l := c.engine.limits
+	if len(b) > l.ValueBytes {
+		return c.refuse(&LimitError{What: fmt.Sprintf("variable %.40q", key), Size: len(b), Max: l.ValueBytes, Unit: "bytes", Flag: "max-value-bytes"})
+	}
+	size := c.varsBytes + len(key) + 4 + len(b)
+	if old, ok := c.variables[key]; ok {
+		size -= len(key) + 4 + len(old)
+	}
+	if size > l.VariablesBytes {
+		return c.refuse(&LimitError{What: fmt.Sprintf("the workflow's variables with variable %.40q", key), Size: size, Max: l.VariablesBytes,
+			Unit: "bytes", Flag: "max-variables-bytes"})
+	}
+	c.varsBytes = size
 	c.variables[key] = b
 	c.changed[key] = true
 	return nil
 }
 
-// Log records an activity log entry, written when the step completes.
+// Log records an activity log entry, written when the step completes. A value longer than the
+// engine's ValueBytes is cut; once a step's logs reach its VariablesBytes, the rest are dropped
+// (one entry says so): a step cannot fill the disk through its logs.
 func (c *StepContext) Log(name, value string) {
+	if c.logsCut {
+		return
+	}
+	l := c.engine.limits
+	name, value = storableText(name, MaxKeyLength), storableText(value, l.ValueBytes)
+	if c.logBytes+len(name)+len(value) > l.VariablesBytes {
+		c.logsCut = true
+		name, value = "cairn", fmt.Sprintf("later logs of this step were dropped: they passed %d bytes (--max-variables-bytes)", l.VariablesBytes)
+	}
+	c.logBytes += len(name) + len(value)
 	c.logs = append(c.logs, &persistence.ActivityLog{WorkflowID: c.workflow.ID, Name: name, Value: value, At: persistence.Now()})
+}
+
+// storableText makes s storable as text on every database (no NUL, valid UTF-8) and cuts it to
+// at most max bytes, saying so.
+func storableText(s string, max int) string {
+	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
+	if len(s) <= max {
+		return s
+	}
+	const cut = " [cut]"
+	if max <= len(cut) {
+		return strings.ToValidUTF8(s[:max], "")
+	}
+	return strings.ToValidUTF8(s[:max-len(cut)], "") + cut
 }
 
 // Signal returns the signal a WAIT state waited for (nil in other states).
@@ -162,6 +217,9 @@ func (c *StepContext) SetOutput(v any) error {
 	}
 	if err := CheckJSON("output", b); err != nil {
 		return fmt.Errorf("step output cannot be stored: %w", err)
+	}
+	if l := c.engine.limits; len(b) > l.ValueBytes {
+		return c.refuse(&LimitError{What: "the step's output", Size: len(b), Max: l.ValueBytes, Unit: "bytes", Flag: "max-value-bytes"})
 	}
 	c.output = b
 	return nil
@@ -197,6 +255,9 @@ func SideEffect[T any](ctx *StepContext, key string, fn func() (T, error)) (T, e
 	b, err := json.Marshal(v)
 	if err != nil {
 		return zero, fmt.Errorf("error encoding side effect %q: %w", key, err)
+	}
+	if l := ctx.engine.limits; len(b) > l.ValueBytes {
+		return zero, ctx.refuse(&LimitError{What: fmt.Sprintf("side effect %.40q", key), Size: len(b), Max: l.ValueBytes, Unit: "bytes", Flag: "max-value-bytes"})
 	}
 	stored, err := store.SideEffectRecord(context.WithoutCancel(ctx), persistence.SideEffectRecordParams{
 		WorkflowID: ctx.workflow.ID, Key: key, ValueType: fmt.Sprintf("%T", v), Value: b})

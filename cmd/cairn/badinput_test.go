@@ -103,6 +103,7 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"serve", "--no-api", "--no-workers"}, "leave nothing to run"},
 		{[]string{"serve", "--log-format", "xml"}, `invalid --log-format "xml"`},
 		{[]string{"serve", "--concurrency", "0"}, "--concurrency must be at least 1"},
+		{[]string{"serve", "--max-steps", "0"}, "--max-steps must be positive"},
 		{[]string{"migrate"}, "want one of up, down, status"},
 		{[]string{"migrate", "sideways"}, `unknown action "sideways"`},
 	}

@@ -51,6 +51,7 @@ type serveConfig struct {
 	httpMaxBytes   int64
 	secretsFile    string
 	limits         apiLimits
+	workflowLimits workflowLimits
 }
 
 func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
@@ -83,6 +84,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.secretsFile, "secrets-file", "", "a YAML or JSON object `file` of secrets deployed definitions read as $secret (besides CAIRN_SECRET_<NAME> variables)")
 	fs.StringVar(&c.origins, "allowed-origins", "", "browser `origins` besides the server's own allowed to call the API (CORS) and open websocket subscriptions, comma-separated host patterns (app.example.com, *.example.com) or scheme://host")
 	c.limits.register(fs)
+	c.workflowLimits.register(fs)
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {
 		return nil, err
@@ -106,6 +108,9 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 		return nil, usagef("--group names no executor group")
 	}
 	if err := c.limits.check(); err != nil {
+		return nil, err
+	}
+	if err := c.workflowLimits.check(); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -177,7 +182,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	}
 
 	notifier := persistence.NewNotifier(store, log)
-	engine := workflow.New(store, workflow.Options{Logger: log, Notifier: notifier})
+	engine := workflow.New(store, workflow.Options{Logger: log, Notifier: notifier, Limits: cfg.workflowLimits.options()})
 	secrets, err := loadSecrets(cfg.secretsFile, os.Environ())
 	if err != nil {
 		return err

@@ -437,6 +437,9 @@ func (c *compiler) compileRetry(raw any, sc scope, ptr string) (*retrySpec, erro
 	if lim, ok := m["limit"].(map[string]any); ok {
 		if a, ok := lim["attempt"].(map[string]any); ok {
 			if n, ok := a["count"].(float64); ok {
+				if err := workflow.CheckRetryAttempts(ptr+"/limit/attempt/count", int(min(n, 1<<31))); err != nil {
+					return nil, err
+				}
 				r.maxRetries = int(n)
 			}
 		}
