@@ -33,6 +33,7 @@ type loaders struct {
 	seen     map[int64]bool
 
 	workflows       *dataloader.Loader[int64, *persistence.Workflow]
+	data            *dataloader.Loader[int64, *persistence.WorkflowData]
 	executors       *dataloader.Loader[int64, *persistence.Executor]
 	definitions     *dataloader.Loader[persistence.DefinitionKey, *persistence.Definition]
 	actions         *dataloader.Loader[pageKey, []*persistence.Action]
@@ -118,6 +119,9 @@ func newLoaders(store *persistence.Store) *loaders {
 	l.workflows = newPrefetch(nil, func(ctx context.Context, ids []int64) (map[int64]*persistence.Workflow, error) {
 		rows, err := store.WorkflowGetMany(ctx, ids)
 		return byKey(rows, err, func(w *persistence.Workflow) int64 { return w.ID })
+	}).loader()
+	l.data = newPrefetch(l.siblingIDs, func(ctx context.Context, ids []int64) (map[int64]*persistence.WorkflowData, error) {
+		return fetchData(ctx, store, ids)
 	}).loader()
 	l.executors = newPrefetch(func([]int64) []int64 {
 		var out []int64

@@ -50,3 +50,53 @@ func TestResponsesStopAtTheByteLimit(t *testing.T) {
 		require.Equal(t, 5, count.Workflows.TotalCount, "every workflow was started")
 	})
 }
+
+// A page of workflows holding megabytes of variables each is refused without the node reading them
+// all first: the list reads no input or variables, and the workflows that ask for theirs are read a
+// few at a time, stopping at the response's byte budget.
+func TestLargeVariablesAreReadOnlyWithinTheByteLimit(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		b := setup(t, store, func(c *graph.Config) { c.MaxResponseBytes = 1 << 20 })
+		blob := strings.Repeat("v", 400<<10)
+		for range 12 {
+			b.start(t, map[string]any{"variables": map[string]any{"a": blob, "b": blob}})
+		}
+		counter := &statementCounter{}
+		store.DB().AddQueryHook(counter) //lint:ignore SA1019 the hook must see the statements of this very DB, not of a copy
+
+		var resp gqlResponse
+		stmts := counter.count(func() {
+			_, resp = b.post(t, `{ workflows(first: 12) { nodes { id variables } } }`, nil)
+		})
+		require.Len(t, resp.Errors, 1)
+		require.Equal(t, "RESPONSE_TOO_LARGE", resp.Errors[0].Extensions["code"])
+		reads := 0
+		for _, s := range stmts {
+			if strings.Contains(s, "variables") {
+				reads++
+				require.NotContains(t, s, "LIMIT", "the page itself reads no variables: %s", s)
+			}
+		}
+		// 0.8 MB a workflow against a 1 MiB budget: the first few are enough to know.
+		require.Equal(t, 1, reads, "statements reading variables: %q", stmts)
+
+		// Pages that ask for no data, or for a little, answer as before.
+		var page struct {
+			Workflows struct {
+				Nodes []struct {
+					ID        string
+					Variables map[string]string
+					Input     map[string]any
+					Output    any
+				}
+			}
+		}
+		b.must(t, `{ workflows(first: 12) { nodes { id } } }`, &page, nil)
+		require.Len(t, page.Workflows.Nodes, 12)
+		b.must(t, `{ workflows(first: 1) { nodes { id variables input output } } }`, &page, nil)
+		require.Len(t, page.Workflows.Nodes, 1)
+		require.Equal(t, blob, page.Workflows.Nodes[0].Variables["a"])
+		require.NotNil(t, page.Workflows.Nodes[0].Input)
+	})
+}

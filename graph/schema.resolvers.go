@@ -516,6 +516,24 @@ func (r *workflowResolver) Executor(ctx context.Context, obj *persistence.Workfl
 	return loadersFor(ctx, r.store).executors.Load(ctx, *obj.ExecutorID)()
 }
 
+// Input is the resolver for the input field.
+func (r *workflowResolver) Input(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error) {
+	w, err := r.withData(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return w.Input, nil
+}
+
+// Variables is the resolver for the variables field.
+func (r *workflowResolver) Variables(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error) {
+	w, err := r.withData(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return w.Variables, nil
+}
+
 // VariablesAt is the resolver for the variablesAt field.
 func (r *workflowResolver) VariablesAt(ctx context.Context, obj *persistence.Workflow, actionID string) (json.RawMessage, error) {
 	a, err := r.actionOf(ctx, obj, "actionId", actionID)
@@ -603,7 +621,11 @@ func (r *workflowResolver) ActivityLogs(ctx context.Context, obj *persistence.Wo
 
 // Output is the resolver for the output field.
 func (r *workflowResolver) Output(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error) {
-	return workflow.OutputOf(obj), nil
+	w, err := r.withData(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return workflow.OutputOf(w), nil
 }
 
 // ID is the resolver for the id field.

@@ -73,7 +73,7 @@ func (r *Resolver) workflowConnection(ctx context.Context, filter persistence.Wo
 	}
 	wfs, more, err := r.store.WorkflowList(ctx, persistence.WorkflowListParams{
 		Filter: filter, OrderBy: field, Desc: desc, After: afterKey, Before: beforeKey,
-		Limit: max(p.limit, 1), FromEnd: p.backward})
+		Limit: max(p.limit, 1), FromEnd: p.backward, OmitData: true})
 	if err != nil {
 		return nil, err
 	}

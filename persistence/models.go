@@ -122,6 +122,8 @@ type Workflow struct {
 	Version           int             `bun:"version,notnull"`
 	// Steps counts the attempts the workflow ran (the step budget's count).
 	Steps int `bun:"steps,notnull"`
+	// DataOmitted says the row was read without its input and variables (WorkflowListParams.OmitData).
+	DataOmitted bool `bun:"-"`
 }
 
 // Action is one row of a workflow's history: one change of its state.

@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -134,6 +135,10 @@ type WorkflowListParams struct {
 	Limit int
 	// FromEnd takes the last Limit workflows between the bounds instead of the first.
 	FromEnd bool
+	// OmitData leaves out each workflow's input and variables, the columns that may hold megabytes:
+	// a page that does not show them reads none of them (Workflow.DataOmitted is then set, and
+	// WorkflowDataGetMany reads them for the workflows that need them).
+	OmitData bool
 }
 
 // WorkflowList returns a page of workflows in the requested order, and whether more workflows lie
@@ -159,6 +164,9 @@ func (s *Store) WorkflowList(ctx context.Context, p WorkflowListParams) ([]*Work
 	}
 	var wfs []*Workflow
 	q := p.Filter.apply(s.idb.NewSelect().Model(&wfs))
+	if p.OmitData {
+		q = q.ExcludeColumn("input", "variables")
+	}
 	if after != nil {
 		q = keysetAfter(q, col, nullable, p.Desc, false, *after)
 	}
@@ -181,7 +189,33 @@ func (s *Store) WorkflowList(ctx context.Context, p WorkflowListParams) ([]*Work
 	if p.FromEnd {
 		slices.Reverse(wfs)
 	}
+	if p.OmitData {
+		for _, w := range wfs {
+			w.DataOmitted = true
+		}
+	}
 	return wfs, more, nil
+}
+
+// WorkflowData is a workflow's input and variables, read apart from the rest of its row.
+type WorkflowData struct {
+	ID        int64           `bun:"id"`
+	Input     json.RawMessage `bun:"input"`
+	Variables json.RawMessage `bun:"variables"`
+}
+
+// WorkflowDataGetMany reads the input and variables of workflows (those it does not find are left
+// out).
+func (s *Store) WorkflowDataGetMany(ctx context.Context, ids []int64) ([]*WorkflowData, error) {
+	var rows []*WorkflowData
+	if len(ids) == 0 {
+		return rows, nil
+	}
+	if err := s.idb.NewSelect().Table("workflows").Column("id", "input", "variables").
+		Where("id IN (?)", bun.In(ids)).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("error reading the data of %d workflows: %w", len(ids), err)
+	}
+	return rows, nil
 }
 
 // byID turns a position in creation order into one by ID.

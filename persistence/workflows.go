@@ -71,6 +71,10 @@ func (s *Store) WorkflowGetByExternalID(ctx context.Context, typ, externalID str
 // WorkflowSave writes every column of w, fenced by the version it was read at: it fails with
 // ErrConflict when another writer changed the row since, and otherwise bumps w.Version.
 func (s *Store) WorkflowSave(ctx context.Context, w *Workflow) error {
+	if w.DataOmitted {
+		// Saving it would blank the input and variables it was read without.
+		return fmt.Errorf("error saving workflow %d: it was read without its input and variables", w.ID)
+	}
 	w.Modified = Now()
 	w.NextActivation = UTCPtr(w.NextActivation)
 	readVersion := w.Version

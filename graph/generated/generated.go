@@ -522,6 +522,8 @@ type WorkflowResolver interface {
 
 	Executor(ctx context.Context, obj *persistence.Workflow) (*persistence.Executor, error)
 
+	Input(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error)
+	Variables(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error)
 	VariablesAt(ctx context.Context, obj *persistence.Workflow, actionID string) (json.RawMessage, error)
 
 	Parent(ctx context.Context, obj *persistence.Workflow) (*persistence.Workflow, error)
@@ -10553,7 +10555,7 @@ func (ec *executionContext) _Workflow_input(ctx context.Context, field graphql.C
 			return ec.fieldContext_Workflow_input(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Input, nil
+			return ec.Resolvers.Workflow().Input(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
@@ -10564,7 +10566,7 @@ func (ec *executionContext) _Workflow_input(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Workflow_input(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Workflow", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("Workflow", field, true, true, errors.New("field of type JSON does not have child fields"))
 }
 
 func (ec *executionContext) _Workflow_variables(ctx context.Context, field graphql.CollectedField, obj *persistence.Workflow) (ret graphql.Marshaler) {
@@ -10576,7 +10578,7 @@ func (ec *executionContext) _Workflow_variables(ctx context.Context, field graph
 			return ec.fieldContext_Workflow_variables(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Variables, nil
+			return ec.Resolvers.Workflow().Variables(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
@@ -10587,7 +10589,7 @@ func (ec *executionContext) _Workflow_variables(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Workflow_variables(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Workflow", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("Workflow", field, true, true, errors.New("field of type JSON does not have child fields"))
 }
 
 func (ec *executionContext) _Workflow_variablesAt(ctx context.Context, field graphql.CollectedField, obj *persistence.Workflow) (ret graphql.Marshaler) {
@@ -17418,15 +17420,81 @@ func (ec *executionContext) _Workflow(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "input":
-			out.Values[i] = ec._Workflow_input(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Workflow_input(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "variables":
-			out.Values[i] = ec._Workflow_variables(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Workflow_variables(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "variablesAt":
 			field := field
 
