@@ -51,6 +51,7 @@ type serveConfig struct {
 	httpMaxBytes   int64
 	secretsFile    string
 	limits         apiLimits
+	exprs          exprLimits
 }
 
 func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
@@ -83,6 +84,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.secretsFile, "secrets-file", "", "a YAML or JSON object `file` of secrets deployed definitions read as $secret (besides CAIRN_SECRET_<NAME> variables)")
 	fs.StringVar(&c.origins, "allowed-origins", "", "browser `origins` besides the server's own allowed to call the API (CORS) and open websocket subscriptions, comma-separated host patterns (app.example.com, *.example.com) or scheme://host")
 	c.limits.register(fs)
+	c.exprs.register(fs)
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {
 		return nil, err
@@ -106,6 +108,9 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 		return nil, usagef("--group names no executor group")
 	}
 	if err := c.limits.check(); err != nil {
+		return nil, err
+	}
+	if err := c.exprs.check(); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -183,7 +188,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	serverless.Install(engine, serverless.Options{Secrets: secrets, HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow),
-		Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}})
+		Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}, Expressions: cfg.exprs.options()})
 	if cfg.definitions != "" {
 		files, err := definitionFiles(cfg.definitions)
 		if err != nil {

@@ -66,16 +66,18 @@ func (x *expr) eval(ctx context.Context, input any, vars map[string]any) (any, e
 	for i, n := range x.vars {
 		args[i] = vars[n]
 	}
-	// The step's context: an expression that runs past the step's timeout is stopped.
-	iter := x.code.RunWithContext(ctx, input, args...)
-	v, ok := iter.Next()
-	if !ok {
-		return nil, nil
-	}
-	if err, isErr := v.(error); isErr {
-		return nil, fmt.Errorf("expression %q failed: %w", x.src, err)
-	}
-	return v, nil
+	// Within the step's context and the node's budget: an expression that runs past either, or
+	// grows the heap past its budget, is stopped.
+	return evalWithin(ctx, func(ctx context.Context) (any, error) {
+		v, ok := x.code.RunWithContext(ctx, input, args...).Next()
+		if !ok {
+			return nil, nil
+		}
+		if err, isErr := v.(error); isErr {
+			return nil, fmt.Errorf("expression %q failed: %w", x.src, err)
+		}
+		return v, nil
+	})
 }
 
 // template is a value in which strings of the form ${ ... } are runtime expressions (a set task's

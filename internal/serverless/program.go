@@ -48,6 +48,8 @@ type program struct {
 	secrets map[string]any
 	// functions are the Go Functions of this node, by name.
 	functions map[string]Function
+	// exprs is the budget of each expression's evaluation.
+	exprs ExpressionOptions
 }
 
 // taskList is one list of tasks (a `do`, a `try`, a `catch.do`) and the task that owns it.

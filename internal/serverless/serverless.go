@@ -31,6 +31,8 @@ type Options struct {
 	// Functions serve `call`s of functions a document does not define, by name, in this process;
 	// a call of a name not here becomes a remote task for workers (see workflow.StepContext.CallRemote).
 	Functions map[string]Function
+	// Expressions bound the time and memory of each expression's evaluation.
+	Expressions ExpressionOptions
 }
 
 // Compiler is cairn's workflow.DocumentCompiler for Serverless Workflow documents.
@@ -41,6 +43,7 @@ type Compiler struct {
 	engine  *workflow.Engine
 	// functions are the node's Go Functions, by name.
 	functions map[string]Function
+	exprs     ExpressionOptions
 }
 
 var _ workflow.DocumentCompiler = (*Compiler)(nil)
@@ -51,7 +54,7 @@ func NewCompiler(opts Options) *Compiler {
 	if secrets == nil {
 		secrets = map[string]any{}
 	}
-	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets, functions: opts.Functions}
+	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets, functions: opts.Functions, exprs: opts.Expressions.withDefaults()}
 }
 
 // Install makes an engine deploy and run Serverless Workflow documents.
@@ -68,6 +71,7 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 		return nil, err
 	}
 	p.http, p.store, p.engine, p.secrets, p.functions = c.http, c.store, c.engine, c.secrets, c.functions
+	p.exprs = c.exprs
 	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label}, nil
 }
 

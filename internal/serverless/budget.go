@@ -1,0 +1,149 @@
+package serverless
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/metrics"
+	"time"
+)
+
+// The default budget of one expression. A jq expression over the largest data a task gets (1 MiB:
+// an HTTP response, a workflow's input) takes milliseconds and a few MB (TestExpressionBudgetFitsLargeData
+// sorts, groups and re-encodes 20,000 objects well within it); the defaults leave a wide margin
+// and still stop `[range(1e9)]` before it holds more than a fraction of a GB.
+const (
+	DefaultExpressionTimeout  = 1 * time.Second
+	DefaultExpressionMaxBytes = 128 << 20
+)
+
+// ExpressionOptions bound the evaluation of every expression of a document. Zero fields take the
+// defaults.
+type ExpressionOptions struct {
+	// Timeout is the longest one evaluation may run.
+	Timeout time.Duration
+	// MaxBytes is how much the node's heap may grow while one evaluation runs.
+	MaxBytes int64
+}
+
+func (o ExpressionOptions) withDefaults() ExpressionOptions {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultExpressionTimeout
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultExpressionMaxBytes
+	}
+	return o
+}
+
+// budgetKey carries a run's ExpressionOptions in its context, so that every expression of the
+// run, wherever it is evaluated, gets the node's budget.
+type budgetKey struct{}
+
+// withBudget is ctx carrying the budget of its expressions.
+func withBudget(ctx context.Context, o ExpressionOptions) context.Context {
+	return context.WithValue(ctx, budgetKey{}, o.withDefaults())
+}
+
+func budgetOf(ctx context.Context) ExpressionOptions {
+	o, _ := ctx.Value(budgetKey{}).(ExpressionOptions)
+	return o.withDefaults()
+}
+
+// BudgetError is an expression stopped for running past its budget. Its Problem is a timeout
+// (status 408) or a runtime error (status 500, memory).
+type BudgetError struct {
+	Timeout bool
+	Limit   string
+}
+
+func (e *BudgetError) Error() string {
+	if e.Timeout {
+		return "the expression ran longer than its budget of " + e.Limit
+	}
+	return "the expression grew the node's memory by more than its budget of " + e.Limit
+}
+
+// budgetProblem is the Problem of an expression over its budget, nil for any other fault.
+func budgetProblem(instance string, err error) *Problem {
+	var be *BudgetError
+	if !errors.As(err, &be) {
+		return nil
+	}
+	if be.Timeout {
+		return &Problem{Type: errTypeTimeout, Status: 408, Title: "Expression Timeout", Detail: be.Error(), Instance: instance}
+	}
+	return &Problem{Type: errTypeRuntime, Status: 500, Title: "Expression Out of Memory", Detail: be.Error(), Instance: instance}
+}
+
+// sampleEvery is how many jq instructions run between two readings of the heap: a reading costs
+// about 300 ns, an instruction tens, and exponential growth (`. + .` in a loop) gets at most a
+// doubling or two past the budget between readings.
+const sampleEvery = 32
+
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// meter is the context an evaluation runs with. gojq asks for Done before every instruction; the
+// meter counts them and, every sampleEvery, reads the heap: gojq has no memory limit of its own,
+// and no value it builds is visible from outside. The heap is the node's, so an expression that
+// runs while another one grows it may be stopped too; short expressions (under sampleEvery
+// instructions) are never measured.
+type meter struct {
+	context.Context // the evaluation's deadline within the step's context
+	steps           int
+	base, maxBytes  uint64
+	sample          []metrics.Sample
+	over            error
+}
+
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+func newMeter(ctx context.Context, maxBytes int64) *meter {
+	m := &meter{Context: ctx, maxBytes: uint64(maxBytes), sample: []metrics.Sample{{Name: heapMetric}}}
+	m.base = m.heap()
+	return m
+}
+
+func (m *meter) heap() uint64 {
+	metrics.Read(m.sample)
+	if m.sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return m.sample[0].Value.Uint64()
+}
+
+// Done is called by gojq from the evaluating goroutine only.
+func (m *meter) Done() <-chan struct{} {
+	if m.over != nil {
+		return closedDone
+	}
+	m.steps++
+	if m.steps%sampleEvery == 0 {
+		if h := m.heap(); h > m.base && h-m.base > m.maxBytes {
+			m.over = &BudgetError{Limit: fmt.Sprintf("%d MB", m.maxBytes>>20)}
+			return closedDone
+		}
+	}
+	return m.Context.Done()
+}
+
+func (m *meter) Err() error {
+	if m.over != nil {
+		return m.over
+	}
+	return m.Context.Err()
+}
+
+// run evaluates with ctx's budget: fn gets the meter to run with; a deadline of the budget (not
+// of the step) becomes a BudgetError.
+func evalWithin(ctx context.Context, fn func(ctx context.Context) (any, error)) (any, error) {
+	b := budgetOf(ctx)
+	errTimeout := &BudgetError{Timeout: true, Limit: b.Timeout.String()}
+	tctx, cancel := context.WithTimeoutCause(ctx, b.Timeout, errTimeout)
+	defer cancel()
+	v, err := fn(newMeter(tctx, b.MaxBytes))
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && context.Cause(tctx) == errTimeout && ctx.Err() == nil {
+		return nil, errTimeout
+	}
+	return v, err
+}
