@@ -66,7 +66,7 @@ func (n *node) deployHog(t *testing.T, name, expr string) {
 	t.Helper()
 	var deployed struct{ DeployDefinition struct{ Created bool } }
 	n.graphql(t, deployMutation, map[string]any{"source": fmt.Sprintf(
-		"document: {dsl: '1.0.0', namespace: hog, name: %s, version: '1.0.0'}\ndo:\n  - hog: {set: {n: '${ %s }'}}\n", name, expr)}, &deployed)
+		"document: {dsl: '1.0.0', namespace: hog, name: %s, version: '1.0.0'}\ndo:\n  - hog: {set: {count: '${ %s }'}}\n", name, expr)}, &deployed)
 }
 
 // TestExpressionBudgetProtectsTheNode: `[range(1e9)] | length` grew a node to 11.9 GB and killed

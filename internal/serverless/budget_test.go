@@ -20,7 +20,7 @@ const (
 // runHog deploys a document whose one set task evaluates expr, runs it and returns its Problem.
 func runHog(t *testing.T, n *node, name, expr string) *serverless.Problem {
 	t.Helper()
-	n.deploy(t, fmt.Sprintf("document: {dsl: '1.0.0', namespace: budget, name: %s, version: '1.0.0'}\ndo:\n  - hog: {set: {n: '${ %s }'}}\n", name, expr))
+	n.deploy(t, fmt.Sprintf("document: {dsl: '1.0.0', namespace: budget, name: %s, version: '1.0.0'}\ndo:\n  - hog: {set: {count: '${ %s }'}}\n", name, expr))
 	w := n.waitEnded(t, n.start(t, "budget."+name, `{}`).ID)
 	require.Equal(t, persistence.StatusFailed, w.Status, name)
 	p := serverless.ProblemOf(w)
@@ -47,7 +47,7 @@ func TestExpressionOverMemoryBudgetFaultsTheTask(t *testing.T) {
 do:
   - guard:
       try:
-        - hog: {set: {n: '${ [range(1e9)] | length }'}}
+        - hog: {set: {count: '${ [range(1e9)] | length }'}}
       catch:
         errors: {with: {type: https://serverlessworkflow.io/spec/1.0.0/errors/runtime}}
         as: e

@@ -77,12 +77,18 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 
 // compile turns a source into its program.
 func compile(source []byte) (*program, []byte, error) {
+	if err := checkBooleanKeys(source); err != nil {
+		return nil, nil, err
+	}
 	doc, canonical, err := decodeSource(source)
 	if err != nil {
 		return nil, nil, err
 	}
 	c := &compiler{prog: &program{byPath: map[string]*task{}}}
 	if err := c.compileDocument(doc); err != nil {
+		return nil, nil, err
+	}
+	if err := checkKeys(doc, documentShape, ""); err != nil {
 		return nil, nil, err
 	}
 	if _, err := parser.FromJSONSource(forSDK(doc, canonical)); err != nil {
