@@ -71,7 +71,8 @@ func (n *node) deployHog(t *testing.T, name, expr string) {
 
 // TestExpressionBudgetProtectsTheNode: `[range(1e9)] | length` grew a node to 11.9 GB and killed
 // it on every claim; until(false; .) and def f: f; f held a core a minute per attempt and, four at
-// once, delayed a demo.order by 58 s. Against the real binary, each faults its workflow with the
+// once, delayed a demo.order by 58 s. Against the real binary, each (and a string doubled in a
+// loop) faults its workflow with the
 // DSL's runtime (memory) or timeout Problem, the node's peak RSS stays a few hundred MB, and a
 // demo.order started alongside finishes.
 func TestExpressionBudgetProtectsTheNode(t *testing.T) {
@@ -90,7 +91,9 @@ func TestExpressionBudgetProtectsTheNode(t *testing.T) {
 			// Memory: a time budget far past what the default memory budget takes to reach.
 			n := startNode(t, nil, append(args, "--expression-timeout", "10m")...)
 			n.deployHog(t, "memory", "[range(1e9)] | length")
-			hogs := []string{n.startType(t, "hog.memory"), n.startType(t, "hog.memory")}
+			// Doubling a string per instruction outruns any count of instructions between readings.
+			n.deployHog(t, "doubling", `"x" * 1e7 | until(length > 1e12; . + .) | length`)
+			hogs := []string{n.startType(t, "hog.memory"), n.startType(t, "hog.memory"), n.startType(t, "hog.doubling")}
 			order := n.startType(t, "demo.order")
 			for _, id := range hogs {
 				p := n.waitStatus(t, id, "FAILED")
@@ -99,7 +102,7 @@ func TestExpressionBudgetProtectsTheNode(t *testing.T) {
 			}
 			n.waitStatus(t, order, "FINISHED")
 			rss := peakRSSMB(t, n.cmd.Process.Pid)
-			t.Logf("%s: peak RSS %d MB after two [range(1e9)] on a node of --concurrency 4", kind, rss)
+			t.Logf("%s: peak RSS %d MB after two [range(1e9)] and a doubling string on a node of --concurrency 4", kind, rss)
 			require.Less(t, rss, maxRSS)
 			require.Zero(t, n.stop(t), n.output())
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/metrics"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -76,53 +78,108 @@ func budgetProblem(instance string, err error) *Problem {
 	return &Problem{Type: errTypeRuntime, Status: 500, Title: "Expression Out of Memory", Detail: be.Error(), Instance: instance}
 }
 
-// sampleEvery is how many jq instructions run between two readings of the heap: a reading costs
-// about 300 ns, an instruction tens, and exponential growth (`. + .` in a loop) gets at most a
-// doubling or two past the budget between readings.
-const sampleEvery = 32
+// watchAfter is how many jq instructions an evaluation runs before it joins the watch (a path like
+// .a.b takes fewer, and is never measured): one instruction can build a 256 MB string
+// ("x" * 2.6e8), and the next double it.
+const watchAfter = 4
+
+// watchEvery is how often the heap is read (about 300 ns) while evaluations past watchAfter
+// instructions run. Growth that doubles a value per instruction (`. + .` in a loop) outruns any count
+// of instructions between readings, but not time: copying a value of the budget's size takes longer.
+const watchEvery = time.Millisecond
 
 var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// meter is the context an evaluation runs with. gojq asks for Done before every instruction; the
-// meter counts them and, every sampleEvery, reads the heap: gojq has no memory limit of its own,
-// and no value it builds is visible from outside. The heap is the node's, so an expression that
-// runs while another one grows it may be stopped too; short expressions (under sampleEvery
-// instructions) are never measured.
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+func readHeap(sample []metrics.Sample) uint64 {
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return sample[0].Value.Uint64()
+}
+
+// heapWatch reads the node's heap every watchEvery while at least one evaluation runs long; its
+// goroutine ends when the last one does.
+type heapWatch struct {
+	mu      sync.Mutex
+	running int
+	stop    chan struct{}
+	heap    atomic.Uint64
+}
+
+var watch heapWatch
+
+func (w *heapWatch) join() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.running++; w.running > 1 {
+		return
+	}
+	sample := []metrics.Sample{{Name: heapMetric}}
+	w.heap.Store(readHeap(sample))
+	stop := make(chan struct{})
+	w.stop = stop
+	go func() {
+		t := time.NewTicker(watchEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				w.heap.Store(readHeap(sample))
+			}
+		}
+	}()
+}
+
+func (w *heapWatch) leave() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.running--; w.running == 0 {
+		close(w.stop)
+	}
+}
+
+// meter is the context an evaluation runs with. gojq asks for Done before every instruction: the
+// meter counts them and, past watchAfter, compares the watch's reading of the heap at every one. gojq has no memory limit of its own, and no value it builds
+// is visible from outside. The heap is the node's, so an expression that runs while another one
+// grows it may be stopped too; short expressions are not measured.
 type meter struct {
 	context.Context // the evaluation's deadline within the step's context
 	steps           int
 	base, maxBytes  uint64
 	sample          []metrics.Sample
+	watched         bool
 	over            error
 }
 
-const heapMetric = "/memory/classes/heap/objects:bytes"
-
 func newMeter(ctx context.Context, maxBytes int64) *meter {
 	m := &meter{Context: ctx, maxBytes: uint64(maxBytes), sample: []metrics.Sample{{Name: heapMetric}}}
-	m.base = m.heap()
+	m.base = readHeap(m.sample)
 	return m
 }
 
-func (m *meter) heap() uint64 {
-	metrics.Read(m.sample)
-	if m.sample[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return m.sample[0].Value.Uint64()
-}
+func (m *meter) exceeds(heap uint64) bool { return heap > m.base && heap-m.base > m.maxBytes }
 
 // Done is called by gojq from the evaluating goroutine only.
 func (m *meter) Done() <-chan struct{} {
 	if m.over != nil {
 		return closedDone
 	}
-	m.steps++
-	if m.steps%sampleEvery == 0 {
-		if h := m.heap(); h > m.base && h-m.base > m.maxBytes {
-			m.over = &BudgetError{Limit: fmt.Sprintf("%d MB", m.maxBytes>>20)}
-			return closedDone
-		}
+	var over bool
+	if m.watched {
+		over = m.exceeds(watch.heap.Load())
+	} else if m.steps++; m.steps == watchAfter {
+		over = m.exceeds(readHeap(m.sample))
+		m.watched = true
+		watch.join()
+	}
+	if over {
+		m.over = &BudgetError{Limit: fmt.Sprintf("%d MB", m.maxBytes>>20)}
+		return closedDone
 	}
 	return m.Context.Done()
 }
@@ -134,6 +191,13 @@ func (m *meter) Err() error {
 	return m.Context.Err()
 }
 
+// close ends the meter's part in the watch.
+func (m *meter) close() {
+	if m.watched {
+		watch.leave()
+	}
+}
+
 // run evaluates with ctx's budget: fn gets the meter to run with; a deadline of the budget (not
 // of the step) becomes a BudgetError.
 func evalWithin(ctx context.Context, fn func(ctx context.Context) (any, error)) (any, error) {
@@ -141,7 +205,9 @@ func evalWithin(ctx context.Context, fn func(ctx context.Context) (any, error)) 
 	errTimeout := &BudgetError{Timeout: true, Limit: b.Timeout.String()}
 	tctx, cancel := context.WithTimeoutCause(ctx, b.Timeout, errTimeout)
 	defer cancel()
-	v, err := fn(newMeter(tctx, b.MaxBytes))
+	m := newMeter(tctx, b.MaxBytes)
+	defer m.close()
+	v, err := fn(m)
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && context.Cause(tctx) == errTimeout && ctx.Err() == nil {
 		return nil, errTimeout
 	}
