@@ -115,7 +115,7 @@ func TestExpressionBudgetProtectsTheNode(t *testing.T) {
 			for _, id := range hogs {
 				p := n.waitStatus(t, id, "FAILED")
 				require.Equal(t, "https://serverlessworkflow.io/spec/1.0.0/errors/timeout", p["type"], p)
-				require.Equal(t, "the expression ran longer than its budget of 1s", p["detail"], p)
+				require.Equal(t, "the expression ran longer than its budget of 2s", p["detail"], p)
 			}
 			n.waitStatus(t, order, "FINISHED")
 			require.Zero(t, n.stop(t), n.output())

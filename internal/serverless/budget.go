@@ -10,12 +10,12 @@ import (
 	"time"
 )
 
-// The default budget of one expression. A jq expression over the largest data a task gets (1 MiB:
-// an HTTP response, a workflow's input) takes milliseconds and a few MB (TestExpressionBudgetFitsLargeData
-// sorts, groups and re-encodes 20,000 objects well within it); the defaults leave a wide margin
-// and still stop `[range(1e9)]` before it holds more than a fraction of a GB.
+// The default budget of one expression, measured over the largest data a task gets (1 MiB: an HTTP
+// response, a workflow's input), 20,000 objects: sorting, grouping and re-encoding them took 360 ms
+// and allocated 15 MB on a busy 2-core machine, collecting every value of every object 190 ms and
+// 38 MB. [range(1e9)] reaches 128 MB in about 0.9 s.
 const (
-	DefaultExpressionTimeout  = 1 * time.Second
+	DefaultExpressionTimeout  = 2 * time.Second
 	DefaultExpressionMaxBytes = 128 << 20
 )
 
