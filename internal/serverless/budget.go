@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/metrics"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -56,12 +54,17 @@ func budgetOf(ctx context.Context) ExpressionOptions {
 // (status 408) or a runtime error (status 500, memory).
 type BudgetError struct {
 	Timeout bool
-	Limit   string
+	// Value marks a value that would take more than the memory budget as JSON.
+	Value bool
+	Limit string
 }
 
 func (e *BudgetError) Error() string {
-	if e.Timeout {
+	switch {
+	case e.Timeout:
 		return "the expression ran longer than its budget of " + e.Limit
+	case e.Value:
+		return "the expression's value would take more than its budget of " + e.Limit + " as JSON"
 	}
 	return "the expression grew the node's memory by more than its budget of " + e.Limit
 }
@@ -78,15 +81,15 @@ func budgetProblem(instance string, err error) *Problem {
 	return &Problem{Type: errTypeRuntime, Status: 500, Title: "Expression Out of Memory", Detail: be.Error(), Instance: instance}
 }
 
-// watchAfter is how many jq instructions an evaluation runs before it joins the watch (a path like
-// .a.b takes fewer, and is never measured): one instruction can build a 256 MB string
-// ("x" * 2.6e8), and the next double it.
-const watchAfter = 4
-
-// watchEvery is how often the heap is read (about 300 ns) while evaluations past watchAfter
-// instructions run. Growth that doubles a value per instruction (`. + .` in a loop) outruns any count
-// of instructions between readings, but not time: copying a value of the budget's size takes longer.
-const watchEvery = time.Millisecond
+// An evaluation reads the node's heap (about 300 ns) once it has run watchAfter instructions (a
+// path like .a.b takes fewer, and is never measured), then whenever readEvery has passed since its
+// last reading, checking the clock before every instruction. Time, not a count of instructions,
+// because one instruction can build a 256 MB string ("x" * 2.6e8) and the next double it: an
+// instruction that allocates much takes long, so the next one starts only after a reading.
+const (
+	watchAfter = 4
+	readEvery  = time.Millisecond
+)
 
 var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
@@ -100,59 +103,16 @@ func readHeap(sample []metrics.Sample) uint64 {
 	return sample[0].Value.Uint64()
 }
 
-// heapWatch reads the node's heap every watchEvery while at least one evaluation runs long; its
-// goroutine ends when the last one does.
-type heapWatch struct {
-	mu      sync.Mutex
-	running int
-	stop    chan struct{}
-	heap    atomic.Uint64
-}
-
-var watch heapWatch
-
-func (w *heapWatch) join() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.running++; w.running > 1 {
-		return
-	}
-	sample := []metrics.Sample{{Name: heapMetric}}
-	w.heap.Store(readHeap(sample))
-	stop := make(chan struct{})
-	w.stop = stop
-	go func() {
-		t := time.NewTicker(watchEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				w.heap.Store(readHeap(sample))
-			}
-		}
-	}()
-}
-
-func (w *heapWatch) leave() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.running--; w.running == 0 {
-		close(w.stop)
-	}
-}
-
-// meter is the context an evaluation runs with. gojq asks for Done before every instruction: the
-// meter counts them and, past watchAfter, compares the watch's reading of the heap at every one. gojq has no memory limit of its own, and no value it builds
-// is visible from outside. The heap is the node's, so an expression that runs while another one
-// grows it may be stopped too; short expressions are not measured.
+// meter is the context an evaluation runs with. gojq asks for Done before every instruction, and
+// has no memory limit of its own (no value it builds is visible from outside): the meter counts the
+// instructions and reads the heap. The heap is the node's, so an expression that runs while another
+// one grows it may be stopped too.
 type meter struct {
 	context.Context // the evaluation's deadline within the step's context
 	steps           int
 	base, maxBytes  uint64
+	lastRead        time.Time
 	sample          []metrics.Sample
-	watched         bool
 	over            error
 }
 
@@ -162,22 +122,20 @@ func newMeter(ctx context.Context, maxBytes int64) *meter {
 	return m
 }
 
-func (m *meter) exceeds(heap uint64) bool { return heap > m.base && heap-m.base > m.maxBytes }
-
 // Done is called by gojq from the evaluating goroutine only.
 func (m *meter) Done() <-chan struct{} {
 	if m.over != nil {
 		return closedDone
 	}
-	var over bool
-	if m.watched {
-		over = m.exceeds(watch.heap.Load())
-	} else if m.steps++; m.steps == watchAfter {
-		over = m.exceeds(readHeap(m.sample))
-		m.watched = true
-		watch.join()
+	if m.steps < watchAfter {
+		if m.steps++; m.steps < watchAfter {
+			return m.Context.Done()
+		}
+	} else if time.Since(m.lastRead) < readEvery {
+		return m.Context.Done()
 	}
-	if over {
+	m.lastRead = time.Now()
+	if h := readHeap(m.sample); h > m.base && h-m.base > m.maxBytes {
 		m.over = &BudgetError{Limit: fmt.Sprintf("%d MB", m.maxBytes>>20)}
 		return closedDone
 	}
@@ -191,13 +149,6 @@ func (m *meter) Err() error {
 	return m.Context.Err()
 }
 
-// close ends the meter's part in the watch.
-func (m *meter) close() {
-	if m.watched {
-		watch.leave()
-	}
-}
-
 // run evaluates with ctx's budget: fn gets the meter to run with; a deadline of the budget (not
 // of the step) becomes a BudgetError.
 func evalWithin(ctx context.Context, fn func(ctx context.Context) (any, error)) (any, error) {
@@ -205,11 +156,12 @@ func evalWithin(ctx context.Context, fn func(ctx context.Context) (any, error)) 
 	errTimeout := &BudgetError{Timeout: true, Limit: b.Timeout.String()}
 	tctx, cancel := context.WithTimeoutCause(ctx, b.Timeout, errTimeout)
 	defer cancel()
-	m := newMeter(tctx, b.MaxBytes)
-	defer m.close()
-	v, err := fn(m)
+	v, err := fn(newMeter(tctx, b.MaxBytes))
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && context.Cause(tctx) == errTimeout && ctx.Err() == nil {
 		return nil, errTimeout
+	}
+	if err == nil && jsonSize(v, b.MaxBytes) > b.MaxBytes {
+		return nil, &BudgetError{Limit: fmt.Sprintf("%d MB", b.MaxBytes>>20), Value: true}
 	}
 	return v, err
 }
