@@ -54,7 +54,8 @@ func budgetOf(ctx context.Context) ExpressionOptions {
 // (status 408) or a runtime error (status 500, memory).
 type BudgetError struct {
 	Timeout bool
-	// Value marks a value that would take more than the memory budget as JSON.
+	// Value marks a value (the expression's, or the input of a builtin that writes it out) that
+	// would take more than the memory budget as JSON.
 	Value bool
 	Limit string
 }
@@ -64,7 +65,7 @@ func (e *BudgetError) Error() string {
 	case e.Timeout:
 		return "the expression ran longer than its budget of " + e.Limit
 	case e.Value:
-		return "the expression's value would take more than its budget of " + e.Limit + " as JSON"
+		return "a value of the expression would take more than its budget of " + e.Limit + " as JSON"
 	}
 	return "the expression grew the node's memory by more than its budget of " + e.Limit
 }

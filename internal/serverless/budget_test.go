@@ -80,14 +80,22 @@ func TestExpressionOverTimeBudgetFaultsTheTask(t *testing.T) {
 
 // TestExpressionValueOverBudgetFaultsTheTask: reduce range(40) as $i (1; [., .]) takes a few KB
 // while it is evaluated, its parts shared, and 2^40 leaves as JSON, which the engine encodes to
-// store the task's output; it faults the task with the runtime Problem instead.
+// store the task's output, and tojson, flatten or an interpolation writes out in one instruction;
+// each faults the task with the runtime Problem instead.
 func TestExpressionValueOverBudgetFaultsTheTask(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		n := newNode(t, store)
 		n.startWorker(t)
-		p := runHog(t, n, "shared", "reduce range(40) as $i (1; [., .])")
-		require.Equal(t, problemRuntime, p.Type, p.String())
-		require.Equal(t, "the expression's value would take more than its budget of 128 MB as JSON", p.Detail)
+		for name, expr := range map[string]string{
+			"shared":       "reduce range(40) as $i (1; [., .])",
+			"tojson":       "reduce range(40) as $i (1; [., .]) | tojson | length",
+			"interpolated": `reduce range(40) as $i (1; [., .]) | "\(.)" | length`,
+			"flatten":      "reduce range(40) as $i (1; [., .]) | flatten | length",
+		} {
+			p := runHog(t, n, name, expr)
+			require.Equal(t, problemRuntime, p.Type, p.String())
+			require.Equal(t, "a value of the expression would take more than its budget of 128 MB as JSON", p.Detail, name)
+		}
 	})
 }

@@ -52,11 +52,13 @@ func compileExpr(src string, sc scope, ptr string) (*expr, error) {
 	if err != nil {
 		return nil, faultAt(ptr, "invalid jq expression %q: %v", src, err)
 	}
-	code, err := gojq.Compile(parsed, gojq.WithVariables(sc))
+	guardExpanding(parsed)
+	vars := append(append([]string{}, sc...), guardVar)
+	code, err := gojq.Compile(parsed, gojq.WithVariables(vars), gojq.WithFunction(guardFunc, 1, 1, fits))
 	if err != nil {
 		return nil, faultAt(ptr, "invalid jq expression %q: %v", src, err)
 	}
-	return &expr{src: src, vars: sc, code: code}, nil
+	return &expr{src: src, vars: vars, code: code}, nil
 }
 
 // eval runs an expression on input with the variables by name; it yields its first value (null
@@ -66,6 +68,7 @@ func (x *expr) eval(ctx context.Context, input any, vars map[string]any) (any, e
 	for i, n := range x.vars {
 		args[i] = vars[n]
 	}
+	args[len(args)-1] = int(budgetOf(ctx).MaxBytes)
 	// Within the step's context and the node's budget: an expression that runs past either, or
 	// grows the heap past its budget, is stopped.
 	return evalWithin(ctx, func(ctx context.Context) (any, error) {
