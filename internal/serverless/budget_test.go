@@ -81,7 +81,8 @@ func TestExpressionOverTimeBudgetFaultsTheTask(t *testing.T) {
 // TestExpressionValueOverBudgetFaultsTheTask: reduce range(40) as $i (1; [., .]) takes a few KB
 // while it is evaluated, its parts shared, and 2^40 leaves as JSON, which the engine encodes to
 // store the task's output, and tojson, flatten or an interpolation writes out in one instruction;
-// each faults the task with the runtime Problem instead.
+// .[134217727] = 1 and setpath fill a 2 GB array in one instruction. Each faults the task with the
+// runtime Problem instead.
 func TestExpressionValueOverBudgetFaultsTheTask(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
@@ -92,6 +93,8 @@ func TestExpressionValueOverBudgetFaultsTheTask(t *testing.T) {
 			"tojson":       "reduce range(40) as $i (1; [., .]) | tojson | length",
 			"interpolated": `reduce range(40) as $i (1; [., .]) | "\(.)" | length`,
 			"flatten":      "reduce range(40) as $i (1; [., .]) | flatten | length",
+			"index":        "null | .[134217727] = 1 | length",
+			"setpath":      "null | setpath([134217727]; 1) | length",
 		} {
 			p := runHog(t, n, name, expr)
 			require.Equal(t, problemRuntime, p.Type, p.String())

@@ -54,7 +54,8 @@ func compileExpr(src string, sc scope, ptr string) (*expr, error) {
 	}
 	guardExpanding(parsed)
 	vars := append(append([]string{}, sc...), guardVar)
-	code, err := gojq.Compile(parsed, gojq.WithVariables(vars), gojq.WithFunction(guardFunc, 1, 1, fits))
+	code, err := gojq.Compile(parsed, gojq.WithVariables(vars), gojq.WithFunction(guardFunc, 1, 1, fits),
+		gojq.WithFunction(indexFunc, 1, 1, indexFits), gojq.WithFunction(pathFunc, 1, 1, pathFits))
 	if err != nil {
 		return nil, faultAt(ptr, "invalid jq expression %q: %v", src, err)
 	}

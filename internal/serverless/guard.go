@@ -12,8 +12,11 @@ import (
 // memory budget (guardFunc, given the budget as guardVar), so the expansion never starts.
 
 const (
-	guardFunc = "_cairn_fits"
-	guardVar  = "$__cairn_max_bytes"
+	guardFunc  = "_cairn_fits"
+	indexFunc  = "_cairn_index_fits"
+	pathFunc   = "_cairn_path_fits"
+	guardVar   = "$__cairn_max_bytes"
+	bytesPerAt = 16 // an array element: an interface value
 )
 
 // expanding are the builtins, by name and arity, whose output may be as large as their input
@@ -32,6 +35,27 @@ func guardQuery() *gojq.Query {
 // guarded is q piped through the guard: `q | _cairn_fits(...)`.
 func guarded(q *gojq.Query) *gojq.Query {
 	return &gojq.Query{Left: q, Op: gojq.OpPipe, Right: guardQuery()}
+}
+
+// checkedBy is q piped through the guard function fn: `q | fn($__cairn_max_bytes)`.
+func checkedBy(q *gojq.Query, fn string) *gojq.Query {
+	g := guardQuery()
+	g.Term.Func.Name = fn
+	return &gojq.Query{Left: q, Op: gojq.OpPipe, Right: g}
+}
+
+// guardIndex bounds an index: .[n] = v and setpath([n]; v) fill an array up to n with nulls in one
+// instruction (up to 2 GB: gojq refuses only n of 2^27 and more).
+func guardIndex(ix *gojq.Index) {
+	if ix == nil {
+		return
+	}
+	guardString(ix.Str)
+	guardExpanding(ix.Start)
+	guardExpanding(ix.End)
+	if ix.Start != nil && !ix.IsSlice {
+		ix.Start = checkedBy(ix.Start, indexFunc)
+	}
 }
 
 // guardExpanding puts the guard before every expanding builtin, format (@json, @csv, ...) and
@@ -70,11 +94,7 @@ func guardTerm(t *gojq.Term) {
 	if t == nil {
 		return
 	}
-	if t.Index != nil {
-		guardString(t.Index.Str)
-		guardExpanding(t.Index.Start)
-		guardExpanding(t.Index.End)
-	}
+	guardIndex(t.Index)
 	if t.Object != nil {
 		for _, kv := range t.Object.KeyVals {
 			guardString(kv.KeyString)
@@ -117,11 +137,7 @@ func guardTerm(t *gojq.Term) {
 	}
 	guardExpanding(t.Query)
 	for _, s := range t.SuffixList {
-		if s.Index != nil {
-			guardString(s.Index.Str)
-			guardExpanding(s.Index.Start)
-			guardExpanding(s.Index.End)
-		}
+		guardIndex(s.Index)
 		if s.Bind != nil {
 			guardExpanding(s.Bind.Body)
 		}
@@ -139,6 +155,9 @@ func guardTerm(t *gojq.Term) {
 		for _, a := range t.Func.Args {
 			guardExpanding(a)
 		}
+		if t.Func.Name == "setpath" && len(t.Func.Args) == 2 {
+			t.Func.Args[0] = checkedBy(t.Func.Args[0], pathFunc)
+		}
 	case t.Type == gojq.TermTypeFormat && t.Str == nil:
 		inner := &gojq.Term{Type: gojq.TermTypeFormat, Format: t.Format}
 		*t = gojq.Term{Type: gojq.TermTypeQuery, SuffixList: t.SuffixList,
@@ -155,6 +174,42 @@ func fits(v any, args []any) any {
 	}
 	if jsonSize(v, int64(limit)) > int64(limit) {
 		return &BudgetError{Value: true, Limit: fmt.Sprintf("%d MB", limit>>20)}
+	}
+	return v
+}
+
+// indexFits is its input unchanged, or a BudgetError when it is an array index whose array would
+// not fit the budget.
+func indexFits(v any, args []any) any {
+	limit, ok := args[0].(int)
+	if !ok || limit <= 0 {
+		return v
+	}
+	var n float64
+	switch x := v.(type) {
+	case int:
+		n = float64(x)
+	case float64:
+		n = x
+	default:
+		return v
+	}
+	if n*bytesPerAt > float64(limit) {
+		return &BudgetError{Value: true, Limit: fmt.Sprintf("%d MB", limit>>20)}
+	}
+	return v
+}
+
+// pathFits checks every index of a path (setpath's first argument) like indexFits.
+func pathFits(v any, args []any) any {
+	p, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	for _, e := range p {
+		if r := indexFits(e, args); r != e {
+			return r
+		}
 	}
 	return v
 }
