@@ -57,6 +57,8 @@ type BudgetError struct {
 	// Value marks a value (the expression's, or the input of a builtin that writes it out) that
 	// would take more than the memory budget as JSON.
 	Value bool
+	// Index is an array index whose array would take more than the memory budget.
+	Index string
 	Limit string
 }
 
@@ -64,6 +66,8 @@ func (e *BudgetError) Error() string {
 	switch {
 	case e.Timeout:
 		return "the expression ran longer than its budget of " + e.Limit
+	case e.Index != "":
+		return "the array index " + e.Index + " would make an array larger than the expression's budget of " + e.Limit
 	case e.Value:
 		return "a value of the expression would take more than its budget of " + e.Limit + " as JSON"
 	}
@@ -150,7 +154,7 @@ func (m *meter) Err() error {
 	return m.Context.Err()
 }
 
-// run evaluates with ctx's budget: fn gets the meter to run with; a deadline of the budget (not
+// evalWithin evaluates with ctx's budget: fn gets the meter to run with; a deadline of the budget (not
 // of the step) becomes a BudgetError.
 func evalWithin(ctx context.Context, fn func(ctx context.Context) (any, error)) (any, error) {
 	b := budgetOf(ctx)

@@ -2,6 +2,7 @@ package serverless
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/itchyny/gojq"
 )
@@ -195,7 +196,7 @@ func indexFits(v any, args []any) any {
 		return v
 	}
 	if n*bytesPerAt > float64(limit) {
-		return &BudgetError{Value: true, Limit: fmt.Sprintf("%d MB", limit>>20)}
+		return &BudgetError{Index: strconv.FormatFloat(n, 'f', -1, 64), Limit: fmt.Sprintf("%d MB", limit>>20)}
 	}
 	return v
 }
