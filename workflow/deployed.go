@@ -148,6 +148,31 @@ func DeployedLabel(spec json.RawMessage) string {
 	return probe.Label
 }
 
+// DeployedVersion returns the newest deployed version of typ whose document version
+// (document.version) is label: a parent that pins a child's version keeps running it after newer
+// ones are deployed. ErrNotFound (persistence) when no version has that label.
+func (e *Engine) DeployedVersion(ctx context.Context, typ, label string) (*persistence.Definition, error) {
+	// Most pins name the newest version: one row. Otherwise every version, newest first, since
+	// the label lives in the spec.
+	newest, err := e.store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: typ})
+	if err != nil {
+		return nil, err
+	}
+	if DeployedLabel(newest.Spec) == label {
+		return newest, nil
+	}
+	all, err := e.store.DefinitionList(ctx, persistence.DefinitionListParams{Type: typ, AllVersions: true})
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range all {
+		if DeployedLabel(d.Spec) == label {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("no deployed version of %s is %q: %w", typ, label, persistence.ErrNotFound)
+}
+
 // OutputVariable is the variable that holds a workflow's output (a deployed definition's sets it
 // when the workflow finishes).
 const OutputVariable = "output"

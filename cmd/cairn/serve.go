@@ -52,6 +52,7 @@ type serveConfig struct {
 	secretsFile    string
 	limits         apiLimits
 	workflowLimits workflowLimits
+	exprs          exprLimits
 }
 
 func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
@@ -85,6 +86,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.origins, "allowed-origins", "", "browser `origins` besides the server's own allowed to call the API (CORS) and open websocket subscriptions, comma-separated host patterns (app.example.com, *.example.com) or scheme://host")
 	c.limits.register(fs)
 	c.workflowLimits.register(fs)
+	c.exprs.register(fs)
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {
 		return nil, err
@@ -111,6 +113,9 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 		return nil, err
 	}
 	if err := c.workflowLimits.check(); err != nil {
+		return nil, err
+	}
+	if err := c.exprs.check(); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -188,7 +193,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	serverless.Install(engine, serverless.Options{Secrets: secrets, HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow),
-		Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}})
+		Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}, Expressions: cfg.exprs.options()})
 	if cfg.definitions != "" {
 		files, err := definitionFiles(cfg.definitions)
 		if err != nil {

@@ -527,15 +527,20 @@ func (c *compiler) compileRaise(t *task, raw any, sc scope) error {
 
 var isoDuration = regexp.MustCompile(`^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)
 
-// parseDuration reads an ISO 8601 duration (PT1S) or an inline one ({seconds: 1}).
+// MaxDuration bounds every duration of a document (wait, timeouts, retry delays, limits and
+// jitter): past about 292 years a time.Duration overflows, and a wait of 106752 days ended at once.
+const MaxDuration = 3650 * 24 * time.Hour
+
+// parseDuration reads an ISO 8601 duration (PT1S) or an inline one ({seconds: 1}), refusing one
+// longer than MaxDuration. Its parts are added in nanoseconds as floats, which cannot overflow.
 func parseDuration(v any, ptr string) (time.Duration, error) {
+	var nanos float64
 	switch d := v.(type) {
 	case string:
 		m := isoDuration.FindStringSubmatch(d)
 		if m == nil || d == "P" || d == "PT" {
 			return 0, faultAt(ptr, "%q is not an ISO 8601 duration (like PT5S)", d)
 		}
-		var out time.Duration
 		for i, unit := range []time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second} {
 			if m[i+1] == "" {
 				continue
@@ -544,11 +549,9 @@ func parseDuration(v any, ptr string) (time.Duration, error) {
 			if err != nil {
 				return 0, faultAt(ptr, "%q is not an ISO 8601 duration: %v", d, err)
 			}
-			out += time.Duration(n * float64(unit))
+			nanos += n * float64(unit)
 		}
-		return out, nil
 	case map[string]any:
-		var out time.Duration
 		units := map[string]time.Duration{"days": 24 * time.Hour, "hours": time.Hour, "minutes": time.Minute, "seconds": time.Second, "milliseconds": time.Millisecond}
 		for k, n := range d {
 			u, ok := units[k]
@@ -556,9 +559,13 @@ func parseDuration(v any, ptr string) (time.Duration, error) {
 			if !ok || !isNum || f < 0 {
 				return 0, faultAt(ptr+"/"+escapePointer(k), "a duration has days, hours, minutes, seconds and milliseconds as numbers")
 			}
-			out += time.Duration(f * float64(u))
+			nanos += f * float64(u)
 		}
-		return out, nil
+	default:
+		return 0, faultAt(ptr, "a duration is an ISO 8601 string or an object of days, hours, minutes, seconds, milliseconds")
 	}
-	return 0, faultAt(ptr, "a duration is an ISO 8601 string or an object of days, hours, minutes, seconds, milliseconds")
+	if nanos > float64(MaxDuration) {
+		return 0, faultAt(ptr, "the duration is longer than the maximum of %d days", int(MaxDuration.Hours()/24))
+	}
+	return time.Duration(nanos), nil
 }

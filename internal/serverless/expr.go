@@ -52,11 +52,14 @@ func compileExpr(src string, sc scope, ptr string) (*expr, error) {
 	if err != nil {
 		return nil, faultAt(ptr, "invalid jq expression %q: %v", src, err)
 	}
-	code, err := gojq.Compile(parsed, gojq.WithVariables(sc))
+	guardExpanding(parsed)
+	vars := append(append([]string{}, sc...), guardVar)
+	code, err := gojq.Compile(parsed, gojq.WithVariables(vars), gojq.WithFunction(guardFunc, 1, 1, fits),
+		gojq.WithFunction(indexFunc, 1, 1, indexFits), gojq.WithFunction(pathFunc, 1, 1, pathFits))
 	if err != nil {
 		return nil, faultAt(ptr, "invalid jq expression %q: %v", src, err)
 	}
-	return &expr{src: src, vars: sc, code: code}, nil
+	return &expr{src: src, vars: vars, code: code}, nil
 }
 
 // eval runs an expression on input with the variables by name; it yields its first value (null
@@ -66,16 +69,19 @@ func (x *expr) eval(ctx context.Context, input any, vars map[string]any) (any, e
 	for i, n := range x.vars {
 		args[i] = vars[n]
 	}
-	// The step's context: an expression that runs past the step's timeout is stopped.
-	iter := x.code.RunWithContext(ctx, input, args...)
-	v, ok := iter.Next()
-	if !ok {
-		return nil, nil
-	}
-	if err, isErr := v.(error); isErr {
-		return nil, fmt.Errorf("expression %q failed: %w", x.src, err)
-	}
-	return v, nil
+	args[len(args)-1] = int(budgetOf(ctx).MaxBytes)
+	// Within the step's context and the node's budget: an expression that runs past either, or
+	// grows the heap past its budget, is stopped.
+	return evalWithin(ctx, func(ctx context.Context) (any, error) {
+		v, ok := x.code.RunWithContext(ctx, input, args...).Next()
+		if !ok {
+			return nil, nil
+		}
+		if err, isErr := v.(error); isErr {
+			return nil, fmt.Errorf("expression %q failed: %w", x.src, err)
+		}
+		return v, nil
+	})
 }
 
 // template is a value in which strings of the form ${ ... } are runtime expressions (a set task's

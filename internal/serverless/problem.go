@@ -45,6 +45,9 @@ func (p *Problem) String() string {
 
 // expressionProblem is the fault of an expression that failed at run time.
 func expressionProblem(instance string, err error) *Problem {
+	if p := budgetProblem(instance, err); p != nil {
+		return p
+	}
 	return &Problem{Type: errTypeExpression, Status: 400, Title: "Expression Error", Detail: err.Error(), Instance: instance}
 }
 

@@ -49,6 +49,8 @@ type program struct {
 	redact  *redactor // keeps the secrets' values out of what workflows store
 	// functions are the Go Functions of this node, by name.
 	functions map[string]Function
+	// exprs is the budget of each expression's evaluation.
+	exprs ExpressionOptions
 }
 
 // taskList is one list of tasks (a `do`, a `try`, a `catch.do`) and the task that owns it.

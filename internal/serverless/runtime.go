@@ -45,7 +45,7 @@ func (p *program) load(sc *workflow.StepContext) (*run, error) {
 			return nil, err
 		}
 	}
-	return &run{ctx: sc, prog: p, st: st, now: time.Now().UTC(), wfID: strconv.FormatInt(sc.WorkflowID(), 10)}, nil
+	return &run{ctx: withBudget(sc, p.exprs), prog: p, st: st, now: time.Now().UTC(), wfID: strconv.FormatInt(sc.WorkflowID(), 10)}, nil
 }
 
 // save writes the step's data back to the workflow's variables.

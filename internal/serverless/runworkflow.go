@@ -14,7 +14,7 @@ const awaitSuffix = "/await"
 // runWorkflow is a compiled `run: workflow`: a child workflow of a deployed type.
 type runWorkflow struct {
 	typ     string // <namespace>.<name>
-	version string // document.version the newest deployed version must have ("" for any)
+	version string // document.version of the version to run ("" for the newest)
 	input   *template
 	await   bool
 }
@@ -29,6 +29,10 @@ func (c *compiler) compileRunWorkflow(t *task, run map[string]any, sc scope) err
 	}
 	rw := &runWorkflow{typ: ns + "." + name, await: true}
 	rw.version, _ = w["version"].(string)
+	// A document that runs itself starts a workflow per step for ever (9,172 in 30 s).
+	if rw.typ == c.prog.typ && (rw.version == "" || rw.version == c.prog.label) {
+		return faultAt(t.path, "task %s runs its own workflow %s (version %s): a workflow may not run itself", t.name, rw.typ, c.prog.label)
+	}
 	if in, ok := w["input"]; ok {
 		var err error
 		if rw.input, err = compileTemplate(in, sc, ptr+"/input"); err != nil {
@@ -62,18 +66,25 @@ func (r *run) startChild(sc *workflow.StepContext, t *task, in any) *Problem {
 	if r.prog.store == nil {
 		return fail("this node's compiler was not installed on an engine")
 	}
-	row, err := r.prog.store.DefinitionGet(r.ctx, persistence.DefinitionGetParams{Type: rw.typ})
-	if err != nil {
+	// A pinned version runs whichever stored version has that label, however many came after it.
+	version := 0
+	if rw.version != "" {
+		if r.prog.engine == nil {
+			return fail("this node's compiler was not installed on an engine")
+		}
+		row, err := r.prog.engine.DeployedVersion(r.ctx, rw.typ, rw.version)
+		if err != nil {
+			return fail("no deployed definition %s of version %q: %v", rw.typ, rw.version, err)
+		}
+		version = row.Version
+	} else if _, err := r.prog.store.DefinitionGet(r.ctx, persistence.DefinitionGetParams{Type: rw.typ}); err != nil {
 		return fail("no deployed definition %s: %v", rw.typ, err)
-	}
-	if label := workflow.DeployedLabel(row.Spec); rw.version != "" && label != rw.version {
-		return fail("the newest version of %s is %q, not %q", rw.typ, label, rw.version)
 	}
 	b, err := json.Marshal(r.prog.redact.value(input))
 	if err != nil {
 		return fail("%v", err)
 	}
-	sc.StartChild(workflow.ChildRequest{Type: rw.typ, Input: b})
+	sc.StartChild(workflow.ChildRequest{Type: rw.typ, Input: b, Version: version})
 	return nil
 }
 

@@ -31,6 +31,8 @@ type Options struct {
 	// Functions serve `call`s of functions a document does not define, by name, in this process;
 	// a call of a name not here becomes a remote task for workers (see workflow.StepContext.CallRemote).
 	Functions map[string]Function
+	// Expressions bound the time and memory of each expression's evaluation.
+	Expressions ExpressionOptions
 }
 
 // Compiler is cairn's workflow.DocumentCompiler for Serverless Workflow documents.
@@ -42,6 +44,7 @@ type Compiler struct {
 	engine  *workflow.Engine
 	// functions are the node's Go Functions, by name.
 	functions map[string]Function
+	exprs     ExpressionOptions
 }
 
 var _ workflow.DocumentCompiler = (*Compiler)(nil)
@@ -52,7 +55,7 @@ func NewCompiler(opts Options) *Compiler {
 	if secrets == nil {
 		secrets = map[string]any{}
 	}
-	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets, redact: newRedactor(secrets), functions: opts.Functions}
+	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets, redact: newRedactor(secrets), functions: opts.Functions, exprs: opts.Expressions.withDefaults()}
 }
 
 // Install makes an engine deploy and run Serverless Workflow documents.
@@ -69,17 +72,24 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 		return nil, err
 	}
 	p.http, p.store, p.engine, p.secrets, p.redact, p.functions = c.http, c.store, c.engine, c.secrets, c.redact, c.functions
+	p.exprs = c.exprs
 	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label}, nil
 }
 
 // compile turns a source into its program.
 func compile(source []byte) (*program, []byte, error) {
+	if err := checkBooleanKeys(source); err != nil {
+		return nil, nil, err
+	}
 	doc, canonical, err := decodeSource(source)
 	if err != nil {
 		return nil, nil, err
 	}
 	c := &compiler{prog: &program{byPath: map[string]*task{}}}
 	if err := c.compileDocument(doc); err != nil {
+		return nil, nil, err
+	}
+	if err := checkKeys(doc, documentShape, ""); err != nil {
 		return nil, nil, err
 	}
 	if _, err := parser.FromJSONSource(forSDK(doc, canonical)); err != nil {
