@@ -191,7 +191,8 @@ func workflowsOf(ctx context.Context, store *persistence.Store, events []*persis
 		ids = append(ids, ev.WorkflowID)
 	}
 	slices.Sort(ids)
-	wfs, err := store.WorkflowGetMany(ctx, slices.Compact(ids))
+	// Without their data: a subscriber that asks for variables reads them when its event is sent.
+	wfs, err := store.WorkflowGetManyWithoutData(ctx, slices.Compact(ids))
 	if err != nil {
 		return nil, err
 	}

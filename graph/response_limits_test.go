@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -98,5 +99,48 @@ func TestLargeVariablesAreReadOnlyWithinTheByteLimit(t *testing.T) {
 		require.Len(t, page.Workflows.Nodes, 1)
 		require.Equal(t, blob, page.Workflows.Nodes[0].Variables["a"])
 		require.NotNil(t, page.Workflows.Nodes[0].Input)
+	})
+}
+
+// The live stream reads the workflows its events name without their input and variables (a node
+// must not hold megabytes per event for subscribers that never read them); a subscriber that asks
+// for them gets them.
+func TestLiveEventsReadDataOnlyForSubscribersThatAskForIt(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		b := setup(t, store)
+		counter := &statementCounter{}
+		store.DB().AddQueryHook(counter) //lint:ignore SA1019 the hook must see the statements of this very DB, not of a copy
+		ws, _, err := dialWS(t, b, "")
+		require.NoError(t, err)
+		ws.init()
+
+		var stmts []string
+		var id string
+		stmts = counter.count(func() {
+			id = b.start(t, map[string]any{"variables": map[string]any{"note": "kept"}})
+			ws.subscribe("1", eventsQuery, map[string]any{"filter": map[string]any{"types": []string{"test.flow"}}, "after": graph.EventCursorStart()})
+			require.Equal(t, id, ws.nextEvent().WorkflowID)
+		})
+		for _, s := range stmts {
+			if strings.Contains(s, "FROM \"workflows\"") || strings.Contains(s, "FROM `workflows`") {
+				require.NotContains(t, s, "variables", "the event stream reads no variables: %s", s)
+			}
+		}
+
+		ws.subscribe("2", `subscription($id: ID!) { workflowUpdated(id: $id) { id variables input } }`, map[string]any{"id": id})
+		m := ws.next()
+		require.Equal(t, "next", m.Type, string(m.Payload))
+		var resp struct {
+			Data struct {
+				WorkflowUpdated struct {
+					Variables map[string]string
+					Input     map[string]any
+				}
+			}
+		}
+		require.NoError(t, json.Unmarshal(m.Payload, &resp), string(m.Payload))
+		require.Equal(t, "kept", resp.Data.WorkflowUpdated.Variables["note"], string(m.Payload))
+		require.NotNil(t, resp.Data.WorkflowUpdated.Input)
 	})
 }

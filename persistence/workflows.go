@@ -59,6 +59,24 @@ func (s *Store) WorkflowGetMany(ctx context.Context, ids []int64) ([]*Workflow, 
 	return getByIDs[Workflow](ctx, s, ids, "workflows")
 }
 
+// WorkflowGetManyWithoutData returns workflows by ID, like WorkflowGetMany, without their input and
+// variables (Workflow.DataOmitted is set): for readers that hand them on to many, such as the live
+// event stream, which must not hold megabytes per workflow for subscribers that never read them.
+func (s *Store) WorkflowGetManyWithoutData(ctx context.Context, ids []int64) ([]*Workflow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var out []*Workflow
+	if err := s.idb.NewSelect().Model(&out).ExcludeColumn("input", "variables").
+		Where("w.id IN (?)", bunIn(ids)).OrderExpr("w.id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("error loading %d workflows: %w", len(ids), err)
+	}
+	for _, w := range out {
+		w.DataOmitted = true
+	}
+	return out, nil
+}
+
 // WorkflowGetByExternalID returns the workflow of a type with an external ID.
 func (s *Store) WorkflowGetByExternalID(ctx context.Context, typ, externalID string) (*Workflow, error) {
 	w := new(Workflow)
