@@ -228,7 +228,7 @@ func (e *Engine) run(ctx context.Context, o *outcome, def *Definition, state *St
 	}
 }
 
-// collect keeps what a step buffered (logs, variables) even when it failed.
+// collect keeps what a step buffered (logs, variables); failure drops the variables again.
 func (o *outcome) collect(sc *StepContext) {
 	if sc == nil {
 		return
@@ -333,11 +333,9 @@ func (e *Engine) failure(o *outcome, def *Definition, state *State, cause error,
 	c.Retries = w.Retries + 1
 	c.LastError = &msg
 	c.WaitSignal = nil
-	if len(o.vars) > 0 {
-		if merged, err := mergeVariables(w.Variables, o.vars); err == nil {
-			c.Variables = merged
-		}
-	}
+	// A failed attempt's variable writes are discarded: the next attempt (or an operator's retry)
+	// starts from what the last successful step left. Its logs are kept, to tell what happened.
+	o.vars = nil
 	policy := DefaultRetryPolicy
 	if def != nil {
 		policy = def.RetryPolicyOf(state)
