@@ -40,27 +40,32 @@ const (
 // load reads a step's data from the workflow's variables.
 func (p *program) load(sc *workflow.StepContext) (*run, error) {
 	st := &data{}
-	for key, dst := range map[string]any{varInput: &st.Input, varData: &st.Data, varContext: &st.Context, varFrames: &st.Frames, varWaitUntil: &st.WaitUntil, varBranch: &st.Branch, varTaskDeadline: &st.TaskDeadline, varListen: &st.Listen} {
+	for key, dst := range map[string]any{varInput: &st.Input, varData: &st.Data, varContext: &st.Context, varWaitUntil: &st.WaitUntil, varBranch: &st.Branch, varTaskDeadline: &st.TaskDeadline, varListen: &st.Listen} {
 		if _, err := sc.Var(key, dst); err != nil {
 			return nil, err
 		}
 	}
-	return &run{ctx: sc, prog: p, st: st, now: time.Now().UTC(), wfID: strconv.FormatInt(sc.WorkflowID(), 10)}, nil
+	frames, keys, err := loadFrames(sc, st.Input)
+	if err != nil {
+		return nil, err
+	}
+	st.Frames = frames
+	return &run{ctx: sc, prog: p, st: st, frameKeys: keys, now: time.Now().UTC(), wfID: strconv.FormatInt(sc.WorkflowID(), 10)}, nil
 }
 
-// save writes the step's data back to the workflow's variables.
+// save writes what the step changed of its data back to the workflow's variables: each variable
+// set is a row of the step's action, so what did not change is not written again.
 func (r *run) save(sc *workflow.StepContext) error {
-	for key, v := range map[string]any{varInput: r.st.Input, varData: r.st.Data, varContext: r.st.Context, varFrames: r.st.Frames} {
-		if err := sc.SetVar(key, v); err != nil {
+	for _, kv := range []struct {
+		key string
+		v   any
+	}{{varInput, r.st.Input}, {varData, r.st.Data}, {varContext, r.st.Context}, {varTaskDeadline, r.st.TaskDeadline},
+		{varBranch, r.st.Branch}, {varWaitUntil, r.st.WaitUntil}, {varListen, r.st.Listen}} {
+		if err := setChanged(sc, kv.key, kv.v); err != nil {
 			return err
 		}
 	}
-	for key, v := range map[string]any{varTaskDeadline: r.st.TaskDeadline, varBranch: r.st.Branch, varWaitUntil: r.st.WaitUntil, varListen: r.st.Listen} {
-		if err := setChanged(sc, key, v); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.saveFrames(sc)
 }
 
 // setChanged sets a variable only when its value changes (null removes it): the variables a
@@ -102,6 +107,9 @@ func (p *program) handler(t *task) workflow.StepFunc {
 				return r.finishStep(sc, r.startBranch(b))
 			}
 			return r.finishStep(sc, r.start(input))
+		}
+		if p := r.align(t); p != nil {
+			return r.finishStep(sc, r.fault(t, p))
 		}
 		if tg, ok := r.timedOut(t, r.now); ok {
 			return r.finishStep(sc, tg)
@@ -202,7 +210,9 @@ func (p *program) awaitHandler(t *task) workflow.StepFunc {
 			return workflow.Next{}, workflow.NonRetryable(err)
 		}
 		var tg target
-		if timeout, ok := r.timedOut(t, r.now); ok {
+		if p := r.align(t); p != nil {
+			tg = r.fault(t, p)
+		} else if timeout, ok := r.timedOut(t, r.now); ok {
 			if err := r.cancelAwaited(sc, t); err != nil {
 				return workflow.Next{}, err
 			}
