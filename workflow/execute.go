@@ -216,7 +216,7 @@ func (e *Engine) run(ctx context.Context, o *outcome, def *Definition, state *St
 	case sc.remote != nil && errors.Is(res.err, ErrRemotePending) && stepCtx.Err() == nil && (sc.remote.create != nil || sc.remote.existing != nil):
 		return e.awaitRemote(o, def, state, sc)
 	case res.err == nil && stepCtx.Err() == nil:
-		return recordRemote(e.apply(o, def, state, res.next, sc, nil), sc)
+		return recordRemote(failedAttempt(e.apply(o, def, state, res.next, sc, nil), res.next), sc)
 	case errors.Is(stepCtx.Err(), context.DeadlineExceeded):
 		return e.failure(o, def, state, fmt.Errorf("step timed out after %s: %v", timeout, res.err), persistence.TaskTimedOut)
 	case stepCtx.Err() != nil:

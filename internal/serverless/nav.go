@@ -22,6 +22,9 @@ type target struct {
 	fault *Problem
 	// stepErr ends the step with an error (a remote task not ended yet: the workflow waits).
 	stepErr error
+	// caught is the Problem a try around the task caught on the way: the step's attempt failed,
+	// though the workflow goes on.
+	caught *Problem
 }
 
 // frame is the running state of one composite task around the current one (the root first).
@@ -328,7 +331,7 @@ func (r *run) fault(t *task, p *Problem) target {
 				r.st.Data = f.Input
 				tg := r.enter(owner.body.tasks[0])
 				tg.delay += delay
-				return tg
+				return tg.after(p)
 			}
 		}
 		r.st.Frames = r.st.Frames[:i+1]
@@ -336,12 +339,20 @@ func (r *run) fault(t *task, p *Problem) target {
 		r.st.Data = f.Input
 		if c.do != nil {
 			f.Catching, f.Error = true, p.value()
-			return r.enter(c.do.tasks[0])
+			return r.enter(c.do.tasks[0]).after(p)
 		}
 		r.pop()
-		return r.complete(owner, f.Input, f.Input, owner.then)
+		return r.complete(owner, f.Input, f.Input, owner.then).after(p)
 	}
 	return target{fault: p}
+}
+
+// after marks a target reached by catching p: the Problem the step's attempt failed with.
+func (tg target) after(p *Problem) target {
+	if tg.caught == nil {
+		tg.caught = p
+	}
+	return tg
 }
 
 // catches reports whether a try task's catch takes a Problem: its errors.with filter, when and

@@ -177,28 +177,44 @@ func (r *run) finishStep(sc *workflow.StepContext, tg target) (workflow.Next, er
 	if err := r.save(sc); err != nil {
 		return workflow.Next{}, err
 	}
-	switch {
-	case tg.fault != nil:
-		return workflow.Fail(tg.fault.String()), nil
-	case tg.end:
+	if tg.end {
 		if err := sc.SetVar(varOutput, r.st.Output); err != nil {
 			return workflow.Next{}, err
 		}
-		return workflow.Finish(), nil
+	}
+	next := r.move(tg, wake)
+	if tg.caught != nil && tg.fault == nil {
+		// A try caught the task's fault: the attempt failed all the same, and says so.
+		next = next.AfterFailure(tg.caught.String())
+	}
+	return next, nil
+}
+
+// move is the engine's Next for where a step goes.
+func (r *run) move(tg target, wake *time.Time) workflow.Next {
+	retrying := ""
+	if tg.caught != nil {
+		retrying = tg.caught.summary() + "; "
+	}
+	switch {
+	case tg.fault != nil:
+		return workflow.Fail(tg.fault.String())
+	case tg.end:
+		return workflow.Finish()
 	case tg.await && wake != nil:
-		return workflow.MoveToAt(tg.leaf.path+awaitSuffix, *wake), nil
+		return workflow.MoveToAt(tg.leaf.path+awaitSuffix, *wake)
 	case tg.await:
-		return workflow.MoveTo(tg.leaf.path + awaitSuffix), nil
+		return workflow.MoveTo(tg.leaf.path + awaitSuffix)
 	case wake != nil:
-		return workflow.MoveToAt(tg.leaf.path, *wake), nil
+		return workflow.MoveToAt(tg.leaf.path, *wake)
 	case tg.delay > 0:
 		at := r.now.Add(tg.delay)
 		if d := r.deadline(); d != nil && d.Before(at) {
 			at = *d
 		}
-		return workflow.MoveToAt(tg.leaf.path, at).WithText("retrying after " + tg.delay.String()), nil
+		return workflow.MoveToAt(tg.leaf.path, at).WithText(retrying + "retrying after " + tg.delay.String())
 	default:
-		return workflow.MoveTo(tg.leaf.path), nil
+		return workflow.MoveTo(tg.leaf.path)
 	}
 }
 
