@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
+	"github.com/cairnflow/cairn/workflow"
 )
 
 // An iteration of a for loop stores what it changes (the loop's position and item, the data its
@@ -79,5 +80,60 @@ do:
 		bound := 4*len(input) + items*512
 		require.LessOrEqual(t, total, bound, fmt.Sprintf("%d bytes of variable changes for %d iterations over %d bytes of input", total, items, len(input)))
 		t.Logf("%s: %d bytes of variable changes in %d actions, %d bytes of input", store.Kind(), total, len(actions), len(input))
+	})
+}
+
+// A workflow that was running in a loop when cairn was upgraded kept its frames in the earlier
+// form (each frame's input and a loop's items inline in the frames variable): it goes on through
+// its remaining items.
+func TestALoopStoredInTheEarlierFormGoesOn(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		n := newNode(t, store)
+		def := n.deploy(t, `
+document: {dsl: '1.0.0', namespace: test, name: upgraded, version: '1.0.0'}
+do:
+  - each:
+      for: {each: item, in: '${ .items }'}
+      do:
+        - add:
+            set: {sum: '${ (.sum // 0) + $item }'}
+        - hold:
+            listen: {to: {one: {with: {type: test.next}}}}
+            output: {as: '${ $input }'}
+`)
+		w := n.start(t, def.Type, `{"items": [1, 2, 3]}`)
+		stop := n.startWorker(t)
+		atSum := func(sum float64) {
+			n.waitFor(t, w.ID, fmt.Sprintf("waiting with sum %v", sum), func(w *persistence.Workflow) bool {
+				var vars struct {
+					Data struct {
+						Sum float64 `json:"sum"`
+					} `json:"data"`
+				}
+				return w.Status == persistence.StatusWaiting && w.State == "/do/0/each/do/1/hold" &&
+					json.Unmarshal(w.Variables, &vars) == nil && vars.Data.Sum == sum
+			})
+		}
+		atSum(1)
+		stop()
+
+		// The frames as the earlier form stored them, at the loop's first item.
+		legacy := `{"frames": [{"path": "", "input": {"items": [1, 2, 3]}},
+			{"path": "/do/0/each", "input": {"items": [1, 2, 3]}, "items": [1, 2, 3]}], "frame:/do/0/each": null}`
+		_, err := n.engine.Update(ctx, workflow.UpdateParams{ChangeParams: workflow.ChangeParams{ID: w.ID, Reason: "test"}, Variables: json.RawMessage(legacy)})
+		require.NoError(t, err)
+		n.startWorker(t)
+		for _, sum := range []float64{3, 6} {
+			_, err := n.engine.Signal(ctx, workflow.SignalParams{ID: w.ID, Name: "test.next"})
+			require.NoError(t, err)
+			atSum(sum)
+		}
+		_, err = n.engine.Signal(ctx, workflow.SignalParams{ID: w.ID, Name: "test.next"})
+		require.NoError(t, err)
+		w = n.waitEnded(t, w.ID)
+		require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
+		require.Equal(t, map[string]any{"sum": float64(6)}, output(t, w))
 	})
 }
