@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -82,12 +83,30 @@ func setChanged(sc *workflow.StepContext, key string, v any) error {
 	}
 	isNull := string(b) == "null"
 	switch {
-	case isNull && (!had || string(old) == "null"), had && bytes.Equal(old, b):
+	case isNull && (!had || string(old) == "null"), had && sameText(old, b):
 		return nil
 	case isNull:
 		return sc.SetVar(key, nil)
 	}
 	return sc.SetVar(key, json.RawMessage(b))
+}
+
+// sameText reports whether two JSON texts hold the same value. The text a database gives back
+// may differ from Go's for the same value (PostgreSQL's jsonb spaces and orders an object's keys
+// its own way): compared as bytes, an unchanged variable would be written again after each claim.
+func sameText(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	decode := func(raw []byte) (any, bool) {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber() // numbers as written: two large integers never compare equal by rounding
+		var v any
+		return v, d.Decode(&v) == nil
+	}
+	va, okA := decode(a)
+	vb, okB := decode(b)
+	return okA && okB && reflect.DeepEqual(va, vb)
 }
 
 // handler is the step of a state: the start, or a task.
