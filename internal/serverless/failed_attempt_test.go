@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -22,6 +23,7 @@ do:
   - first:
       set: {mode: '${ .mode }', seen: true}
   - choose:
+      timeout: {after: PT2S}
       switch:
         - nul: {when: '${ .mode == "nul" }', then: nul}
         - nulcontext: {when: '${ .mode == "nulcontext" }', then: nulcontext}
@@ -155,7 +157,9 @@ func TestRetryFromAnyTaskOfAFailedDocument(t *testing.T) {
 		require.Equal(t, map[string]any{"result": "ok", "total": nil, "input": map[string]any{"mode": "late"}}, output(t, w))
 		noPanic(t, store, w)
 
-		// Into a loop's body: the loop is entered afresh at its first item.
+		// Into a loop's body: the loop is entered afresh at its first item, and the deadline of
+		// the task that ran last (choose's, passed by now) is not the retried task's.
+		time.Sleep(2100 * time.Millisecond)
 		w = n.retryFrom(t, intoLoop.ID, "/do/4/loop/do/1/tally", `{"mode": "fixed"}`)
 		require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
 		require.Equal(t, map[string]any{"result": nil, "total": float64(3), "input": map[string]any{"mode": "late"}}, output(t, w))

@@ -134,6 +134,8 @@ func (r *run) align(t *task) *Problem {
 	if keep == len(around) && keep == len(r.st.Frames) {
 		return nil
 	}
+	// What the task that ran last waited for is not t's: t's own timeout starts now.
+	r.st.TaskDeadline, r.st.WaitUntil, r.st.Listen = startDeadline(r.now, t.timeout), nil, nil
 	r.st.Frames = r.st.Frames[:keep]
 	for i := len(around) - 1 - keep; i >= 0; i-- {
 		owner := around[i]
