@@ -224,7 +224,7 @@ func (e *Engine) run(ctx context.Context, o *outcome, def *Definition, state *St
 	case sc.remote != nil && errors.Is(res.err, ErrRemotePending) && stepCtx.Err() == nil && (sc.remote.create != nil || sc.remote.existing != nil):
 		return e.awaitRemote(o, def, state, sc)
 	case res.err == nil && stepCtx.Err() == nil:
-		return recordRemote(e.apply(o, def, state, res.next, sc, nil), sc)
+		return recordRemote(failedAttempt(e.apply(o, def, state, res.next, sc, nil), res.next), sc)
 	case errors.Is(stepCtx.Err(), context.DeadlineExceeded):
 		return e.failure(o, def, state, fmt.Errorf("step timed out after %s: %v", timeout, res.err), persistence.TaskTimedOut)
 	case stepCtx.Err() != nil:
@@ -236,7 +236,7 @@ func (e *Engine) run(ctx context.Context, o *outcome, def *Definition, state *St
 	}
 }
 
-// collect keeps what a step buffered (logs, variables) even when it failed.
+// collect keeps what a step buffered (logs, variables); failure drops the variables again.
 func (o *outcome) collect(sc *StepContext) {
 	if sc == nil || sc.overLimit != nil { // over a limit: nothing it buffered is stored (limits.go)
 		return
@@ -349,11 +349,9 @@ func (e *Engine) failure(o *outcome, def *Definition, state *State, cause error,
 	c.Retries = w.Retries + 1
 	c.LastError = &msg
 	c.WaitSignal = nil
-	if len(o.vars) > 0 {
-		if merged, err := mergeVariables(w.Variables, o.vars); err == nil {
-			c.Variables = merged
-		}
-	}
+	// A failed attempt's variable writes are discarded: the next attempt (or an operator's retry)
+	// starts from what the last successful step left. Its logs are kept, to tell what happened.
+	o.vars = nil
 	policy := DefaultRetryPolicy
 	if def != nil {
 		policy = def.RetryPolicyOf(state)

@@ -34,6 +34,8 @@ type Next struct {
 	at    time.Time
 	delay time.Duration
 	text  string
+	// failure is why the attempt failed although the step went on (see AfterFailure).
+	failure string
 }
 
 // MoveTo moves the workflow to a state now.

@@ -27,14 +27,14 @@ const forkWonSignal = "cairn.fork.won"
 // branchStart is what a branch child gets from its parent: where the branch is, and the parent's
 // data the branch's expressions see.
 type branchStart struct {
-	Fork          string  `json:"fork"` // the fork task's path
-	Branch        int     `json:"branch"`
-	Token         string  `json:"token"` // one per run of the fork task
-	Compete       bool    `json:"compete,omitempty"`
-	Input         any     `json:"input"` // the fork task's input
-	Context       any     `json:"context"`
-	WorkflowInput any     `json:"workflowInput"`
-	Frames        []frame `json:"frames"`
+	Fork          string        `json:"fork"` // the fork task's path
+	Branch        int           `json:"branch"`
+	Token         string        `json:"token"` // one per run of the fork task
+	Compete       bool          `json:"compete,omitempty"`
+	Input         any           `json:"input"` // the fork task's input
+	Context       any           `json:"context"`
+	WorkflowInput any           `json:"workflowInput"`
+	Frames        []storedFrame `json:"frames"`
 	// Deadline is when the fork task times out.
 	Deadline *time.Time `json:"deadline,omitempty"`
 }
@@ -95,7 +95,7 @@ func (r *run) startBranches(sc *workflow.StepContext, t *task, in any) *Problem 
 	token := newEventID()
 	for i := range t.body.tasks {
 		b, err := json.Marshal(map[string]any{forkKey: branchStart{Fork: t.path, Branch: i, Token: token, Compete: t.fork.compete,
-			Input: r.prog.redact.value(in), Context: r.st.Context, WorkflowInput: r.st.Input, Frames: r.st.Frames, Deadline: r.st.TaskDeadline}})
+			Input: r.prog.redact.value(in), Context: r.st.Context, WorkflowInput: r.st.Input, Frames: branchFrames(r.st.Frames), Deadline: r.st.TaskDeadline}})
 		if err != nil {
 			return &Problem{Type: errTypeRuntime, Status: 500, Title: "Cannot Fork", Detail: err.Error(), Instance: t.path}
 		}
@@ -132,7 +132,8 @@ func (r *run) startBranch(b *branchStart) target {
 		return target{fault: &Problem{Type: errTypeRuntime, Status: 500, Title: "Unknown Branch", Detail: fmt.Sprintf("no branch %d of a fork at %s", b.Branch, b.Fork)}}
 	}
 	r.st.Input, r.st.Context, r.st.Data = b.WorkflowInput, b.Context, b.Input
-	r.st.Frames = append(b.Frames, frame{Path: fork.path, Input: b.Input, Deadline: b.Deadline})
+	r.st.Frames = restore(b.Frames)
+	r.push(frame{Path: fork.path, Input: b.Input, Deadline: b.Deadline})
 	r.st.Branch = &branchRef{Fork: b.Fork, Branch: b.Branch, Token: b.Token, Compete: b.Compete}
 	return r.enter(fork.body.tasks[b.Branch])
 }

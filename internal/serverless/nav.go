@@ -22,20 +22,30 @@ type target struct {
 	fault *Problem
 	// stepErr ends the step with an error (a remote task not ended yet: the workflow waits).
 	stepErr error
+	// caught is the Problem a try around the task caught on the way: the step's attempt failed,
+	// though the workflow goes on.
+	caught *Problem
 }
 
 // frame is the running state of one composite task around the current one (the root first).
+// Its input and a for's items are stored apart from it, once (see frames.go): a step that only
+// moves on (a loop's next item) stores what it changed, not the whole collection again.
 type frame struct {
-	Path     string    `json:"path"`
-	Input    any       `json:"input"`
-	Items    []any     `json:"items,omitempty"`
+	Path  string `json:"path"`
+	Input any    `json:"-"`
+	Items []any  `json:"-"`
+	// Index, Count and Item are a for's position: the current item, of Count.
 	Index    int       `json:"index,omitempty"`
+	Count    int       `json:"count,omitempty"`
+	Item     any       `json:"item,omitempty"`
 	Retries  int       `json:"retries,omitempty"`
 	Started  time.Time `json:"started,omitzero"`
 	Catching bool      `json:"catching,omitempty"`
 	Error    any       `json:"error,omitempty"`
 	// Deadline is when the composite task (or the workflow) times out.
 	Deadline *time.Time `json:"deadline,omitempty"`
+	// entered says the frame was entered by this step: its input and items are to be stored.
+	entered bool
 }
 
 // data is what a workflow of a deployed definition keeps in its variables between steps.
@@ -63,6 +73,8 @@ type run struct {
 	now  time.Time
 	wfID string
 	hops int
+	// frameKeys are the variables of the frames' stored parts when the step began.
+	frameKeys map[string]bool
 }
 
 // choice decides among options by eval (a seam the graph mirrors with every option taken).
@@ -91,8 +103,8 @@ func (r *run) vars(t *task, input any, extra map[string]any) map[string]any {
 		owner := r.prog.byPath[f.Path]
 		switch {
 		case owner == nil:
-		case owner.kind == kindFor && f.Index < len(f.Items):
-			v["$"+owner.forEach] = f.Items[f.Index]
+		case owner.kind == kindFor && f.Index < f.Count:
+			v["$"+owner.forEach] = f.Item
 			v["$"+owner.forAt] = f.Index
 		case owner.kind == kindTry && f.Catching:
 			v["$"+owner.catch.as] = f.Error
@@ -106,7 +118,10 @@ func (r *run) vars(t *task, input any, extra map[string]any) map[string]any {
 
 func truthy(v any) bool { return v != nil && v != false }
 
-func (r *run) push(f frame) { r.st.Frames = append(r.st.Frames, f) }
+func (r *run) push(f frame) {
+	f.entered = true
+	r.st.Frames = append(r.st.Frames, f)
+}
 
 func (r *run) top() *frame { return &r.st.Frames[len(r.st.Frames)-1] }
 
@@ -178,7 +193,10 @@ func (r *run) enter(t *task) target {
 		if !isList && v != nil {
 			return r.fault(t, &Problem{Type: errTypeExpression, Status: 400, Title: "Expression Error", Detail: fmt.Sprintf("for.in gave %T, not a list", v), Instance: t.path + "/for/in"})
 		}
-		f.Items = items
+		f.Items, f.Count = items, len(items)
+		if len(items) > 0 {
+			f.Item = items[0]
+		}
 		r.push(f)
 		if r.choice(2, func() int { return map[bool]int{true: 0, false: 1}[len(items) > 0] }) == 1 {
 			r.pop()
@@ -265,9 +283,14 @@ func (r *run) exitList(l *taskList) target {
 	owner := l.owner
 	if owner.kind == kindFor {
 		f := r.top()
-		more := r.choice(2, func() int { return map[bool]int{true: 0, false: 1}[f.Index+1 < len(f.Items)] })
+		more := r.choice(2, func() int { return map[bool]int{true: 0, false: 1}[f.Index+1 < f.Count] })
 		if more == 0 {
+			if f.Index+1 >= len(f.Items) { // a branch's copy of its parent's loop: never advanced by the branch
+				return target{fault: &Problem{Type: errTypeRuntime, Status: 500, Title: "Lost Loop State",
+					Detail: "the items of the loop are not stored with this workflow", Instance: owner.path}}
+			}
 			f.Index++
+			f.Item = f.Items[f.Index]
 			return r.iterate(owner)
 		}
 	}
@@ -308,7 +331,7 @@ func (r *run) fault(t *task, p *Problem) target {
 				r.st.Data = f.Input
 				tg := r.enter(owner.body.tasks[0])
 				tg.delay += delay
-				return tg
+				return tg.after(p)
 			}
 		}
 		r.st.Frames = r.st.Frames[:i+1]
@@ -316,12 +339,20 @@ func (r *run) fault(t *task, p *Problem) target {
 		r.st.Data = f.Input
 		if c.do != nil {
 			f.Catching, f.Error = true, p.value()
-			return r.enter(c.do.tasks[0])
+			return r.enter(c.do.tasks[0]).after(p)
 		}
 		r.pop()
-		return r.complete(owner, f.Input, f.Input, owner.then)
+		return r.complete(owner, f.Input, f.Input, owner.then).after(p)
 	}
 	return target{fault: p}
+}
+
+// after marks a target reached by catching p: the Problem the step's attempt failed with.
+func (tg target) after(p *Problem) target {
+	if tg.caught == nil {
+		tg.caught = p
+	}
+	return tg
 }
 
 // catches reports whether a try task's catch takes a Problem: its errors.with filter, when and

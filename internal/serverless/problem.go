@@ -38,6 +38,19 @@ func (p *Problem) value() map[string]any {
 	return m
 }
 
+// summary is the problem for people, as a state text: its title and detail, never its JSON.
+func (p *Problem) summary() string {
+	switch {
+	case p.Title == "" && p.Detail == "":
+		return p.Type
+	case p.Detail == "":
+		return p.Title
+	case p.Title == "":
+		return p.Detail
+	}
+	return p.Title + ": " + p.Detail
+}
+
 func (p *Problem) String() string {
 	b, _ := json.Marshal(p)
 	return string(b)

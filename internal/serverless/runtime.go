@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -40,27 +41,32 @@ const (
 // load reads a step's data from the workflow's variables.
 func (p *program) load(sc *workflow.StepContext) (*run, error) {
 	st := &data{}
-	for key, dst := range map[string]any{varInput: &st.Input, varData: &st.Data, varContext: &st.Context, varFrames: &st.Frames, varWaitUntil: &st.WaitUntil, varBranch: &st.Branch, varTaskDeadline: &st.TaskDeadline, varListen: &st.Listen} {
+	for key, dst := range map[string]any{varInput: &st.Input, varData: &st.Data, varContext: &st.Context, varWaitUntil: &st.WaitUntil, varBranch: &st.Branch, varTaskDeadline: &st.TaskDeadline, varListen: &st.Listen} {
 		if _, err := sc.Var(key, dst); err != nil {
 			return nil, err
 		}
 	}
-	return &run{ctx: withBudget(sc, p.exprs), prog: p, st: st, now: time.Now().UTC(), wfID: strconv.FormatInt(sc.WorkflowID(), 10)}, nil
+	frames, keys, err := loadFrames(sc, st.Input)
+	if err != nil {
+		return nil, err
+	}
+	st.Frames = frames
+	return &run{ctx: withBudget(sc, p.exprs), prog: p, st: st, frameKeys: keys, now: time.Now().UTC(), wfID: strconv.FormatInt(sc.WorkflowID(), 10)}, nil
 }
 
-// save writes the step's data back to the workflow's variables.
+// save writes what the step changed of its data back to the workflow's variables: each variable
+// set is a row of the step's action, so what did not change is not written again.
 func (r *run) save(sc *workflow.StepContext) error {
-	for key, v := range map[string]any{varInput: r.st.Input, varData: r.st.Data, varContext: r.st.Context, varFrames: r.st.Frames} {
-		if err := sc.SetVar(key, v); err != nil {
+	for _, kv := range []struct {
+		key string
+		v   any
+	}{{varInput, r.st.Input}, {varData, r.st.Data}, {varContext, r.st.Context}, {varTaskDeadline, r.st.TaskDeadline},
+		{varBranch, r.st.Branch}, {varWaitUntil, r.st.WaitUntil}, {varListen, r.st.Listen}} {
+		if err := setChanged(sc, kv.key, kv.v); err != nil {
 			return err
 		}
 	}
-	for key, v := range map[string]any{varTaskDeadline: r.st.TaskDeadline, varBranch: r.st.Branch, varWaitUntil: r.st.WaitUntil, varListen: r.st.Listen} {
-		if err := setChanged(sc, key, v); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.saveFrames(sc)
 }
 
 // setChanged sets a variable only when its value changes (null removes it): the variables a
@@ -77,12 +83,30 @@ func setChanged(sc *workflow.StepContext, key string, v any) error {
 	}
 	isNull := string(b) == "null"
 	switch {
-	case isNull && (!had || string(old) == "null"), had && bytes.Equal(old, b):
+	case isNull && (!had || string(old) == "null"), had && sameText(old, b):
 		return nil
 	case isNull:
 		return sc.SetVar(key, nil)
 	}
 	return sc.SetVar(key, json.RawMessage(b))
+}
+
+// sameText reports whether two JSON texts hold the same value. The text a database gives back
+// may differ from Go's for the same value (PostgreSQL's jsonb spaces and orders an object's keys
+// its own way): compared as bytes, an unchanged variable would be written again after each claim.
+func sameText(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	decode := func(raw []byte) (any, bool) {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber() // numbers as written: two large integers never compare equal by rounding
+		var v any
+		return v, d.Decode(&v) == nil
+	}
+	va, okA := decode(a)
+	vb, okB := decode(b)
+	return okA && okB && reflect.DeepEqual(va, vb)
 }
 
 // handler is the step of a state: the start, or a task.
@@ -102,6 +126,9 @@ func (p *program) handler(t *task) workflow.StepFunc {
 				return r.finishStep(sc, r.startBranch(b))
 			}
 			return r.finishStep(sc, r.start(input))
+		}
+		if p := r.align(t); p != nil {
+			return r.finishStep(sc, r.fault(t, p))
 		}
 		if tg, ok := r.timedOut(t, r.now); ok {
 			return r.finishStep(sc, tg)
@@ -166,32 +193,48 @@ func (r *run) finishStep(sc *workflow.StepContext, tg target) (workflow.Next, er
 	if err := setChanged(sc, varDeadline, wake); err != nil {
 		return workflow.Next{}, err
 	}
-	r.hideSecrets(tg.fault)
+	r.hideSecrets(tg.fault, tg.caught)
 	if err := r.save(sc); err != nil {
 		return workflow.Next{}, err
 	}
-	switch {
-	case tg.fault != nil:
-		return workflow.Fail(tg.fault.String()), nil
-	case tg.end:
+	if tg.end {
 		if err := sc.SetVar(varOutput, r.st.Output); err != nil {
 			return workflow.Next{}, err
 		}
-		return workflow.Finish(), nil
+	}
+	next := r.move(tg, wake)
+	if tg.caught != nil && tg.fault == nil {
+		// A try caught the task's fault: the attempt failed all the same, and says so.
+		next = next.AfterFailure(tg.caught.String())
+	}
+	return next, nil
+}
+
+// move is the engine's Next for where a step goes.
+func (r *run) move(tg target, wake *time.Time) workflow.Next {
+	retrying := ""
+	if tg.caught != nil {
+		retrying = tg.caught.summary() + "; "
+	}
+	switch {
+	case tg.fault != nil:
+		return workflow.Fail(tg.fault.String())
+	case tg.end:
+		return workflow.Finish()
 	case tg.await && wake != nil:
-		return workflow.MoveToAt(tg.leaf.path+awaitSuffix, *wake), nil
+		return workflow.MoveToAt(tg.leaf.path+awaitSuffix, *wake)
 	case tg.await:
-		return workflow.MoveTo(tg.leaf.path + awaitSuffix), nil
+		return workflow.MoveTo(tg.leaf.path + awaitSuffix)
 	case wake != nil:
-		return workflow.MoveToAt(tg.leaf.path, *wake), nil
+		return workflow.MoveToAt(tg.leaf.path, *wake)
 	case tg.delay > 0:
 		at := r.now.Add(tg.delay)
 		if d := r.deadline(); d != nil && d.Before(at) {
 			at = *d
 		}
-		return workflow.MoveToAt(tg.leaf.path, at).WithText("retrying after " + tg.delay.String()), nil
+		return workflow.MoveToAt(tg.leaf.path, at).WithText(retrying + "retrying after " + tg.delay.String())
 	default:
-		return workflow.MoveTo(tg.leaf.path), nil
+		return workflow.MoveTo(tg.leaf.path)
 	}
 }
 
@@ -203,7 +246,9 @@ func (p *program) awaitHandler(t *task) workflow.StepFunc {
 			return workflow.Next{}, workflow.NonRetryable(err)
 		}
 		var tg target
-		if timeout, ok := r.timedOut(t, r.now); ok {
+		if p := r.align(t); p != nil {
+			tg = r.fault(t, p)
+		} else if timeout, ok := r.timedOut(t, r.now); ok {
 			if err := r.cancelAwaited(sc, t); err != nil {
 				return workflow.Next{}, err
 			}

@@ -145,12 +145,13 @@ func (x *redactor) problem(p *Problem) {
 
 // hideSecrets removes the secrets' values from what the step is about to store: the workflow's
 // data, context, output, the frames around the current task, a listen task's events, and the
-// Problem it faults with.
-func (r *run) hideSecrets(fault *Problem) {
+// Problem it faults with or that a try caught.
+func (r *run) hideSecrets(fault, caught *Problem) {
 	x := r.prog.redact
 	if x == nil || x.replacer == nil {
 		return
 	}
+	x.problem(caught) // a fault a try caught is still its attempt's error
 	st := r.st
 	st.Input, st.Data, st.Context, st.Output = x.value(st.Input), x.value(st.Data), x.value(st.Context), x.value(st.Output)
 	for i := range st.Frames {

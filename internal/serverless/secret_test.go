@@ -169,6 +169,20 @@ do:
 			require.NotNil(t, p, lastError(w))
 			require.Contains(t, p.Detail, "[secret]", "the detail still says where the call went")
 		}
+
+		// A try that catches the refused call: its attempt is a FAILED task instance whose
+		// Problem names no secret either.
+		def = n.deploy(t, `
+document: {dsl: '1.0.0', namespace: t, name: caught, version: '1.0.0'}
+do:
+  - guarded:
+      try:
+        - call:`+strings.ReplaceAll(strings.Replace(call(server.URL+"/wrong"), "X-Api-Key: ", "X-Api-Key: '${ \"wrong\" }', X-Other: ", 1), "\n      ", "\n            ")+`
+      catch:
+        errors: {with: {status: 401}}`)
+		w = n.waitEnded(t, n.start(t, def.Type, `{}`).ID)
+		require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
+		requireNoSecretStored(t, store, w)
 	})
 }
 
