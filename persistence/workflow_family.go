@@ -21,6 +21,17 @@ func (s *Store) WorkflowAncestors(ctx context.Context, id int64, upTo int) (int,
 	return n, nil
 }
 
+// WorkflowTreeCount counts the descendants of a top-level workflow (the workflows whose root it
+// is), up to upTo of them, read through the root index.
+func (s *Store) WorkflowTreeCount(ctx context.Context, rootID int64, upTo int) (int, error) {
+	var n int
+	err := s.idb.NewRaw(`SELECT count(*) FROM (SELECT 1 FROM workflows WHERE root_id = ? LIMIT ?) AS c`, rootID, upTo).Scan(ctx, &n)
+	if err != nil {
+		return 0, fmt.Errorf("error counting the descendants of workflow %d: %w", rootID, err)
+	}
+	return n, nil
+}
+
 // WorkflowChildCount counts the children of a workflow, up to upTo of them (read through the
 // parent index, so it costs no more than upTo entries however many there are).
 func (s *Store) WorkflowChildCount(ctx context.Context, parentID int64, upTo int) (int, error) {

@@ -28,12 +28,18 @@ type Limits struct {
 	ChildrenPerStep int
 	// Children bounds the children one workflow starts in all its steps.
 	Children int
+	// TreeWorkflows bounds the descendants of one top-level workflow, at every depth: workflows
+	// that each start two copies of themselves would otherwise double at every level up to
+	// ChildDepth (2^32 workflows).
+	TreeWorkflows int
 }
 
 // DefaultLimits: a value as large as the API's default request body (1 MiB), four of them in a
 // workflow's variables, 10,000 steps (a retry policy allows at most MaxRetryAttempts per state),
-// 32 levels of children, 10,000 children per step (demo.fanout's most) and ten times that in all.
-var DefaultLimits = Limits{ValueBytes: 1 << 20, VariablesBytes: 4 << 20, Steps: 10000, ChildDepth: 32, ChildrenPerStep: 10000, Children: 100000}
+// 32 levels of children, 10,000 children per step (demo.fanout's most) and ten times that in all,
+// for one workflow and for a whole tree of them.
+var DefaultLimits = Limits{ValueBytes: 1 << 20, VariablesBytes: 4 << 20, Steps: 10000, ChildDepth: 32, ChildrenPerStep: 10000, Children: 100000,
+	TreeWorkflows: 100000}
 
 // MaxRetryAttempts bounds the attempts a retry policy may allow (Go definitions and documents):
 // a policy of two billion attempts without a delay is refused at registration or deploy.
@@ -52,7 +58,8 @@ func CheckRetryAttempts(field string, attempts int) error {
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
 	for _, f := range []struct{ v, def *int }{{&l.ValueBytes, &d.ValueBytes}, {&l.VariablesBytes, &d.VariablesBytes},
-		{&l.Steps, &d.Steps}, {&l.ChildDepth, &d.ChildDepth}, {&l.ChildrenPerStep, &d.ChildrenPerStep}, {&l.Children, &d.Children}} {
+		{&l.Steps, &d.Steps}, {&l.ChildDepth, &d.ChildDepth}, {&l.ChildrenPerStep, &d.ChildrenPerStep}, {&l.Children, &d.Children},
+		{&l.TreeWorkflows, &d.TreeWorkflows}} {
 		if *f.v <= 0 {
 			*f.v = *f.def
 		}
@@ -159,6 +166,19 @@ func (e *Engine) checkStepLimits(sc *StepContext) error {
 		if had+len(sc.children) > l.Children {
 			return NonRetryable(&LimitError{What: "the children of this workflow, with those this step starts", Size: had + len(sc.children),
 				Max: l.Children, Unit: "children", Flag: "max-children"})
+		}
+		// The whole tree, counted up to its limit through the root index like the children.
+		root := sc.workflow.ID
+		if sc.workflow.RootID != nil {
+			root = *sc.workflow.RootID
+		}
+		inTree, err := e.store.WorkflowTreeCount(context.WithoutCancel(sc), root, l.TreeWorkflows)
+		if err != nil {
+			return err
+		}
+		if inTree+len(sc.children) > l.TreeWorkflows {
+			return NonRetryable(&LimitError{What: "the descendants of this workflow's top-level workflow, with those this step starts",
+				Size: inTree + len(sc.children), Max: l.TreeWorkflows, Unit: "workflows", Flag: "max-tree-workflows"})
 		}
 	}
 	if len(sc.children) > 0 && sc.workflow.ParentID != nil {

@@ -316,6 +316,46 @@ func TestChildDepthIsBounded(t *testing.T) {
 	})
 }
 
+// A workflow that starts two copies of itself at every level (a fork bomb) stops at the tree's
+// limit, not at 2^depth workflows: the step that would pass it fails without a retry.
+func TestWorkflowTreesAreBounded(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		limits := workflow.Limits{ChildDepth: 5, ChildrenPerStep: 2, Children: 2, TreeWorkflows: 6}
+		engine := limitedEngine(t, store, limits)
+		_, err := engine.Register(ctx, workflow.Definition{Type: "t.bomb", States: []workflow.State{
+			{Name: "spawn", Kind: workflow.Start, Next: []string{"await"}, Handler: func(sc *workflow.StepContext) (workflow.Next, error) {
+				sc.StartChild(workflow.ChildRequest{Type: "t.bomb"})
+				sc.StartChild(workflow.ChildRequest{Type: "t.bomb"})
+				return workflow.MoveTo("await"), nil
+			}},
+			{Name: "await", Kind: workflow.Wait, Next: []string{"done"}, WaitFor: &workflow.WaitFor{Children: true}},
+			{Name: "done", Kind: workflow.End},
+			{Name: "broken", Kind: workflow.ErrorKind},
+		}})
+		require.NoError(t, err)
+		_, err = engine.Start(ctx, workflow.StartParams{Type: "t.bomb"})
+		require.NoError(t, err)
+
+		runDue(t, store, engine)
+
+		all, _, err := store.WorkflowList(ctx, persistence.WorkflowListParams{Limit: 100})
+		require.NoError(t, err)
+		// The root, its 2 children and their 4: the next level would be 8 more (63 in all at depth 5).
+		require.Len(t, all, 1+limits.TreeWorkflows)
+		failed := 0
+		for _, w := range all {
+			if w.Status == persistence.StatusFailed {
+				failed++
+				require.Contains(t, *w.LastError, "--max-tree-workflows")
+				require.Len(t, tasksOf(t, store, w.ID), 1, "not retried")
+			}
+		}
+		require.Equal(t, 4, failed, "the four grandchildren could not start theirs")
+	})
+}
+
 // Remote tasks keep to the same limits: a step calling a remote function with an input over the
 // value limit fails without a retry, and a worker's output over it is refused (completeTask and
 // completeTasks, INVALID_INPUT naming it) with the task still leased.

@@ -11,6 +11,7 @@ type workflowLimits struct {
 	maxChildDepth      int
 	maxChildrenPerStep int
 	maxChildren        int
+	maxTreeWorkflows   int
 }
 
 func (l *workflowLimits) register(fs *flagSet) {
@@ -21,12 +22,13 @@ func (l *workflowLimits) register(fs *flagSet) {
 	fs.IntVar(&l.maxChildDepth, "max-child-depth", d.ChildDepth, "how deep a chain of child workflows may go; a step starting a deeper child fails")
 	fs.IntVar(&l.maxChildrenPerStep, "max-children-per-step", d.ChildrenPerStep, "most child workflows one step may start")
 	fs.IntVar(&l.maxChildren, "max-children", d.Children, "most child workflows one workflow may start in all its steps")
+	fs.IntVar(&l.maxTreeWorkflows, "max-tree-workflows", d.TreeWorkflows, "most workflows below one top-level workflow, at every depth (children, their children, ...); a step that would start more fails")
 }
 
 // check refuses limits that are not positive.
 func (l *workflowLimits) check() error {
 	for name, v := range map[string]int{"max-value-bytes": l.maxValueBytes, "max-variables-bytes": l.maxVariablesBytes, "max-steps": l.maxSteps,
-		"max-child-depth": l.maxChildDepth, "max-children-per-step": l.maxChildrenPerStep, "max-children": l.maxChildren} {
+		"max-child-depth": l.maxChildDepth, "max-children-per-step": l.maxChildrenPerStep, "max-children": l.maxChildren, "max-tree-workflows": l.maxTreeWorkflows} {
 		if v <= 0 {
 			return usagef("--%s must be positive, not %d", name, v)
 		}
@@ -37,5 +39,5 @@ func (l *workflowLimits) check() error {
 // options is the engine's view of the limits.
 func (l *workflowLimits) options() workflow.Limits {
 	return workflow.Limits{ValueBytes: l.maxValueBytes, VariablesBytes: l.maxVariablesBytes, Steps: l.maxSteps, ChildDepth: l.maxChildDepth,
-		ChildrenPerStep: l.maxChildrenPerStep, Children: l.maxChildren}
+		ChildrenPerStep: l.maxChildrenPerStep, Children: l.maxChildren, TreeWorkflows: l.maxTreeWorkflows}
 }

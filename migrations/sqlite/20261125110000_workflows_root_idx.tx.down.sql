@@ -1,0 +1,1 @@
+DROP INDEX workflows_root_idx;
