@@ -18,7 +18,7 @@ func TestWorkflowLimitFlags(t *testing.T) {
 	t.Parallel()
 	defs := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(defs, "loop.yaml"), []byte("document: {dsl: '1.0.0', namespace: t, name: loop, version: '1.0.0'}\n"+
-		"do:\n  - a: {set: {n: 1}, then: a}\n"), 0o600))
+		"do:\n  - a: {set: {count: 1}, then: a}\n"), 0o600))
 	n := startNode(t, []string{"CAIRN_MAX_VALUE_BYTES=1000"}, "--database", "sqlite://cairn.db", "--demo", "--addr", "127.0.0.1:0",
 		"--log-format", "json", "--max-children-per-step", "2", "--max-steps", "50", "--definitions", defs)
 

@@ -194,7 +194,9 @@ try {
   await page.getByLabel('Status', { exact: true }).selectOption('WAITING');
   await page.waitForSelector('.stats[data-total="2"]');
   assert.deepEqual(await hashParams(page), { type: 'demo.fanout', status: 'WAITING' });
-  assert.deepEqual((await rows()).map((r) => r.id).sort(), fanouts.map((f) => f.id).sort(), 'the waiting fan-outs, and nothing else');
+  // The counts may arrive before the page of rows (two requests): wait for the rows to follow.
+  const fanoutIDs = fanouts.map((f) => f.id).sort();
+  await eventually('the waiting fan-outs, and nothing else', async () => JSON.stringify((await rows()).map((r) => r.id).sort()) === JSON.stringify(fanoutIDs));
   // Counts and rows follow live changes, also those that take a workflow out of the filter.
   await act('pauseWorkflow', fanouts[1].id);
   await page.waitForSelector(`tbody tr[data-id="${fanouts[1].id}"][data-left="true"] .status.PAUSED`);
