@@ -1,8 +1,6 @@
 package workflow
 
 import (
-	"encoding/json"
-
 	"github.com/cairnflow/cairn/persistence"
 )
 
@@ -32,7 +30,7 @@ func failedAttempt(o *outcome, next Next) *outcome {
 		return o
 	}
 	if text == "" {
-		text = failureText(failure)
+		text = stateTextOf(failure)
 	}
 	o.task.Status, o.task.Error = persistence.TaskFailed, &failure
 	o.action.StateText, o.completion.StateText = &text, &text
@@ -44,25 +42,4 @@ func failedAttempt(o *outcome, next Next) *outcome {
 		}
 	}
 	return o
-}
-
-// failureText is a failure for people: a Problem's title and detail, or the failure's own text.
-func failureText(failure string) string {
-	var p struct {
-		Type   string `json:"type"`
-		Title  string `json:"title"`
-		Detail string `json:"detail"`
-	}
-	if json.Unmarshal([]byte(failure), &p) != nil || p.Type == "" {
-		return failure
-	}
-	switch {
-	case p.Title == "" && p.Detail == "":
-		return p.Type
-	case p.Detail == "":
-		return p.Title
-	case p.Title == "":
-		return p.Detail
-	}
-	return p.Title + ": " + p.Detail
 }

@@ -40,15 +40,10 @@ func (p *Problem) value() map[string]any {
 
 // summary is the problem for people, as a state text: its title and detail, never its JSON.
 func (p *Problem) summary() string {
-	switch {
-	case p.Title == "" && p.Detail == "":
-		return p.Type
-	case p.Detail == "":
-		return p.Title
-	case p.Title == "":
-		return p.Detail
+	if s := (&workflow.Problem{Title: p.Title, Detail: p.Detail}).Summary(); s != "" {
+		return s
 	}
-	return p.Title + ": " + p.Detail
+	return p.Type
 }
 
 func (p *Problem) String() string {
