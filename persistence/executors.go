@@ -150,23 +150,6 @@ func (s *Store) AsyncCommit(ctx context.Context) error {
 	return nil
 }
 
-// ExecutorDeleteParams selects executors to delete: those of one process (host and PID) registered
-// after an ID.
-type ExecutorDeleteParams struct {
-	AfterID int64
-	Host    string
-	PID     int
-}
-
-// ExecutorDelete deletes the executor rows a process registered (a benchmark cleaning up after
-// itself).
-func (s *Store) ExecutorDelete(ctx context.Context, p ExecutorDeleteParams) error {
-	if _, err := s.idb.NewDelete().Model((*Executor)(nil)).Where("id > ? AND host = ? AND pid = ?", p.AfterID, p.Host, p.PID).Exec(ctx); err != nil {
-		return fmt.Errorf("error deleting the executors of %s/%d: %w", p.Host, p.PID, err)
-	}
-	return nil
-}
-
 // ExecutorPageParams selects a page of executors, newest first.
 type ExecutorPageParams struct {
 	// Limit is the most executors to return (0: all).
