@@ -212,7 +212,7 @@ func (s *Store) WorkflowDataGetMany(ctx context.Context, ids []int64) ([]*Workfl
 		return rows, nil
 	}
 	if err := s.idb.NewSelect().Table("workflows").Column("id", "input", "variables").
-		Where("id IN (?)", bun.In(ids)).Scan(ctx, &rows); err != nil {
+		Where("id IN (?)", bunIn(ids)).Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("error reading the data of %d workflows: %w", len(ids), err)
 	}
 	return rows, nil
