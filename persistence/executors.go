@@ -82,7 +82,7 @@ func (s *Store) ExecutorGetMany(ctx context.Context, ids []int64) ([]*Executor, 
 // their IDs, locking them so that only one node recovers each.
 func (s *Store) ExecutorExpireDead(ctx context.Context, now time.Time) ([]int64, error) {
 	now = UTC(now)
-	ids, err := s.dialect.updateReturningIDs(ctx, s, updateStatement{Table: "executors", Set: "stopped = ?", SetArgs: []any{now},
+	ids, err := s.updateReturningIDs(ctx, updateStatement{Table: "executors", Set: "stopped = ?", SetArgs: []any{now},
 		Where: "stopped IS NULL AND expires < ?", WhereArgs: []any{now}})
 	if err != nil {
 		return nil, fmt.Errorf("error expiring dead executors: %w", err)
