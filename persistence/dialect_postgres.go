@@ -17,7 +17,7 @@ import (
 )
 
 // postgresDialect is PostgreSQL: row locks with SKIP LOCKED, UPDATE ... FROM ... RETURNING, the
-// unnest fast paths of postgres_bulk.go, change events ordered by transaction ID, and
+// unnest fast paths of dialect_postgres_bulk.go, change events ordered by transaction ID, and
 // LISTEN/NOTIFY between nodes.
 type postgresDialect struct{}
 
