@@ -16,7 +16,7 @@ func (s *Store) ActionInsertMany(ctx context.Context, actions []*Action) error {
 			a.At = Now()
 		}
 	}
-	return insertMany(ctx, s, actions, "actions", true)
+	return insertMany(ctx, s, actions, "actions", s.dialect.insertActions)
 }
 
 // ActionGetMany returns the actions with the given IDs, in ID order.
@@ -42,7 +42,7 @@ func (s *Store) ActionList(ctx context.Context, p ActionListParams) ([]*Action, 
 
 // ActionVariableInsertMany records the variables actions set, in one statement.
 func (s *Store) ActionVariableInsertMany(ctx context.Context, vars []*ActionVariable) error {
-	return insertMany(ctx, s, vars, "action variables", false)
+	return insertMany(ctx, s, vars, "action variables", s.dialect.insertActionVariables)
 }
 
 // ActionVariableList returns the variables set by the given actions.

@@ -7,7 +7,7 @@ import (
 
 // ActivityLogInsertMany inserts activity logs in one statement.
 func (s *Store) ActivityLogInsertMany(ctx context.Context, logs []*ActivityLog) error {
-	return insertMany(ctx, s, logs, "activity logs", true)
+	return insertMany(ctx, s, logs, "activity logs", s.dialect.insertActivityLogs)
 }
 
 // ActivityLogListParams is the input of ActivityLogList.

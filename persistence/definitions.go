@@ -153,18 +153,6 @@ func (s *Store) DefinitionSetReleaseState(ctx context.Context, p DefinitionSetRe
 	return nil
 }
 
-// DefinitionDelete deletes definition versions by row ID (a benchmark removing the ones it
-// registered; workflows keep naming their type and version).
-func (s *Store) DefinitionDelete(ctx context.Context, ids []int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	if _, err := s.idb.NewDelete().Model((*Definition)(nil)).Where("id IN (?)", bunIn(ids)).Exec(ctx); err != nil {
-		return fmt.Errorf("error deleting %d definitions: %w", len(ids), err)
-	}
-	return nil
-}
-
 // DefinitionGetByIDs returns the definition versions with the given row IDs, in ID order.
 func (s *Store) DefinitionGetByIDs(ctx context.Context, ids []int64) ([]*Definition, error) {
 	return getByIDs[Definition](ctx, s, ids, "definitions")

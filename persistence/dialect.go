@@ -17,21 +17,29 @@ type dialect interface {
 	kind() Kind
 	// migrations are the embedded SQL migrations of the database.
 	migrations() fs.FS
+	// openBeat opens the heartbeats' own connection (nil: none, they share the Store's), so that a
+	// heartbeat never queues behind API reads holding the pool. path is the URL after its scheme;
+	// opts ask for one connection.
+	openBeat(ctx context.Context, path, rawURL string, opts OpenOptions) (*bun.DB, error)
 	// withMigrationLock runs fn while holding the lock that makes nodes migrating one database at
 	// once take turns.
 	withMigrationLock(ctx context.Context, db *bun.DB, fn func() error) error
 	// tableExists reports whether a table exists in the Store's database (or schema).
 	tableExists(ctx context.Context, db bun.IDB, name string) (bool, error)
-	// rowLock is the locking clause of a SELECT that locks the rows it returns until the
-	// transaction ends ("" where transactions already hold the only write lock).
-	rowLock(skipLocked bool) string
 	// castTime wraps a placeholder so that the database reads it as a time where it cannot infer
 	// the type (a CASE of bound values).
 	castTime(placeholder string) string
 
-	// insertRows inserts a slice of models (a pointer to []*T) in one statement and sets their IDs
-	// when returnIDs.
-	insertRows(ctx context.Context, s *Store, rows any, returnIDs bool) error
+	// capabilities says what the database can do that others cannot.
+	capabilities() Capabilities
+
+	// The inserts of the rows written on every step: each inserts its rows in one statement (or
+	// a few, within the database's packet size) and sets their IDs (action variables have none).
+	insertWorkflows(ctx context.Context, s *Store, rows []*Workflow) error
+	insertActions(ctx context.Context, s *Store, rows []*Action) error
+	insertActionVariables(ctx context.Context, s *Store, rows []*ActionVariable) error
+	insertTaskInstances(ctx context.Context, s *Store, rows []*TaskInstance) error
+	insertActivityLogs(ctx context.Context, s *Store, rows []*ActivityLog) error
 	// insertSkippingDuplicates inserts a model (a struct or a slice), skipping rows that collide
 	// with a stored one on the unique key of conflictColumns ("": any), and returns how many it
 	// inserted.
@@ -52,8 +60,6 @@ type dialect interface {
 	// endTasks writes workers' results, each fenced by its token and live lease, and returns the
 	// tasks it ended as they now are, in any order.
 	endTasks(ctx context.Context, s *Store, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error)
-	// updateReturningIDs runs an UPDATE and returns the IDs of the rows it changed.
-	updateReturningIDs(ctx context.Context, s *Store, u updateStatement) ([]int64, error)
 
 	// insertChangeEvents writes change events so that readers see them in commit order.
 	insertChangeEvents(ctx context.Context, s *Store, events []*ChangeEvent) error
@@ -75,9 +81,6 @@ type dialect interface {
 	// planCost returns the planner's estimate of a query's cost, or false where the database
 	// gives none.
 	planCost(ctx context.Context, s *Store, query string) (float64, bool, error)
-	// estimatesWithoutIndex reports whether estimateRows is worth asking about a condition no
-	// index serves (PostgreSQL's column statistics); elsewhere such counts are counted.
-	estimatesWithoutIndex() bool
 	// analyze refreshes the planner's statistics of cairn's tables.
 	analyze(ctx context.Context, s *Store) error
 
@@ -86,13 +89,10 @@ type dialect interface {
 	asyncCommit(ctx context.Context, tx *Store) error
 	// beforeCommit runs at the end of every transaction made by Store.Tx, just before it commits.
 	beforeCommit(ctx context.Context, tx *Store) error
-	// hintsAcrossNodes reports whether the database carries wake-up hints between nodes
-	// (PostgreSQL's LISTEN/NOTIFY); elsewhere hints stay in the process and polling covers the rest.
-	hintsAcrossNodes() bool
-	// sendHints sends hints to the other nodes (hintsAcrossNodes only).
+	// sendHints sends hints to the other nodes (Listen only).
 	sendHints(ctx context.Context, s *Store, hints []string) error
 	// listenHints calls ready once it listens, then hint for every hint another node sends, until
-	// ctx ends or the connection fails (hintsAcrossNodes only).
+	// ctx ends or the connection fails (Listen only).
 	listenHints(ctx context.Context, s *Store, ready func(), hint func(string)) error
 }
 
@@ -127,28 +127,29 @@ type txState struct {
 
 // forUpdate adds the dialect's row lock to a SELECT.
 func (s *Store) forUpdate(q *bun.SelectQuery, skipLocked bool) *bun.SelectQuery {
-	if clause := s.dialect.rowLock(skipLocked); clause != "" {
+	if clause := s.rowLock(skipLocked); clause != "" {
 		q = q.For(clause)
 	}
 	return q
 }
 
-// insertMany inserts rows in one statement through the dialect, setting their IDs when returnIDs,
-// and wraps an error with what was being inserted.
-func insertMany[T any](ctx context.Context, s *Store, rows []*T, what string, returnIDs bool) error {
+// insertMany inserts rows in one statement through the dialect's insert of their table, and wraps
+// an error with what was being inserted.
+func insertMany[T any](ctx context.Context, s *Store, rows []*T, what string,
+	insert func(ctx context.Context, s *Store, rows []*T) error) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	if err := s.dialect.insertRows(ctx, s, &rows, returnIDs); err != nil {
+	if err := insert(ctx, s, rows); err != nil {
 		return fmt.Errorf("error inserting %d %s: %w", len(rows), what, s.conflictOr(err))
 	}
 	return nil
 }
 
-// bunInsert inserts a slice of models with Bun's multi-row VALUES, reading the IDs back when
-// returnIDs (RETURNING where the database has it, else the last insert ID of a consecutive run).
-func bunInsert(ctx context.Context, s *Store, rows any, returnIDs bool) error {
-	q := s.idb.NewInsert().Model(rows)
+// bunInsert inserts rows with Bun's multi-row VALUES, reading the IDs back when returnIDs
+// (RETURNING where the database has it, else the last insert ID of a consecutive run).
+func bunInsert[T any](ctx context.Context, s *Store, rows []*T, returnIDs bool) error {
+	q := s.idb.NewInsert().Model(&rows)
 	if returnIDs {
 		q = q.Returning("id")
 	}
@@ -166,11 +167,39 @@ func execCount(ctx context.Context, s *Store, q string, args ...any) (int, error
 	return int(n), err
 }
 
-// updateReturning runs an UPDATE ... RETURNING id (PostgreSQL, SQLite).
+// updateReturningIDs runs an UPDATE and returns the IDs of the rows it changed.
+func (s *Store) updateReturningIDs(ctx context.Context, u updateStatement) ([]int64, error) {
+	if s.dialect.capabilities().Returning {
+		return updateReturning(ctx, s, u)
+	}
+	return updateLockingIDs(ctx, s, u)
+}
+
+// updateReturning runs an UPDATE ... RETURNING id.
 func updateReturning(ctx context.Context, s *Store, u updateStatement) ([]int64, error) {
 	var ids []int64
 	args := append(append([]any{}, u.SetArgs...), u.WhereArgs...)
 	if err := s.idb.NewRaw("UPDATE "+u.Table+" SET "+u.Set+" WHERE "+u.Where+" RETURNING id", args...).Scan(ctx, &ids); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// updateLockingIDs locks the rows the WHERE selects, then updates them by ID (without Returning).
+func updateLockingIDs(ctx context.Context, s *Store, u updateStatement) ([]int64, error) {
+	var ids []int64
+	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+		ids = nil // Tx may run this again
+		if err := tx.idb.NewRaw("SELECT id FROM "+u.Table+" WHERE "+u.Where+" ORDER BY id FOR UPDATE", u.WhereArgs...).Scan(ctx, &ids); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		_, err := tx.idb.NewRaw("UPDATE "+u.Table+" SET "+u.Set+" WHERE id IN (?)", append(append([]any{}, u.SetArgs...), bunIn(ids))...).Exec(ctx)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return ids, nil

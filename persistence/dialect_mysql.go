@@ -35,6 +35,11 @@ const mysqlMigrationLockTimeout = 10 * time.Minute
 func (mysqlDialect) kind() Kind        { return KindMySQL }
 func (mysqlDialect) migrations() fs.FS { return migrations.MySQL() }
 
+// openBeat opens a one-connection pool.
+func (mysqlDialect) openBeat(ctx context.Context, _, rawURL string, opts OpenOptions) (*bun.DB, error) {
+	return openMySQL(ctx, rawURL, opts)
+}
+
 // withMigrationLock holds a named lock (GET_LOCK) on one connection while fn runs; it is named
 // after the database, so tests migrating databases of their own never wait for each other.
 func (mysqlDialect) withMigrationLock(ctx context.Context, db *bun.DB, fn func() error) error {
@@ -62,17 +67,29 @@ func (mysqlDialect) tableExists(ctx context.Context, db bun.IDB, name string) (b
 	return n > 0, err
 }
 
-func (mysqlDialect) rowLock(skipLocked bool) string { return postgresDialect{}.rowLock(skipLocked) }
+func (mysqlDialect) capabilities() Capabilities { return Capabilities{SkipLocked: true} }
 
 func (mysqlDialect) castTime(placeholder string) string {
 	return "CAST(" + placeholder + " AS DATETIME(6))"
 }
 
-// insertRows uses Bun's multi-row VALUES: MariaDB returns the IDs (INSERT ... RETURNING); on MySQL
+// The inserts use Bun's multi-row VALUES: MariaDB returns the IDs (INSERT ... RETURNING); on MySQL
 // Bun numbers the rows from the first ID, which Open made sure are consecutive. Rows with much
 // data (variables, inputs) go in several statements, each within the packet size.
-func (mysqlDialect) insertRows(ctx context.Context, s *Store, rows any, returnIDs bool) error {
-	return bunInsertChunked(ctx, s, rows, returnIDs)
+func (mysqlDialect) insertWorkflows(ctx context.Context, s *Store, rows []*Workflow) error {
+	return bunInsertChunked(ctx, s, rows, true)
+}
+func (mysqlDialect) insertActions(ctx context.Context, s *Store, rows []*Action) error {
+	return bunInsertChunked(ctx, s, rows, true)
+}
+func (mysqlDialect) insertActionVariables(ctx context.Context, s *Store, rows []*ActionVariable) error {
+	return bunInsertChunked(ctx, s, rows, false)
+}
+func (mysqlDialect) insertTaskInstances(ctx context.Context, s *Store, rows []*TaskInstance) error {
+	return bunInsertChunked(ctx, s, rows, true)
+}
+func (mysqlDialect) insertActivityLogs(ctx context.Context, s *Store, rows []*ActivityLog) error {
+	return bunInsertChunked(ctx, s, rows, true)
 }
 
 // insertSkippingDuplicates turns a duplicate into an update that changes nothing (INSERT IGNORE
@@ -225,26 +242,6 @@ func (tx *Store) mysqlComplete(ctx context.Context, rows []mysqlCompletion, now 
 	return err
 }
 
-// updateReturningIDs locks the rows the WHERE selects, then updates them by ID.
-func (mysqlDialect) updateReturningIDs(ctx context.Context, s *Store, u updateStatement) ([]int64, error) {
-	var ids []int64
-	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
-		ids = nil // Tx may run this again
-		if err := tx.idb.NewRaw("SELECT id FROM "+u.Table+" WHERE "+u.Where+" ORDER BY id FOR UPDATE", u.WhereArgs...).Scan(ctx, &ids); err != nil {
-			return err
-		}
-		if len(ids) == 0 {
-			return nil
-		}
-		_, err := tx.idb.NewRaw("UPDATE "+u.Table+" SET "+u.Set+" WHERE id IN (?)", append(append([]any{}, u.SetArgs...), bunIn(ids))...).Exec(ctx)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return ids, nil
-}
-
 // insertChangeEvents keeps the events until the transaction commits (beforeCommit writes them).
 func (mysqlDialect) insertChangeEvents(ctx context.Context, s *Store, events []*ChangeEvent) error {
 	if !s.InTx() {
@@ -317,7 +314,6 @@ func (mysqlDialect) analyze(ctx context.Context, s *Store) error {
 // asyncCommit does nothing: InnoDB flushes its log per server (innodb_flush_log_at_trx_commit),
 // not per transaction.
 func (mysqlDialect) asyncCommit(context.Context, *Store) error { return nil }
-func (mysqlDialect) hintsAcrossNodes() bool                    { return false }
 
 // mysqlCompletion is one completion as complete sends it inside a JSON array.
 type mysqlCompletion struct {
@@ -365,7 +361,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// sendHints and listenHints are never called: hintsAcrossNodes is false.
+// sendHints and listenHints are never called: no Listen capability.
 func (mysqlDialect) sendHints(context.Context, *Store, []string) error { return nil }
 func (mysqlDialect) listenHints(ctx context.Context, _ *Store, _ func(), _ func(string)) error {
 	<-ctx.Done()
@@ -418,7 +414,6 @@ func (mysqlDialect) estimateRows(ctx context.Context, s *Store, query string) (i
 func (mysqlDialect) statusIndexed(st Status) (string, any, bool) {
 	return "w.attention_status = ?", st, containsStatus(attentionStatuses, st)
 }
-func (mysqlDialect) estimatesWithoutIndex() bool { return false }
 
 // planCost: plain EXPLAIN gives no cost; the count runs.
 func (mysqlDialect) planCost(context.Context, *Store, string) (float64, bool, error) {

@@ -17,7 +17,7 @@ import (
 )
 
 // postgresDialect is PostgreSQL: row locks with SKIP LOCKED, UPDATE ... FROM ... RETURNING, the
-// unnest fast paths of postgres_bulk.go, change events ordered by transaction ID, and
+// unnest fast paths of dialect_postgres_bulk.go, change events ordered by transaction ID, and
 // LISTEN/NOTIFY between nodes.
 type postgresDialect struct{}
 
@@ -36,6 +36,11 @@ const (
 
 func (postgresDialect) kind() Kind        { return KindPostgres }
 func (postgresDialect) migrations() fs.FS { return migrations.PostgreSQL() }
+
+// openBeat opens a one-connection pool.
+func (postgresDialect) openBeat(_ context.Context, _, rawURL string, opts OpenOptions) (*bun.DB, error) {
+	return openPostgres(rawURL, opts)
+}
 
 // withMigrationLock holds a session advisory lock, blocking other nodes until fn ends.
 func (postgresDialect) withMigrationLock(ctx context.Context, db *bun.DB, fn func() error) error {
@@ -59,31 +64,11 @@ func (postgresDialect) tableExists(ctx context.Context, db bun.IDB, name string)
 	return n > 0, err
 }
 
-func (postgresDialect) rowLock(skipLocked bool) string {
-	if skipLocked {
-		return "UPDATE SKIP LOCKED"
-	}
-	return "UPDATE"
+func (postgresDialect) capabilities() Capabilities {
+	return Capabilities{SkipLocked: true, Listen: true, Returning: true, Estimates: true}
 }
 
 func (postgresDialect) castTime(placeholder string) string { return placeholder + "::timestamptz" }
-
-// insertRows takes the unnest fast path for the tables written on every step.
-func (postgresDialect) insertRows(ctx context.Context, s *Store, rows any, returnIDs bool) error {
-	switch rows := rows.(type) {
-	case *[]*Workflow:
-		return s.workflowInsertPG(ctx, *rows)
-	case *[]*Action:
-		return s.actionInsertPG(ctx, *rows)
-	case *[]*ActionVariable:
-		return s.actionVariableInsertPG(ctx, *rows)
-	case *[]*TaskInstance:
-		return s.taskInstanceInsertPG(ctx, *rows)
-	case *[]*ActivityLog:
-		return s.activityLogInsertPG(ctx, *rows)
-	}
-	return bunInsert(ctx, s, rows, returnIDs)
-}
 
 func (postgresDialect) insertSkippingDuplicates(ctx context.Context, s *Store, model any, conflictColumns string, returnID bool) (int64, error) {
 	return insertOnConflictDoNothing(ctx, s, model, conflictColumns, returnID)
@@ -129,15 +114,15 @@ func (postgresDialect) retryable(err error) bool {
 // planner walks every workflow and rescans the subquery for each.
 func (postgresDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error) {
 	var wfs []*Workflow
-	err := updateLockedPG(ctx, tx, "", "workflows", c.Set, c.SetArgs, c.Due, c.DueArgs, c.Order, c.Limit, &wfs)
+	err := postgresDialect{}.updateLocked(ctx, tx, "", "workflows", c.Set, c.SetArgs, c.Due, c.DueArgs, c.Order, c.Limit, &wfs)
 	return wfs, err
 }
 
-// updateLockedPG updates, in one statement, at most limit rows of table WHERE due, in order,
+// updateLocked updates, in one statement, at most limit rows of table WHERE due, in order,
 // locked with SKIP LOCKED, and scans them into dest. The locked IDs are gathered into an array (an
 // InitPlan) and the update finds its rows by primary key alone, whatever the statistics say. with,
 // when set, is a CTE the statement runs first (named in FROM).
-func updateLockedPG(ctx context.Context, s *Store, with, table, set string, setArgs []any, due string, dueArgs []any,
+func (postgresDialect) updateLocked(ctx context.Context, s *Store, with, table, set string, setArgs []any, due string, dueArgs []any,
 	order string, limit int, dest any) error {
 	from := ""
 	if with != "" {
@@ -159,7 +144,7 @@ func (postgresDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatemen
 	if !s.InTx() {
 		with = "async AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true) AS sc)"
 	}
-	err := updateLockedPG(ctx, s, with, "remote_tasks", l.Set, l.SetArgs, l.Due, l.DueArgs, "id", l.Limit, &out)
+	err := postgresDialect{}.updateLocked(ctx, s, with, "remote_tasks", l.Set, l.SetArgs, l.Due, l.DueArgs, "id", l.Limit, &out)
 	return out, err
 }
 
@@ -169,18 +154,6 @@ func (postgresDialect) endTasks(ctx context.Context, s *Store, ps []RemoteTaskEn
 	q, args := endTasksValues(ps, now, func(p, typ string) string { return p + "::" + typ }, "remote_tasks AS rt", "rt", "rt.*")
 	err := s.idb.NewRaw(q, args...).Scan(ctx, &out)
 	return out, err
-}
-
-func (postgresDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
-	return s.workflowCompletePG(ctx, cs, now)
-}
-
-func (postgresDialect) updateReturningIDs(ctx context.Context, s *Store, u updateStatement) ([]int64, error) {
-	return updateReturning(ctx, s, u)
-}
-
-func (postgresDialect) insertChangeEvents(ctx context.Context, s *Store, events []*ChangeEvent) error {
-	return s.changeEventInsertPG(ctx, events)
 }
 
 // listChangeEvents reads only events of transactions older than the oldest one still running, so
@@ -220,7 +193,6 @@ func (postgresDialect) asyncCommit(ctx context.Context, tx *Store) error {
 }
 
 func (postgresDialect) beforeCommit(context.Context, *Store) error { return nil }
-func (postgresDialect) hintsAcrossNodes() bool                     { return true }
 
 // pgHintChannelSQL names the LISTEN/NOTIFY channel of the schema a connection works in: nodes of
 // one cairn share it, and cairns in other schemas of the same database never hear each other's
@@ -292,4 +264,3 @@ func explainPostgres(ctx context.Context, s *Store, query string) (rows, cost fl
 func (postgresDialect) statusIndexed(st Status) (string, any, bool) {
 	return "w.status = ?", st, containsStatus(attentionStatuses, st)
 }
-func (postgresDialect) estimatesWithoutIndex() bool { return true }

@@ -24,6 +24,15 @@ var _ dialect = sqliteDialect{}
 func (sqliteDialect) kind() Kind        { return KindSQLite }
 func (sqliteDialect) migrations() fs.FS { return migrations.SQLite() }
 
+// openBeat opens a second connection to the same file (WAL lets it write while the main one
+// reads). An in-memory database has none: another connection would see another database.
+func (sqliteDialect) openBeat(_ context.Context, path, _ string, _ OpenOptions) (*bun.DB, error) {
+	if path == ":memory:" || path == "" {
+		return nil, nil
+	}
+	return openSQLite(path)
+}
+
 // withMigrationLock takes no lock: SQLite's writes are already serialized.
 func (sqliteDialect) withMigrationLock(_ context.Context, _ *bun.DB, fn func() error) error {
 	return fn()
@@ -35,11 +44,27 @@ func (sqliteDialect) tableExists(ctx context.Context, db bun.IDB, name string) (
 	return n > 0, err
 }
 
-func (sqliteDialect) rowLock(bool) string                { return "" }
+func (sqliteDialect) capabilities() Capabilities {
+	return Capabilities{SingleWriter: true, Returning: true}
+}
+
 func (sqliteDialect) castTime(placeholder string) string { return placeholder }
 
-func (sqliteDialect) insertRows(ctx context.Context, s *Store, rows any, returnIDs bool) error {
-	return bunInsert(ctx, s, rows, returnIDs)
+// The inserts use Bun's multi-row VALUES ... RETURNING id.
+func (sqliteDialect) insertWorkflows(ctx context.Context, s *Store, rows []*Workflow) error {
+	return bunInsert(ctx, s, rows, true)
+}
+func (sqliteDialect) insertActions(ctx context.Context, s *Store, rows []*Action) error {
+	return bunInsert(ctx, s, rows, true)
+}
+func (sqliteDialect) insertActionVariables(ctx context.Context, s *Store, rows []*ActionVariable) error {
+	return bunInsert(ctx, s, rows, false)
+}
+func (sqliteDialect) insertTaskInstances(ctx context.Context, s *Store, rows []*TaskInstance) error {
+	return bunInsert(ctx, s, rows, true)
+}
+func (sqliteDialect) insertActivityLogs(ctx context.Context, s *Store, rows []*ActivityLog) error {
+	return bunInsert(ctx, s, rows, true)
 }
 
 func (sqliteDialect) insertSkippingDuplicates(ctx context.Context, s *Store, model any, conflictColumns string, returnID bool) (int64, error) {
@@ -109,12 +134,8 @@ func (sqliteDialect) complete(ctx context.Context, s *Store, cs []WorkflowComple
 	return ids, nil
 }
 
-func (sqliteDialect) updateReturningIDs(ctx context.Context, s *Store, u updateStatement) ([]int64, error) {
-	return updateReturning(ctx, s, u)
-}
-
 func (sqliteDialect) insertChangeEvents(ctx context.Context, s *Store, events []*ChangeEvent) error {
-	return bunInsert(ctx, s, &events, true)
+	return bunInsert(ctx, s, events, true)
 }
 
 func (sqliteDialect) listChangeEvents(ctx context.Context, s *Store, p ChangeEventListParams) ([]*ChangeEvent, error) {
@@ -144,7 +165,6 @@ func (sqliteDialect) analyze(ctx context.Context, s *Store) error {
 
 func (sqliteDialect) asyncCommit(context.Context, *Store) error  { return nil }
 func (sqliteDialect) beforeCommit(context.Context, *Store) error { return nil }
-func (sqliteDialect) hintsAcrossNodes() bool                     { return false }
 
 // timeArg formats an optional time the way Bun writes time columns, so that SQLite compares it as
 // text in the same format (a nil stays NULL).
@@ -155,7 +175,7 @@ func timeArg(t *time.Time) any {
 	return UTC(*t)
 }
 
-// sendHints and listenHints are never called: hintsAcrossNodes is false.
+// sendHints and listenHints are never called: no Listen capability.
 func (sqliteDialect) sendHints(context.Context, *Store, []string) error { return nil }
 func (sqliteDialect) listenHints(ctx context.Context, _ *Store, _ func(), _ func(string)) error {
 	<-ctx.Done()
@@ -171,7 +191,6 @@ func (sqliteDialect) estimateRows(context.Context, *Store, string) (int, bool, e
 func (sqliteDialect) statusIndexed(st Status) (string, any, bool) {
 	return "w.status = ?", st, containsStatus(attentionStatuses, st)
 }
-func (sqliteDialect) estimatesWithoutIndex() bool { return false }
 
 func (sqliteDialect) planCost(context.Context, *Store, string) (float64, bool, error) {
 	return 0, false, nil

@@ -82,7 +82,7 @@ func (s *Store) ExecutorGetMany(ctx context.Context, ids []int64) ([]*Executor, 
 // their IDs, locking them so that only one node recovers each.
 func (s *Store) ExecutorExpireDead(ctx context.Context, now time.Time) ([]int64, error) {
 	now = UTC(now)
-	ids, err := s.dialect.updateReturningIDs(ctx, s, updateStatement{Table: "executors", Set: "stopped = ?", SetArgs: []any{now},
+	ids, err := s.updateReturningIDs(ctx, updateStatement{Table: "executors", Set: "stopped = ?", SetArgs: []any{now},
 		Where: "stopped IS NULL AND expires < ?", WhereArgs: []any{now}})
 	if err != nil {
 		return nil, fmt.Errorf("error expiring dead executors: %w", err)
@@ -146,23 +146,6 @@ func (s *Store) AsyncCommit(ctx context.Context) error {
 	}
 	if err := s.dialect.asyncCommit(ctx, s); err != nil {
 		return fmt.Errorf("error setting asynchronous commit: %w", err)
-	}
-	return nil
-}
-
-// ExecutorDeleteParams selects executors to delete: those of one process (host and PID) registered
-// after an ID.
-type ExecutorDeleteParams struct {
-	AfterID int64
-	Host    string
-	PID     int
-}
-
-// ExecutorDelete deletes the executor rows a process registered (a benchmark cleaning up after
-// itself).
-func (s *Store) ExecutorDelete(ctx context.Context, p ExecutorDeleteParams) error {
-	if _, err := s.idb.NewDelete().Model((*Executor)(nil)).Where("id > ? AND host = ? AND pid = ?", p.AfterID, p.Host, p.PID).Exec(ctx); err != nil {
-		return fmt.Errorf("error deleting the executors of %s/%d: %w", p.Host, p.PID, err)
 	}
 	return nil
 }

@@ -54,18 +54,11 @@ func rowBytes(v reflect.Value) int {
 	return n
 }
 
-// bunInsertChunked is bunInsert in statements of at most mysqlStatementBytes of data. rows is a
-// pointer to a slice of row pointers; the rows get their IDs as with one statement.
-func bunInsertChunked(ctx context.Context, s *Store, rows any, returnIDs bool) error {
-	slice := reflect.ValueOf(rows).Elem()
-	parts := chunks(slice.Len(), func(i int) int { return rowBytes(slice.Index(i)) }, mysqlStatementBytes)
-	if len(parts) <= 1 {
-		return bunInsert(ctx, s, rows, returnIDs)
-	}
-	for _, p := range parts {
-		part := reflect.New(slice.Type())
-		part.Elem().Set(slice.Slice(p[0], p[1]))
-		if err := bunInsert(ctx, s, part.Interface(), returnIDs); err != nil {
+// bunInsertChunked is bunInsert in statements of at most mysqlStatementBytes of data; the rows get
+// their IDs as with one statement.
+func bunInsertChunked[T any](ctx context.Context, s *Store, rows []*T, returnIDs bool) error {
+	for _, p := range chunks(len(rows), func(i int) int { return rowBytes(reflect.ValueOf(rows[i])) }, mysqlStatementBytes) {
+		if err := bunInsert(ctx, s, rows[p[0]:p[1]], returnIDs); err != nil {
 			return err
 		}
 	}

@@ -66,7 +66,7 @@ func (n *Notifier) Subscribe(topic string) (<-chan string, func()) {
 // Notify delivers a hint to this node's subscribers now and, on PostgreSQL, to other nodes soon.
 func (n *Notifier) Notify(topic, payload string) {
 	n.deliver(topic, payload)
-	if n.store == nil || !n.store.dialect.hintsAcrossNodes() {
+	if n.store == nil || !n.store.Capabilities().Listen {
 		return
 	}
 	n.mu.Lock()
@@ -92,7 +92,7 @@ func (n *Notifier) deliver(topic, payload string) {
 // Run connects the Notifier to other nodes until ctx ends: it LISTENs on PostgreSQL and sends the
 // pending hints (coalesced every 2ms). On SQLite there are no other nodes and it just waits.
 func (n *Notifier) Run(ctx context.Context) {
-	if n.store == nil || !n.store.dialect.hintsAcrossNodes() {
+	if n.store == nil || !n.store.Capabilities().Listen {
 		<-ctx.Done()
 		return
 	}

@@ -72,34 +72,19 @@ func Open(ctx context.Context, rawURL string, opts OpenOptions) (*Store, error) 
 		return nil, fmt.Errorf("error connecting to %s: %w", redact(rawURL), err)
 	}
 	store := &Store{db: db, idb: db, dialect: d, url: redact(rawURL), raw: rawURL}
-	if store.beat, err = openBeat(ctx, d.kind(), rawURL[len(scheme)+3:], rawURL, opts); err != nil {
+	beatOpts := opts
+	beatOpts.MaxConns = 1
+	if store.beat, err = d.openBeat(ctx, rawURL[len(scheme)+3:], rawURL, beatOpts); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
-	if store.beat != nil && d.kind() == KindSQLite {
+	if store.beat != nil && d.capabilities().SingleWriter {
 		store.writers = &sync.Mutex{}
 	}
 	// Side effects may use at most a quarter of the pool, so claims and completions always find a
 	// connection.
 	store.sideEffects = newSideEffectBatches(store, max(1, db.DB.Stats().MaxOpenConnections/4))
 	return store, nil
-}
-
-// openBeat opens the heartbeats' own connection: a second connection to the same SQLite file (WAL
-// lets it write while the main one reads), or a one-connection pool on PostgreSQL and MySQL. An
-// in-memory SQLite database has none: another connection would see another database.
-func openBeat(ctx context.Context, kind Kind, path, rawURL string, opts OpenOptions) (*bun.DB, error) {
-	opts.MaxConns = 1
-	switch {
-	case kind == KindSQLite && (path == ":memory:" || path == ""):
-		return nil, nil
-	case kind == KindSQLite:
-		return openSQLite(path)
-	case kind == KindMySQL:
-		return openMySQL(ctx, rawURL, opts)
-	default:
-		return openPostgres(rawURL, opts)
-	}
 }
 
 func openSQLite(path string) (*bun.DB, error) {

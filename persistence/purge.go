@@ -21,6 +21,9 @@ type WorkflowPurgeParams struct {
 var historyTables = []string{"actions", "action_variables", "task_instances", "activity_logs", "side_effects",
 	"signals", "form_submissions", "idempotency_keys"}
 
+// HistoryTables returns the tables whose rows belong to a workflow and go when it is purged.
+func HistoryTables() []string { return slices.Clone(historyTables) }
+
 // WorkflowPurge deletes, in one transaction, up to Limit workflow trees (a root and all its
 // descendants) whose root ended before a time and none of whose workflows is still running, with
 // every row of their history. It returns how many workflows it deleted.
@@ -67,34 +70,6 @@ func (s *Store) WorkflowPurge(ctx context.Context, p WorkflowPurgeParams) (int, 
 	})
 	if err != nil {
 		return 0, fmt.Errorf("error purging ended workflows: %w", err)
-	}
-	return n, nil
-}
-
-// WorkflowDelete deletes workflows with every row of their history and their change events,
-// whatever their status (a benchmark cleaning up after itself; the engine purges with
-// WorkflowPurge and trims change events by age). It returns how many workflows it deleted.
-func (s *Store) WorkflowDelete(ctx context.Context, ids []int64) (int, error) {
-	if len(ids) == 0 {
-		return 0, nil
-	}
-	var n int
-	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
-		for _, table := range append(slices.Clone(historyTables), "change_events") {
-			if _, err := tx.idb.NewDelete().TableExpr(table).Where("workflow_id IN (?)", bunIn(ids)).Exec(ctx); err != nil {
-				return fmt.Errorf("deleting from %s: %w", table, err)
-			}
-		}
-		res, err := tx.idb.NewDelete().Model((*Workflow)(nil)).Where("id IN (?)", bunIn(ids)).Exec(ctx)
-		if err != nil {
-			return err
-		}
-		gone, _ := res.RowsAffected()
-		n = int(gone)
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("error deleting %d workflows: %w", len(ids), err)
 	}
 	return n, nil
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/cairnflow/cairn/internal/batch"
 )
 
 // TopicTasks: remote tasks of the function in the payload became available (created, or their
@@ -120,7 +122,7 @@ func (s *Store) RemoteTaskCurrent(ctx context.Context, workflowID int64) (*Remot
 			t = ts[0]
 		}
 	} else {
-		t, err = s.remoteCurrentBatches().do(ctx, workflowID)
+		t, err = s.remoteCurrentBatches().Do(ctx, workflowID)
 	}
 	if err != nil {
 		return nil, err
@@ -132,15 +134,15 @@ func (s *Store) RemoteTaskCurrent(ctx context.Context, workflowID int64) (*Remot
 }
 
 // currentBatches holds the batcher of RemoteTaskCurrent per database.
-var currentBatches sync.Map // *bun.DB → *groupCommit[int64, *RemoteTask]
+var currentBatches sync.Map // *bun.DB → *batch.Group[int64, *RemoteTask]
 
-func (s *Store) remoteCurrentBatches() *groupCommit[int64, *RemoteTask] {
+func (s *Store) remoteCurrentBatches() *batch.Group[int64, *RemoteTask] {
 	if g, ok := currentBatches.Load(s.db); ok {
-		return g.(*groupCommit[int64, *RemoteTask])
+		return g.(*batch.Group[int64, *RemoteTask])
 	}
-	g, _ := currentBatches.LoadOrStore(s.db, &groupCommit[int64, *RemoteTask]{
-		max: max(1, s.db.DB.Stats().MaxOpenConnections/4), maxBatch: 500, run: s.remoteTaskCurrentMany})
-	return g.(*groupCommit[int64, *RemoteTask])
+	g, _ := currentBatches.LoadOrStore(s.db, &batch.Group[int64, *RemoteTask]{
+		Leaders: max(1, s.db.DB.Stats().MaxOpenConnections/4), MaxBatch: 500, Run: batch.Whole(s.remoteTaskCurrentMany)})
+	return g.(*batch.Group[int64, *RemoteTask])
 }
 
 // remoteTaskCurrentMany reads the current task of each workflow (nil at its index when none).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/cairnflow/cairn/internal/batch"
 )
 
 // SideEffectRecordParams is the input of SideEffectRecord.
@@ -31,7 +33,7 @@ func (s *Store) SideEffectRecord(ctx context.Context, p SideEffectRecordParams) 
 		}
 		return out[0], nil
 	}
-	return s.sideEffects.record.do(ctx, p)
+	return s.sideEffects.record.Do(ctx, p)
 }
 
 // SideEffectGet returns the side effect a workflow recorded under a key (ErrNotFound: none yet).
@@ -47,7 +49,7 @@ func (s *Store) SideEffectGet(ctx context.Context, workflowID int64, key string)
 		se = found[0]
 	} else {
 		var err error
-		if se, err = s.sideEffects.get.do(ctx, k); err != nil {
+		if se, err = s.sideEffects.get.Do(ctx, k); err != nil {
 			return nil, err
 		}
 	}
@@ -76,14 +78,14 @@ func (s *Store) SideEffectList(ctx context.Context, workflowIDs []int64) ([]*Sid
 
 // sideEffectBatches groups the side-effect statements of concurrently running steps.
 type sideEffectBatches struct {
-	get    groupCommit[sideEffectKey, *SideEffect]
-	record groupCommit[SideEffectRecordParams, *SideEffect]
+	get    batch.Group[sideEffectKey, *SideEffect]
+	record batch.Group[SideEffectRecordParams, *SideEffect]
 }
 
 func newSideEffectBatches(s *Store, leaders int) *sideEffectBatches {
 	return &sideEffectBatches{
-		get:    groupCommit[sideEffectKey, *SideEffect]{max: leaders, maxBatch: 500, run: s.sideEffectGetMany},
-		record: groupCommit[SideEffectRecordParams, *SideEffect]{max: leaders, maxBatch: 500, run: s.sideEffectRecordMany},
+		get:    batch.Group[sideEffectKey, *SideEffect]{Leaders: leaders, MaxBatch: 500, Run: batch.Whole(s.sideEffectGetMany)},
+		record: batch.Group[SideEffectRecordParams, *SideEffect]{Leaders: leaders, MaxBatch: 500, Run: batch.Whole(s.sideEffectRecordMany)},
 	}
 }
 

@@ -60,6 +60,10 @@ const (
 // DB returns the Bun database (for hooks and tests; the engine goes through Store methods).
 func (s *Store) DB() *bun.DB { return s.db }
 
+// Bun returns the handle the Store's statements run on: the database, or the transaction of a
+// Store made by Tx (for statements kept outside the Store, such as cairn bench's clean-up).
+func (s *Store) Bun() bun.IDB { return s.idb }
+
 // Kind returns which database this Store talks to.
 func (s *Store) Kind() Kind { return s.dialect.kind() }
 

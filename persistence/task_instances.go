@@ -7,7 +7,7 @@ import (
 
 // TaskInstanceInsertMany inserts task instances in one statement and sets their IDs.
 func (s *Store) TaskInstanceInsertMany(ctx context.Context, tis []*TaskInstance) error {
-	return insertMany(ctx, s, tis, "task instances", true)
+	return insertMany(ctx, s, tis, "task instances", s.dialect.insertTaskInstances)
 }
 
 // TaskInstanceGetMany returns the task instances with the given IDs, in ID order.

@@ -133,7 +133,7 @@ func (s *Store) WorkflowStatsUpTo(ctx context.Context, f WorkflowFilter, exactUp
 			if c, err = s.countUpTo(ctx, g, exactUpTo, !f.empty(), where, arg); err != nil {
 				return out, err
 			}
-		} else if !s.dialect.estimatesWithoutIndex() {
+		} else if !s.Capabilities().Estimates {
 			unindexed = append(unindexed, st)
 			continue
 		} else {

@@ -278,33 +278,6 @@ func (s *Store) WorkflowCount(ctx context.Context, f WorkflowFilter) (int, error
 	return int(n), nil
 }
 
-// WorkflowIDRangeParams selects workflows by a range of IDs and their statuses.
-type WorkflowIDRangeParams struct {
-	// FromID and ToID bound the IDs, both included.
-	FromID, ToID int64
-	// Statuses limits the selection to these statuses (none: all).
-	Statuses []Status
-}
-
-// WorkflowFirstInIDRange returns the lowest ID in a range whose workflow is in one of the statuses,
-// or 0 when there is none. It reads the primary key upwards and stops at the first match, so a
-// caller that narrows the range as the low end settles (a benchmark waiting for its run to end)
-// pays little per call however big the range.
-func (s *Store) WorkflowFirstInIDRange(ctx context.Context, p WorkflowIDRangeParams) (int64, error) {
-	var ids []int64
-	q := s.idb.NewSelect().Model((*Workflow)(nil)).Column("w.id").Where("w.id BETWEEN ? AND ?", p.FromID, p.ToID)
-	if len(p.Statuses) > 0 {
-		q = q.Where("w.status IN (?)", bunIn(p.Statuses))
-	}
-	if err := q.OrderExpr("w.id").Limit(1).Scan(ctx, &ids); err != nil {
-		return 0, fmt.Errorf("error looking for workflows %d to %d: %w", p.FromID, p.ToID, err)
-	}
-	if len(ids) == 0 {
-		return 0, nil
-	}
-	return ids[0], nil
-}
-
 // WorkflowStatRow is the number of workflows of one type in one status.
 type WorkflowStatRow struct {
 	Type   string `bun:"type"`

@@ -29,7 +29,7 @@ func (s *Store) WorkflowInsertMany(ctx context.Context, wfs []*Workflow) error {
 		}
 		w.NextActivation = UTCPtr(w.NextActivation)
 	}
-	return insertMany(ctx, s, wfs, "workflows", true)
+	return insertMany(ctx, s, wfs, "workflows", s.dialect.insertWorkflows)
 }
 
 var emptyObject = []byte("{}")
@@ -328,7 +328,7 @@ func (s *Store) WorkflowActiveChildIDs(ctx context.Context, parentIDs []int64) (
 // already hold the only write lock). A parent's ID is below its children's, so
 // taking parents first keeps the one lock order of operations on a family: ancestors first.
 func (s *Store) WorkflowLock(ctx context.Context, ids []int64) error {
-	lock := s.dialect.rowLock(false)
+	lock := s.rowLock(false)
 	if len(ids) == 0 || lock == "" {
 		return nil
 	}
@@ -357,7 +357,7 @@ func (s *Store) WorkflowRelease(ctx context.Context, p WorkflowReleaseParams) ([
 	if len(p.IDs) == 0 {
 		return nil, nil
 	}
-	ids, err := s.dialect.updateReturningIDs(ctx, s, updateStatement{Table: "workflows",
+	ids, err := s.updateReturningIDs(ctx, updateStatement{Table: "workflows",
 		Set: "executor_id = NULL, step_deadline = NULL, version = version + 1, modified = ?", SetArgs: []any{Now()},
 		Where: "id IN (?) AND executor_id = ? AND status <> ?", WhereArgs: []any{bunIn(p.IDs), p.ExecutorID, StatusExecuting}})
 	if err != nil {

@@ -79,7 +79,7 @@ func (o Options) withDefaults(e *workflow.Engine) Options {
 	if o.CompleteDelay <= 0 {
 		o.CompleteDelay = time.Millisecond
 	}
-	if e.Store().Kind() == persistence.KindSQLite {
+	if e.Store().Capabilities().SingleWriter {
 		o.Completers = 1
 	}
 	if o.HeartbeatInterval <= 0 {

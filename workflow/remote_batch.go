@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/cairnflow/cairn/internal/batch"
 	"github.com/cairnflow/cairn/persistence"
 )
 
@@ -13,94 +14,41 @@ import (
 // until the queue is empty. Workers complete tasks one request at a time; without this each would
 // cost a transaction (and on SQLite, a turn on its only connection).
 type endBatch struct {
-	mu      sync.Mutex
-	queue   []*endCall
-	leading bool
-}
-
-type endCall struct {
-	p    persistence.RemoteTaskEndParams
-	task *persistence.RemoteTask
-	err  error
-	done chan struct{}
+	once  sync.Once
+	group *batch.Group[persistence.RemoteTaskEndParams, *persistence.RemoteTask]
 }
 
 // maxEndBatch bounds the results one transaction writes.
 const maxEndBatch = 500
 
+// of returns the engine's batch group, made on first use.
+func (b *endBatch) of(e *Engine) *batch.Group[persistence.RemoteTaskEndParams, *persistence.RemoteTask] {
+	b.once.Do(func() {
+		// One batch at a time; a caller whose context ends stops waiting (the result may still be
+		// written by the batch that holds it, and the caller may not know).
+		b.group = &batch.Group[persistence.RemoteTaskEndParams, *persistence.RemoteTask]{
+			Leaders: 1, MaxBatch: maxEndBatch, Abandon: true, Run: e.writeEnds}
+	})
+	return b.group
+}
+
 // do queues a result and returns the task as written, or the error for this result (ErrConflict
 // when its token no longer holds the task).
 func (b *endBatch) do(ctx context.Context, e *Engine, p persistence.RemoteTaskEndParams) (*persistence.RemoteTask, error) {
-	c := &endCall{p: p, done: make(chan struct{})}
-	b.mu.Lock()
-	b.queue = append(b.queue, c)
-	lead := !b.leading
-	b.leading = true
-	b.mu.Unlock()
-	if lead {
-		b.lead(ctx, e)
-	}
-	select {
-	case <-c.done:
-		return c.task, c.err
-	case <-ctx.Done():
-		// The result may still be written by the batch that holds it; the caller may not know.
-		return nil, ctx.Err()
-	}
+	return b.of(e).Do(ctx, p)
 }
 
 // doMany queues many results together (they go in one transaction unless the queue is longer
 // than a batch) and returns, per result, the task as written or its error.
 func (b *endBatch) doMany(ctx context.Context, e *Engine, ps []persistence.RemoteTaskEndParams) ([]*persistence.RemoteTask, []error) {
-	calls := make([]*endCall, len(ps))
-	for i, p := range ps {
-		calls[i] = &endCall{p: p, done: make(chan struct{})}
-	}
-	b.mu.Lock()
-	b.queue = append(b.queue, calls...)
-	lead := !b.leading
-	b.leading = true
-	b.mu.Unlock()
-	if lead {
-		b.lead(ctx, e)
-	}
-	tasks, errs := make([]*persistence.RemoteTask, len(ps)), make([]error, len(ps))
-	for i, c := range calls {
-		select {
-		case <-c.done:
-			tasks[i], errs[i] = c.task, c.err
-		case <-ctx.Done():
-			// The results may still be written by the batch that holds them.
-			errs[i] = ctx.Err()
-		}
-	}
-	return tasks, errs
+	return b.of(e).DoMany(ctx, ps)
 }
 
-func (b *endBatch) lead(ctx context.Context, e *Engine) {
-	// The batch carries other callers' results: it must not stop when this caller's context does.
-	ctx = context.WithoutCancel(ctx)
-	for {
-		b.mu.Lock()
-		if len(b.queue) == 0 {
-			b.leading = false
-			b.mu.Unlock()
-			return
-		}
-		n := min(len(b.queue), maxEndBatch)
-		batch := b.queue[:n:n]
-		b.queue = b.queue[n:]
-		b.mu.Unlock()
-		e.writeEnds(ctx, batch)
-		for _, c := range batch {
-			close(c.done)
-		}
-	}
-}
-
-// writeEnds writes a batch of results in one transaction; a result whose token no longer holds
-// its task gets ErrConflict and writes nothing, without failing the others.
-func (e *Engine) writeEnds(ctx context.Context, batch []*endCall) {
+// writeEnds writes a batch of results in one transaction and returns, per result, the task as
+// written or its error: a result whose token no longer holds its task gets ErrConflict and writes
+// nothing, without failing the others.
+func (e *Engine) writeEnds(ctx context.Context, results []persistence.RemoteTaskEndParams) ([]*persistence.RemoteTask, []error, error) {
+	tasks, errs := make([]*persistence.RemoteTask, len(results)), make([]error, len(results))
 	groups := map[string]bool{}
 	var woken []int64
 	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
@@ -113,57 +61,55 @@ func (e *Engine) writeEnds(ctx context.Context, batch []*endCall) {
 		clear(groups)
 		// One statement for the batch; a task named twice (two results racing) takes its later
 		// results one at a time, after the first is written.
-		var first, again []*endCall
-		seen := make(map[int64]bool, len(batch))
-		for _, c := range batch {
-			if seen[c.p.ID] {
-				again = append(again, c)
+		var first, again []int
+		seen := make(map[int64]bool, len(results))
+		for i, p := range results {
+			if seen[p.ID] {
+				again = append(again, i)
 			} else {
-				seen[c.p.ID] = true
-				first = append(first, c)
+				seen[p.ID] = true
+				first = append(first, i)
 			}
 		}
 		ps := make([]persistence.RemoteTaskEndParams, len(first))
-		for i, c := range first {
-			ps[i] = c.p
+		for j, i := range first {
+			ps[j] = results[i]
 		}
 		rows, err := tx.RemoteTaskEndMany(ctx, ps, now)
 		if err != nil {
 			return err
 		}
-		for i, c := range first {
-			c.task, c.err = rows[i], nil
-			if rows[i] == nil {
-				c.err = persistence.ErrConflict
+		for j, i := range first {
+			tasks[i], errs[i] = rows[j], nil
+			if rows[j] == nil {
+				errs[i] = persistence.ErrConflict
 			}
 		}
-		for _, c := range again {
-			rows, err := tx.RemoteTaskEndMany(ctx, []persistence.RemoteTaskEndParams{c.p}, now)
+		for _, i := range again {
+			rows, err := tx.RemoteTaskEndMany(ctx, []persistence.RemoteTaskEndParams{results[i]}, now)
 			if err != nil {
 				return err
 			}
-			c.task, c.err = rows[0], nil
+			tasks[i], errs[i] = rows[0], nil
 			if rows[0] == nil {
-				c.err = persistence.ErrConflict
+				errs[i] = persistence.ErrConflict
 			}
 		}
 		var ended []*persistence.RemoteTask
-		for _, c := range batch {
-			if c.err == nil {
-				ended = append(ended, c.task)
-				groups[c.task.ExecutorGroup] = true
+		for i := range results {
+			if errs[i] == nil {
+				ended = append(ended, tasks[i])
+				groups[tasks[i].ExecutorGroup] = true
 			}
 		}
 		woken, err = e.wakeForTasks(ctx, tx, ended, now)
 		return err
 	})
 	if err != nil {
-		for _, c := range batch {
-			c.task, c.err = nil, err
-		}
-		return
+		return nil, nil, err
 	}
 	if len(woken) > 0 {
 		e.afterCommit(groups, true)
 	}
+	return tasks, errs, nil
 }

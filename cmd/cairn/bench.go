@@ -18,6 +18,7 @@ import (
 
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/persistence/benchdata"
 	"github.com/cairnflow/cairn/worker"
 	"github.com/cairnflow/cairn/workflow"
 	"github.com/cairnflow/cairn/workflow/demo"
@@ -392,7 +393,7 @@ func (b *bench) waitEnded(ctx context.Context) (time.Time, error) {
 	for {
 		// The run's workflows never open again once ended, so the search starts from the oldest
 		// one still open: each look reads a few rows, not the whole run.
-		open, err := b.store.WorkflowFirstInIDRange(ctx, persistence.WorkflowIDRangeParams{FromID: lo, ToID: hi, Statuses: openStatuses})
+		open, err := benchdata.WorkflowFirstInIDRange(ctx, b.store, benchdata.WorkflowIDRangeParams{FromID: lo, ToID: hi, Statuses: openStatuses})
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -495,12 +496,12 @@ func (b *bench) cleanUp(ctx context.Context) error {
 	ids := slices.Clone(b.ids)
 	b.mu.Unlock()
 	for i := 0; i < len(ids); i += benchReadBatch * 10 {
-		if _, err := b.store.WorkflowDelete(ctx, ids[i:min(len(ids), i+benchReadBatch*10)]); err != nil {
+		if _, err := benchdata.WorkflowDelete(ctx, b.store, ids[i:min(len(ids), i+benchReadBatch*10)]); err != nil {
 			return fmt.Errorf("error cleaning up: %w", err)
 		}
 	}
 	host, _ := os.Hostname()
-	if err := b.store.ExecutorDelete(ctx, persistence.ExecutorDeleteParams{AfterID: b.maxExecutorID, Host: host, PID: os.Getpid()}); err != nil {
+	if err := benchdata.ExecutorDelete(ctx, b.store, benchdata.ExecutorDeleteParams{AfterID: b.maxExecutorID, Host: host, PID: os.Getpid()}); err != nil {
 		return fmt.Errorf("error cleaning up: %w", err)
 	}
 	defs, err := b.store.DefinitionList(ctx, persistence.DefinitionListParams{AllVersions: true})
@@ -517,7 +518,7 @@ func (b *bench) cleanUp(ctx context.Context) error {
 			fresh = append(fresh, d.ID)
 		}
 	}
-	if err := b.store.DefinitionDelete(ctx, fresh); err != nil {
+	if err := benchdata.DefinitionDelete(ctx, b.store, fresh); err != nil {
 		return fmt.Errorf("error cleaning up: %w", err)
 	}
 	return nil

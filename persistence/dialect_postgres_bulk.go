@@ -10,7 +10,7 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// PostgreSQL fast paths for the hot bulk statements. Bun writes every value into the SQL text,
+// The PostgreSQL dialect's fast paths for the hot bulk statements. Bun writes every value into the SQL text,
 // which PostgreSQL must parse; a batch of 500 rows is a long statement. Here each column travels
 // as one array bind parameter in pgx's binary format and `unnest` turns the arrays back into rows.
 
@@ -20,7 +20,8 @@ type sqlRunner interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-func (s *Store) rawSQL() sqlRunner {
+// pgSQL is the database/sql handle under the Store's Bun handle.
+func pgSQL(s *Store) sqlRunner {
 	switch db := s.idb.(type) {
 	case bun.Tx:
 		return db.Tx
@@ -35,8 +36,8 @@ func (s *Store) rawSQL() sqlRunner {
 // insertReturningIDs runs an INSERT ... SELECT FROM unnest(...) WITH ORDINALITY ORDER BY
 // ordinality RETURNING id, and returns the IDs in input order: the sequence hands out ascending
 // values in the order rows are inserted, so the i-th smallest ID belongs to the i-th input row.
-func (s *Store) insertReturningIDs(ctx context.Context, query string, n int, args ...any) ([]int64, error) {
-	rows, err := s.rawSQL().QueryContext(ctx, query, args...)
+func pgInsertReturningIDs(ctx context.Context, s *Store, query string, n int, args ...any) ([]int64, error) {
+	rows, err := pgSQL(s).QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +68,7 @@ func jsonText(b []byte) *string {
 	return &s
 }
 
-func (s *Store) taskInstanceInsertPG(ctx context.Context, tis []*TaskInstance) error {
+func (postgresDialect) insertTaskInstances(ctx context.Context, s *Store, tis []*TaskInstance) error {
 	n := len(tis)
 	wf, att := make([]int64, n), make([]int32, n)
 	state, typ, status, host := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -79,7 +80,7 @@ func (s *Store) taskInstanceInsertPG(ctx context.Context, tis []*TaskInstance) e
 		wf[i], att[i], state[i], typ[i], status[i], host[i] = t.WorkflowID, int32(t.Attempt), t.State, t.TaskType, string(t.Status), t.Host
 		exec[i], started[i], finished[i], output[i], errText[i] = t.ExecutorID, UTC(t.Started), UTCPtr(t.Finished), jsonText(t.Output), t.Error
 	}
-	ids, err := s.insertReturningIDs(ctx, `INSERT INTO task_instances (workflow_id, state, task_type, attempt, status, executor_id, host, started, finished, output, error)
+	ids, err := pgInsertReturningIDs(ctx, s, `INSERT INTO task_instances (workflow_id, state, task_type, attempt, status, executor_id, host, started, finished, output, error)
 		SELECT u.wf, u.state, u.typ, u.att, u.status, u.exec, u.host, u.started, u.finished, u.output::jsonb, u.err
 		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::text[], $6::bigint[], $7::text[], $8::timestamptz[], $9::timestamptz[], $10::text[], $11::text[])
 			WITH ORDINALITY AS u(wf, state, typ, att, status, exec, host, started, finished, output, err, ord)
@@ -93,7 +94,7 @@ func (s *Store) taskInstanceInsertPG(ctx context.Context, tis []*TaskInstance) e
 	return nil
 }
 
-func (s *Store) actionInsertPG(ctx context.Context, actions []*Action) error {
+func (postgresDialect) insertActions(ctx context.Context, s *Store, actions []*Action) error {
 	n := len(actions)
 	wf, retry := make([]int64, n), make([]int32, n)
 	typ, state := make([]string, n), make([]string, n)
@@ -104,7 +105,7 @@ func (s *Store) actionInsertPG(ctx context.Context, actions []*Action) error {
 		wf[i], retry[i], typ[i], state[i] = a.WorkflowID, int32(a.RetryNo), string(a.Type), a.State
 		from[i], text[i], actor[i], exec[i], task[i], at[i] = a.FromState, a.StateText, a.Actor, a.ExecutorID, a.TaskInstanceID, UTC(a.At)
 	}
-	ids, err := s.insertReturningIDs(ctx, `INSERT INTO actions (workflow_id, type, from_state, state, state_text, retry_no, executor_id, actor, task_instance_id, at)
+	ids, err := pgInsertReturningIDs(ctx, s, `INSERT INTO actions (workflow_id, type, from_state, state, state_text, retry_no, executor_id, actor, task_instance_id, at)
 		SELECT u.wf, u.typ, u.from_state, u.state, u.text, u.retry, u.exec, u.actor, u.task, u.at
 		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::text[], $9::bigint[], $10::timestamptz[])
 			WITH ORDINALITY AS u(wf, typ, from_state, state, text, retry, exec, actor, task, at, ord)
@@ -118,7 +119,7 @@ func (s *Store) actionInsertPG(ctx context.Context, actions []*Action) error {
 	return nil
 }
 
-func (s *Store) changeEventInsertPG(ctx context.Context, events []*ChangeEvent) error {
+func (postgresDialect) insertChangeEvents(ctx context.Context, s *Store, events []*ChangeEvent) error {
 	n := len(events)
 	wf := make([]int64, n)
 	typ, status, state := make([]string, n), make([]string, n), make([]string, n)
@@ -127,7 +128,7 @@ func (s *Store) changeEventInsertPG(ctx context.Context, events []*ChangeEvent) 
 	for i, e := range events {
 		wf[i], typ[i], status[i], state[i], action[i], at[i] = e.WorkflowID, e.Type, string(e.Status), e.State, e.ActionID, UTC(e.At)
 	}
-	ids, err := s.insertReturningIDs(ctx, `INSERT INTO change_events (workflow_id, type, action_id, status, state, at)
+	ids, err := pgInsertReturningIDs(ctx, s, `INSERT INTO change_events (workflow_id, type, action_id, status, state, at)
 		SELECT u.wf, u.typ, u.action, u.status, u.state, u.at
 		FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::timestamptz[])
 			WITH ORDINALITY AS u(wf, typ, action, status, state, at, ord)
@@ -141,7 +142,7 @@ func (s *Store) changeEventInsertPG(ctx context.Context, events []*ChangeEvent) 
 	return nil
 }
 
-func (s *Store) workflowInsertPG(ctx context.Context, wfs []*Workflow) error {
+func (postgresDialect) insertWorkflows(ctx context.Context, s *Store, wfs []*Workflow) error {
 	n := len(wfs)
 	typ, status, state, group := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	defVersion, retries, priority, version := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
@@ -159,7 +160,7 @@ func (s *Store) workflowInsertPG(ctx context.Context, wfs []*Workflow) error {
 		input[i], vars[i] = string(w.Input), string(w.Variables)
 		created[i], modified[i] = UTC(w.Created), UTC(w.Modified)
 	}
-	ids, err := s.insertReturningIDs(ctx, `INSERT INTO workflows (type, definition_version, external_id, business_key, launch_token, status, state,
+	ids, err := pgInsertReturningIDs(ctx, s, `INSERT INTO workflows (type, definition_version, external_id, business_key, launch_token, status, state,
 			state_text, next_activation, retries, priority, executor_group, executor_id, parent_id, root_id, parent_action_id, input, variables,
 			wait_signal, last_error, step_deadline, created, modified, started, finished, version)
 		SELECT u.typ, u.dv, u.ext, u.bk, u.lt, u.status, u.state, u.text, u.next, u.retries, u.priority, u.grp, u.exec, u.parent, u.root,
@@ -180,7 +181,7 @@ func (s *Store) workflowInsertPG(ctx context.Context, wfs []*Workflow) error {
 	return nil
 }
 
-func (s *Store) workflowCompletePG(ctx context.Context, cs []WorkflowCompletion, now time.Time) (_ []int64, err error) {
+func (postgresDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) (_ []int64, err error) {
 	n := len(cs)
 	id, exec := make([]int64, n), make([]int64, n)
 	ver, retries := make([]int32, n), make([]int32, n)
@@ -204,7 +205,7 @@ func (s *Store) workflowCompletePG(ctx context.Context, cs []WorkflowCompletion,
 	// of 2000), or scans the table. So within the completion's transaction, for this statement only,
 	// neither a nested loop nor a sequential scan is on offer: the batch is hashed (or both sides
 	// are merged by ID) against its rows fetched by primary key, whatever the statistics.
-	run := s.rawSQL()
+	run := pgSQL(s)
 	if _, ok := s.idb.(bun.Tx); ok {
 		if _, err := run.ExecContext(ctx, "SET LOCAL enable_nestloop = off; SET LOCAL enable_seqscan = off"); err != nil {
 			return nil, err
@@ -240,20 +241,20 @@ func (s *Store) workflowCompletePG(ctx context.Context, cs []WorkflowCompletion,
 	return out, rows.Err()
 }
 
-func (s *Store) actionVariableInsertPG(ctx context.Context, vars []*ActionVariable) error {
+func (postgresDialect) insertActionVariables(ctx context.Context, s *Store, vars []*ActionVariable) error {
 	n := len(vars)
 	wf, action := make([]int64, n), make([]int64, n)
 	key, value := make([]string, n), make([]*string, n)
 	for i, v := range vars {
 		wf[i], action[i], key[i], value[i] = v.WorkflowID, v.ActionID, v.Key, jsonText(v.Value)
 	}
-	_, err := s.rawSQL().ExecContext(ctx, `INSERT INTO action_variables (workflow_id, action_id, key, value)
+	_, err := pgSQL(s).ExecContext(ctx, `INSERT INTO action_variables (workflow_id, action_id, key, value)
 		SELECT u.wf, u.action, u.key, u.value::jsonb FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) AS u(wf, action, key, value)`,
 		wf, action, key, value)
 	return err
 }
 
-func (s *Store) activityLogInsertPG(ctx context.Context, logs []*ActivityLog) error {
+func (postgresDialect) insertActivityLogs(ctx context.Context, s *Store, logs []*ActivityLog) error {
 	n := len(logs)
 	wf := make([]int64, n)
 	task := make([]*int64, n)
@@ -262,7 +263,7 @@ func (s *Store) activityLogInsertPG(ctx context.Context, logs []*ActivityLog) er
 	for i, l := range logs {
 		wf[i], task[i], name[i], value[i], at[i] = l.WorkflowID, l.TaskInstanceID, l.Name, l.Value, UTC(l.At)
 	}
-	ids, err := s.insertReturningIDs(ctx, `INSERT INTO activity_logs (workflow_id, task_instance_id, name, value, at)
+	ids, err := pgInsertReturningIDs(ctx, s, `INSERT INTO activity_logs (workflow_id, task_instance_id, name, value, at)
 		SELECT u.wf, u.task, u.name, u.value, u.at
 		FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS u(wf, task, name, value, at, ord)
 		ORDER BY u.ord RETURNING id`, n, wf, task, name, value, at)
