@@ -98,6 +98,20 @@ func (b *bundle) startWorker(t *testing.T, opts worker.Options) *worker.Worker {
 	return w
 }
 
+// sweepLeases runs the node's sweep of remote tasks whose lease ran out until the test ends.
+func (b *bundle) sweepLeases(t *testing.T) {
+	t.Helper()
+	sweeper, err := maintenance.NewLeaseSweeper(maintenance.LeaseSweeperConfig{Interval: workflow.RemoteLeaseSweep,
+		Expire: b.engine.ExpireTaskLeases, CancelEvery: 20, Logger: testLogger(),
+		CancelEnded: func(ctx context.Context) (int, error) {
+			n, err := b.store.RemoteTaskCancelEnded(ctx, persistence.Now())
+			return int(n), err
+		}})
+	require.NoError(t, err)
+	require.NoError(t, sweeper.Start(context.Background()))
+	t.Cleanup(sweeper.Stop)
+}
+
 func (b *bundle) start(t *testing.T, typ string, input string) *persistence.Workflow {
 	t.Helper()
 	res, err := b.engine.Start(context.Background(), workflow.StartParams{Type: typ, Input: json.RawMessage(input)})

@@ -34,8 +34,9 @@ func (c LeaseSweeperConfig) validate() error {
 }
 
 // LeaseSweeper ends the leases of remote tasks that ran out, so that a task whose worker is gone is
-// offered again. Every node runs it: each lease is ended by a conditional update of its row (only
-// where it is still leased past its deadline), so two nodes never end the same lease twice.
+// offered again within about an interval. Every node runs it: they never end one lease twice (the
+// rows are taken with SKIP LOCKED where the database has it, and each statement checks the deadline
+// again).
 type LeaseSweeper struct {
 	cfg LeaseSweeperConfig
 	run runner
