@@ -18,11 +18,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn"
 	"github.com/cairnflow/cairn/graph"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/remoteworker"
-	"github.com/cairnflow/cairn/worker"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -48,7 +48,7 @@ var quoteDef = workflow.Definition{Type: "remote.quote", States: []workflow.Stat
 	{Name: "done", Kind: workflow.End},
 }}
 
-// node is one cairn node of a test: an engine with its worker pool, lease sweep, notifier and
+// node is one cairn node of a test (cairn.New and Run: its worker pool and services) with its
 // GraphQL server, until the test ends.
 type node struct {
 	engine *workflow.Engine
@@ -58,25 +58,21 @@ type node struct {
 func startNode(t testing.TB, store *persistence.Store) *node {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	notifier := persistence.NewNotifier(store, log)
-	engine := workflow.New(store, workflow.Options{Logger: log, Notifier: notifier})
-	_, err := engine.Register(context.Background(), quoteDef)
+	n, err := cairn.New(store, cairn.Options{Logger: log, Concurrency: poolConcurrency, PollInterval: 50 * time.Millisecond,
+		HeartbeatInterval: 200 * time.Millisecond, Expiry: 5 * time.Second, DrainTimeout: 5 * time.Second})
+	require.NoError(t, err)
+	engine := n.Engine()
+	_, err = n.Register(context.Background(), quoteDef)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	pool := worker.New(engine, worker.Options{Concurrency: poolConcurrency, PollInterval: 50 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond,
-		Expiry: 5 * time.Second, DrainTimeout: 5 * time.Second, Logger: log})
-	done := make(chan struct{}, 4)
-	go func() { notifier.Run(ctx); done <- struct{}{} }()
-	go func() { engine.RunTaskLeases(ctx); done <- struct{}{} }()
-	go func() { _ = pool.Run(ctx); done <- struct{}{} }()
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
 	srv := httptest.NewServer(graph.NewServer(graph.Config{Engine: engine, Logger: log}))
 	t.Cleanup(func() {
-		engine.StopPolls()
+		engine.StopPolls() // long polls answer before the server closes
 		srv.Close()
 		cancel()
-		for i := 0; i < 3; i++ {
-			<-done
-		}
+		require.NoError(t, <-done)
 	})
 	return &node{engine: engine, url: srv.URL + "/graphql"}
 }

@@ -104,9 +104,7 @@ func TestRemoteLeaseExpiresAndTaskIsOfferedAgain(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		b := setup(t, store, remoteEcho("remote.gone", "gone", nil))
 		b.startWorker(t, fastOptions())
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go b.engine.RunTaskLeases(ctx)
+		b.sweepLeases(t)
 		w := b.start(t, "remote.gone", `{}`)
 		first := pollOne(t, b.engine, "gone", 1000, "dies")
 		second := pollOne(t, b.engine, "gone", 30000, "lives")
@@ -155,7 +153,7 @@ func TestRemoteHeartbeatsKeepALongTask(t *testing.T) {
 		b.startWorker(t, fastOptions())
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		go b.engine.RunTaskLeases(ctx)
+		b.sweepLeases(t)
 		w := b.start(t, "remote.long", `{}`)
 		// A 2 s lease, heartbeats every 300 ms for 5 s: a loaded machine may delay a heartbeat,
 		// not by seconds.
@@ -289,9 +287,7 @@ func TestRemoteTasksOfCancelledWorkflowsAreCancelled(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		b := setup(t, store, remoteEcho("remote.cancel", "cancelme", nil))
 		b.startWorker(t, fastOptions())
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go b.engine.RunTaskLeases(ctx)
+		b.sweepLeases(t)
 		held := b.start(t, "remote.cancel", `{}`)
 		task := pollOne(t, b.engine, "cancelme", 30000, "w")
 		pending := b.start(t, "remote.cancel", `{}`)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/internal/maintenance"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/worker"
 	"github.com/cairnflow/cairn/workflow"
@@ -67,18 +69,47 @@ func steadyOptions() worker.Options {
 	return o
 }
 
-// startWorker runs a worker until the test ends (and waits for its drain).
+// startWorker runs a worker until the test ends (and waits for its drain), with the recovery of
+// dead executors' work that a node runs beside its pools (as this pool's executor).
 func (b *bundle) startWorker(t *testing.T, opts worker.Options) *worker.Worker {
 	t.Helper()
 	w := worker.New(b.engine, opts)
+	interval := opts.HeartbeatInterval
+	if interval <= 0 {
+		interval = 2 * time.Second
+	}
+	recovery, err := maintenance.NewRecovery(maintenance.RecoveryConfig{Interval: interval, Logger: testLogger(),
+		Recover: func(ctx context.Context) (int, error) {
+			if w.ExecutorID() == 0 {
+				return 0, nil
+			}
+			return engineapi.Of(b.engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: w.ExecutorID()})
+		}})
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
+	require.NoError(t, recovery.Start(ctx))
 	t.Cleanup(func() {
 		cancel()
+		recovery.Stop()
 		require.NoError(t, <-done)
 	})
 	return w
+}
+
+// sweepLeases runs the node's sweep of remote tasks whose lease ran out until the test ends.
+func (b *bundle) sweepLeases(t *testing.T) {
+	t.Helper()
+	sweeper, err := maintenance.NewLeaseSweeper(maintenance.LeaseSweeperConfig{Interval: workflow.RemoteLeaseSweep,
+		Expire: b.engine.ExpireTaskLeases, CancelEvery: 20, Logger: testLogger(),
+		CancelEnded: func(ctx context.Context) (int, error) {
+			n, err := b.store.RemoteTaskCancelEnded(ctx, persistence.Now())
+			return int(n), err
+		}})
+	require.NoError(t, err)
+	require.NoError(t, sweeper.Start(context.Background()))
+	t.Cleanup(sweeper.Stop)
 }
 
 func (b *bundle) start(t *testing.T, typ string, input string) *persistence.Workflow {

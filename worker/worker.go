@@ -1,7 +1,8 @@
-// Package worker is cairn's worker pool: it registers the node as an executor, heartbeats from its
-// own goroutine, claims due workflows in batches, runs their steps through the engine, completes
-// them in batches (one transaction per batch), recovers the work of dead executors, and drains
-// gracefully on shutdown.
+// Package worker is cairn's worker pool: it registers an executor, heartbeats from its own
+// goroutine, claims due workflows in batches, runs their steps through the engine, completes them
+// in batches (one transaction per batch), and drains gracefully on shutdown. A node (package cairn)
+// runs one pool per executor group, beside the services that recover dead executors' work, fire
+// schedules and apply the retention once per node: embedders run the node, not a pool.
 package worker
 
 import (
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/internal/maintenance"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
@@ -38,18 +40,13 @@ type Options struct {
 	CompleteDelay time.Duration
 	// PollInterval is the fallback poll when no wake-up arrives (1s).
 	PollInterval time.Duration
-	// HeartbeatInterval is how often the executor heartbeats and looks for dead executors (2s).
+	// HeartbeatInterval is how often the executor heartbeats and the pool releases what it holds
+	// but does not run (2s).
 	HeartbeatInterval time.Duration
 	// Expiry is how long after its last heartbeat an executor counts as dead (10s).
 	Expiry time.Duration
 	// DrainTimeout is how long shutdown waits for running steps before releasing them (30s).
 	DrainTimeout time.Duration
-	// Retention, when positive, deletes workflow trees that ended longer ago than this, with their
-	// history, checked about every 30s (more often for a retention under 5 minutes; 0 keeps everything).
-	Retention time.Duration
-	// EventRetention, when positive, deletes change events (what subscriptions replay from a
-	// cursor) older than this, oldest first, checked like Retention; 0 keeps them all.
-	EventRetention time.Duration
 	// Host names this node on its executor row (os.Hostname()).
 	Host string
 	// Logger receives the pool's logs (the engine's logger).
@@ -175,10 +172,19 @@ func (w *Worker) Run(ctx context.Context) error {
 	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHard()
 
+	heartbeat, err := maintenance.NewHeartbeat(maintenance.HeartbeatConfig{Store: w.store, ExecutorID: w.ExecutorID,
+		Interval: w.opts.HeartbeatInterval, Expiry: w.opts.Expiry, DeclaredDead: w.declaredDead, Logger: w.log})
+	if err != nil {
+		return err
+	}
+	if err := heartbeat.Start(ctx); err != nil {
+		return err
+	}
+	defer heartbeat.Stop()
+
 	var bg sync.WaitGroup
-	bg.Add(3)
-	go func() { defer bg.Done(); w.heartbeatLoop(ctx) }()
-	go func() { defer bg.Done(); w.maintainLoop(ctx) }()
+	bg.Add(2)
+	go func() { defer bg.Done(); w.reconcileLoop(ctx) }()
 	go func() { defer bg.Done(); w.listenWake(ctx) }()
 
 	var completers sync.WaitGroup

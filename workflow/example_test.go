@@ -7,13 +7,13 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/cairnflow/cairn"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/worker"
 	"github.com/cairnflow/cairn/workflow"
 )
 
-// Embedding cairn in a Go program: open a store, register a definition with its step handlers,
-// run a worker pool, start a workflow and wait for it to end.
+// Embedding cairn in a Go program: open a store, build a node, register a definition with its step
+// handlers, run the node (its worker pool and services), start a workflow and wait for it to end.
 func Example() {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -33,8 +33,11 @@ func Example() {
 	}
 
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	engine := workflow.New(store, workflow.Options{Logger: quiet})
-	_, err = engine.Register(ctx, workflow.Definition{
+	node, err := cairn.New(store, cairn.Options{Logger: quiet, Concurrency: 10})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = node.Register(ctx, workflow.Definition{
 		Type: "greeting",
 		States: []workflow.State{
 			{Name: "greet", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
@@ -54,8 +57,11 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	pool := worker.New(engine, worker.Options{Concurrency: 10})
-	go func() { _ = pool.Run(ctx) }()
+	stopped := make(chan error, 1)
+	go func() { stopped <- node.Run(ctx) }() // until ctx ends, then drains
+	defer func() { stop(); <-stopped }()
+
+	engine := node.Engine()
 
 	started, err := engine.Start(ctx, workflow.StartParams{Type: "greeting", Input: []byte(`{"name": "cairn"}`)})
 	if err != nil {

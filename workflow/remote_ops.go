@@ -461,31 +461,6 @@ func leaseLost(t *persistence.RemoteTask, now time.Time) *persistence.TaskInstan
 	return ti
 }
 
-// RunTaskLeases ends leases that ran out, every RemoteLeaseSweep, until ctx ends: a task whose
-// worker died is offered again within about that time. Every 20 sweeps it also cancels the tasks
-// of workflows that ended without them (cancelled). Every node runs it; they never end one
-// lease twice (SKIP LOCKED, and the deadline is checked again by each statement).
-func (e *Engine) RunTaskLeases(ctx context.Context) {
-	t := time.NewTicker(RemoteLeaseSweep)
-	defer t.Stop()
-	for tick := 1; ; tick++ {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if _, err := e.ExpireTaskLeases(ctx); err != nil && ctx.Err() == nil {
-			e.log.Warn("error ending expired leases of remote tasks", "error", err)
-		}
-		// Tasks of workflows cancelled meanwhile: rarer, and a longer statement.
-		if tick%20 == 0 {
-			if _, err := e.store.RemoteTaskCancelEnded(ctx, persistence.Now()); err != nil && ctx.Err() == nil {
-				e.log.Warn("error cancelling the remote tasks of ended workflows", "error", err)
-			}
-		}
-	}
-}
-
 // RemoteWorkers lists the workers that polled, with the leases each holds.
 func (e *Engine) RemoteWorkers(ctx context.Context) ([]*persistence.RemoteWorker, error) {
 	return e.store.RemoteWorkerList(ctx, persistence.Now())

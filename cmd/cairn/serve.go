@@ -11,10 +11,10 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/cairnflow/cairn"
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/worker"
@@ -186,8 +186,27 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 
-	notifier := persistence.NewNotifier(store, log)
-	engine := workflow.New(store, workflow.Options{Logger: log, Notifier: notifier, Limits: cfg.workflowLimits.options()})
+	var groups []string
+	if !cfg.noWorkers {
+		groups = cfg.groupList()
+	}
+	node, err := cairn.New(store, cairn.Options{
+		Logger:            log,
+		Limits:            cfg.workflowLimits.options(),
+		Groups:            groups,
+		NoWorkers:         cfg.noWorkers,
+		Concurrency:       cfg.concurrency,
+		PollInterval:      cfg.pollInterval,
+		HeartbeatInterval: cfg.heartbeat,
+		Expiry:            cfg.expiry,
+		DrainTimeout:      cfg.drainTimeout,
+		Retention:         cfg.retention,
+		EventRetention:    cfg.eventRetention,
+	})
+	if err != nil {
+		return err
+	}
+	engine := node.Engine()
 	secrets, err := loadSecrets(cfg.secretsFile, os.Environ())
 	if err != nil {
 		return err
@@ -210,51 +229,23 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		}
 	}
 
-	// The notifier and the cancel listener outlive the workers' drain: a draining step can still
-	// be cancelled and its completion still wakes other nodes.
-	bgCtx, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
-	var background sync.WaitGroup
-	background.Go(func() { notifier.Run(bgCtx) })
-	background.Go(func() { engine.RunCancelListener(bgCtx) })
-	background.Go(func() { engine.RunTaskLeases(bgCtx) })
-	defer func() {
-		stopBackground()
-		background.Wait()
-	}()
-
 	// runCtx ends after a signal or when a part of the node fails; either way the node shuts down.
 	runCtx, stopRun := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopRun(nil)
-
-	var pools sync.WaitGroup
-	var workers []*worker.Worker
-	if !cfg.noWorkers {
-		for _, group := range cfg.groupList() {
-			w := worker.New(engine, worker.Options{
-				Group:             group,
-				Concurrency:       cfg.concurrency,
-				PollInterval:      cfg.pollInterval,
-				HeartbeatInterval: cfg.heartbeat,
-				Expiry:            cfg.expiry,
-				DrainTimeout:      cfg.drainTimeout,
-				Retention:         cfg.retention,
-				EventRetention:    cfg.eventRetention,
-				Logger:            log,
-			})
-			workers = append(workers, w)
-			pools.Go(func() {
-				if err := w.Run(runCtx); err != nil {
-					stopRun(fmt.Errorf("worker pool of group %s: %w", group, err))
-				}
-			})
+	nodeDone := make(chan struct{})
+	go func() {
+		defer close(nodeDone)
+		if err := node.Run(runCtx); err != nil {
+			stopRun(err)
 		}
-	}
+	}()
+	defer func() { stopRun(nil); <-nodeDone }()
 
 	health := &healthChecks{store: store}
 	var srv *http.Server
 	if ln != nil {
 		srv = &http.Server{
-			Handler: newHTTPHandler(cfg, engine, health, metricsHandler(store, workers, worker.NewRemoteCollector(engine)), log, runCtx.Done()),
+			Handler: newHTTPHandler(cfg, engine, health, metricsHandler(store, node.Pools(), worker.NewRemoteCollector(engine)), log, runCtx.Done()),
 			// No WriteTimeout: it would cut websocket and SSE streams. ReadTimeout bounds reading
 			// a request (header and body); streams clear it once their request is read.
 			ReadHeaderTimeout: cfg.limits.readHeaderTimeout,
@@ -283,10 +274,9 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	stopSignals() // a second SIGINT or SIGTERM now kills the process at once
 	stopRun(nil)
 
-	// Stop taking requests and let the workers drain at the same time; runCtx is already done,
-	// so the pools have stopped claiming.
+	// Stop taking requests and let the node drain at the same time; runCtx is already done, so the
+	// pools have stopped claiming and long polls answer.
 	health.stopping.Store(true)
-	engine.StopPolls() // long polls answer now (with no task) instead of holding up the drain
 	if srv != nil {
 		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.drainTimeout)
 		if err := srv.Shutdown(shutdownCtx); err != nil {
@@ -295,9 +285,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		}
 		cancel()
 	}
-	pools.Wait()
-	stopBackground()
-	background.Wait()
+	<-nodeDone
 	storeClosed = true
 	if err := store.Close(); err != nil {
 		log.Warn("error closing the database", "error", err)

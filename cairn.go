@@ -1,0 +1,105 @@
+// Package cairn is the node: what the cairn binary runs and what a Go program embeds. New checks
+// the options and builds the engine and one worker pool per executor group; Node.Run starts the
+// pools and every node service once (heartbeats, recovery of dead executors' work, schedule
+// firing, retention, event trimming, remote-task lease sweeping, the cancel listener and the
+// wake-up relay) and returns when its context ends and the node has drained.
+//
+//	node, err := cairn.New(store, cairn.Options{Groups: []string{"default"}})
+//	if err != nil { ... }
+//	node.Register(ctx, definition)
+//	go node.Run(ctx) // until ctx ends, then drains
+//	node.Engine().Start(ctx, workflow.StartParams{Type: "greeting"})
+package cairn
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// Options configures a Node. Zero values take the defaults named on each field.
+type Options struct {
+	// Logger receives the node's logs (slog.Default()).
+	Logger *slog.Logger
+	// Limits bound what one workflow may store and do (workflow.DefaultLimits for zero fields).
+	Limits workflow.Limits
+	// Groups are the executor groups whose workflows this node runs, one worker pool each
+	// (workflow.DefaultGroup when empty).
+	Groups []string
+	// NoWorkers runs no worker pool: the node serves operations only. Without a pool it recovers
+	// no dead executors' work, fires no schedules and applies no retention: other nodes do.
+	NoWorkers bool
+	// Concurrency is how many steps each pool runs at once (100).
+	Concurrency int
+	// PollInterval is each pool's fallback poll when no wake-up arrives (1s).
+	PollInterval time.Duration
+	// HeartbeatInterval is how often each executor heartbeats and the node looks for dead
+	// executors' work and due schedules (2s).
+	HeartbeatInterval time.Duration
+	// Expiry is how long after its last heartbeat an executor counts as dead (10s).
+	Expiry time.Duration
+	// DrainTimeout is how long Run waits, once its context ended, for running steps before
+	// releasing them (30s).
+	DrainTimeout time.Duration
+	// Retention, when positive, deletes workflow trees that ended longer ago than this, with their
+	// history, about every 30s (more often for a retention under 5 minutes); 0 keeps everything.
+	Retention time.Duration
+	// EventRetention, when positive, deletes change events (what subscriptions replay from a
+	// cursor) older than this, checked like Retention; 0 keeps them all.
+	EventRetention time.Duration
+	// Host names this node on its executor rows (os.Hostname()).
+	Host string
+}
+
+// validate checks the options once and fills in the defaults.
+func (o Options) validate() (Options, error) {
+	var errs []error
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{{"PollInterval", o.PollInterval}, {"HeartbeatInterval", o.HeartbeatInterval}, {"Expiry", o.Expiry},
+		{"DrainTimeout", o.DrainTimeout}, {"Retention", o.Retention}, {"EventRetention", o.EventRetention}} {
+		if d.d < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative, not %s", d.name, d.d))
+		}
+	}
+	if o.Concurrency < 0 {
+		errs = append(errs, fmt.Errorf("concurrency must not be negative, not %d", o.Concurrency))
+	}
+	if o.HeartbeatInterval == 0 {
+		o.HeartbeatInterval = 2 * time.Second
+	}
+	if o.Expiry == 0 {
+		o.Expiry = 10 * time.Second
+	}
+	if o.DrainTimeout == 0 {
+		o.DrainTimeout = 30 * time.Second
+	}
+	if len(o.Groups) == 0 && !o.NoWorkers {
+		o.Groups = []string{workflow.DefaultGroup}
+	}
+	seen := map[string]bool{}
+	for _, g := range o.Groups {
+		switch {
+		case strings.TrimSpace(g) == "":
+			errs = append(errs, errors.New("an executor group has no name"))
+		case seen[g]:
+			errs = append(errs, fmt.Errorf("executor group %q is named twice", g))
+		}
+		seen[g] = true
+	}
+	if o.NoWorkers {
+		o.Groups = nil
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return o, fmt.Errorf("invalid node options: %w", err)
+	}
+	return o, nil
+}

@@ -1,0 +1,168 @@
+package cairn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/internal/maintenance"
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/worker"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// ErrRunning is returned by a second Run of a node.
+var ErrRunning = errors.New("the node runs already")
+
+// Node is one cairn node: the engine with its operations, a worker pool per executor group, and
+// the node services. Build it with New, register definitions, then Run it.
+type Node struct {
+	store    *persistence.Store
+	opts     Options
+	log      *slog.Logger
+	notifier *persistence.Notifier
+	engine   *workflow.Engine
+	pools    []*worker.Worker
+
+	// hints run for the whole of Run, outliving the pools' drain: a draining step can still be
+	// cancelled, its completion still wakes other nodes, and remote leases still run out.
+	hints []maintenance.Service
+	// cluster runs while the pools claim: recovery, schedules, retention, event trimming.
+	cluster []maintenance.Service
+
+	running atomic.Bool
+	// onRecover, when set (by tests), is called after each recovery round with the executor the
+	// recovery ran as.
+	onRecover func(executorID int64)
+}
+
+// New checks the options and builds a node over a migrated store: its engine and its pools. It
+// starts nothing: Run does.
+func New(store *persistence.Store, opts Options) (*Node, error) {
+	if store == nil {
+		return nil, errors.New("invalid node options: no store")
+	}
+	opts, err := opts.validate()
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{store: store, opts: opts, log: opts.Logger}
+	n.notifier = persistence.NewNotifier(store, opts.Logger)
+	n.engine = workflow.New(store, workflow.Options{Logger: opts.Logger, Notifier: n.notifier, Limits: opts.Limits})
+	for _, group := range opts.Groups {
+		n.pools = append(n.pools, worker.New(n.engine, worker.Options{
+			Group:             group,
+			Concurrency:       opts.Concurrency,
+			PollInterval:      opts.PollInterval,
+			HeartbeatInterval: opts.HeartbeatInterval,
+			Expiry:            opts.Expiry,
+			DrainTimeout:      opts.DrainTimeout,
+			Host:              opts.Host,
+			Logger:            opts.Logger,
+		}))
+	}
+	if err := n.buildServices(); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// Engine returns the node's engine: the operations (start, signal, retry, wait, follow, deploy ...)
+// and the registration of definitions.
+func (n *Node) Engine() *workflow.Engine { return n.engine }
+
+// Register registers a definition on the node's engine (see workflow.Engine.Register).
+func (n *Node) Register(ctx context.Context, def workflow.Definition) (*persistence.Definition, error) {
+	return n.engine.Register(ctx, def)
+}
+
+// Store returns the store the node runs on.
+func (n *Node) Store() *persistence.Store { return n.store }
+
+// Pools returns the node's worker pools, one per executor group (none with NoWorkers).
+func (n *Node) Pools() []*worker.Worker { return n.pools }
+
+// Run starts the worker pools and the node services, once, and runs them until ctx ends. Then it
+// drains: the pools stop claiming, long polls of remote workers answer, running steps get up to
+// DrainTimeout to finish, what is still held is released and the executors are marked stopped.
+// Run returns once everything it started has stopped. It returns an error when a pool cannot
+// register its executor (the node stops then) or when the node runs already.
+func (n *Node) Run(ctx context.Context) error {
+	if !n.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	hintCtx, stopHints := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopHints()
+	stopHintServices, err := startAll(hintCtx, n.hints)
+	if err != nil {
+		return err
+	}
+	defer stopHintServices()
+
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	var failure error
+	var failOnce sync.Once
+	var pools sync.WaitGroup
+	for _, p := range n.pools {
+		pools.Go(func() {
+			if err := p.Run(runCtx); err != nil && ctx.Err() == nil { // not a registration cut short by the end of ctx
+				failOnce.Do(func() { failure = err })
+				stopRun()
+			}
+		})
+	}
+	stopClusterServices, err := startAll(runCtx, n.cluster)
+	if err != nil {
+		stopRun()
+		pools.Wait()
+		return err
+	}
+
+	<-runCtx.Done()
+	n.engine.StopPolls() // long polls answer now (with no task) instead of holding up the drain
+	stopClusterServices()
+	pools.Wait()
+	return failure
+}
+
+// startAll starts services in order and returns a function that stops them in reverse order; when
+// one fails to start, those started are stopped.
+func startAll(ctx context.Context, services []maintenance.Service) (stop func(), err error) {
+	var started []maintenance.Service
+	stop = func() {
+		for i := len(started) - 1; i >= 0; i-- {
+			started[i].Stop()
+		}
+	}
+	for _, s := range services {
+		if err := s.Start(ctx); err != nil {
+			stop()
+			return nil, fmt.Errorf("error starting the node: %w", err)
+		}
+		started = append(started, s)
+	}
+	return stop, nil
+}
+
+// recover takes over dead executors' work as the node's first pool's executor (recorded on the
+// RECOVERY actions), and counts what it took over on that pool.
+func (n *Node) recover(ctx context.Context) (int, error) {
+	pool := n.pools[0]
+	id := pool.ExecutorID()
+	if id == 0 {
+		return 0, nil // not registered yet
+	}
+	count, err := engineapi.Of(n.engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: id})
+	if count > 0 {
+		pool.Stats().Recovered.Add(int64(count))
+	}
+	if n.onRecover != nil {
+		n.onRecover(id)
+	}
+	return count, err
+}

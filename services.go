@@ -1,0 +1,74 @@
+package cairn
+
+import (
+	"context"
+
+	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/internal/maintenance"
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// leaseCancelEvery is how many lease sweeps pass between two cancellations of the remote tasks of
+// ended workflows (a rarer, longer statement).
+const leaseCancelEvery = 20
+
+// buildServices makes the node services, each config checked once. Every node runs the wake-up
+// relay, the cancel listener and the lease sweeper; a node with pools also recovers dead
+// executors' work, fires schedules and applies the retention (a node without pools has no
+// executor to record a recovery as, as before).
+func (n *Node) buildServices() error {
+	relay, err := maintenance.NewWakeRelay(n.notifier)
+	if err != nil {
+		return err
+	}
+	cancels, err := maintenance.NewCancelListener(n.engine.RunCancelListener)
+	if err != nil {
+		return err
+	}
+	leases, err := maintenance.NewLeaseSweeper(maintenance.LeaseSweeperConfig{
+		Interval: workflow.RemoteLeaseSweep,
+		Expire:   n.engine.ExpireTaskLeases,
+		CancelEnded: func(ctx context.Context) (int, error) {
+			count, err := n.store.RemoteTaskCancelEnded(ctx, persistence.Now())
+			return int(count), err
+		},
+		CancelEvery: leaseCancelEvery,
+		Logger:      n.log,
+	})
+	if err != nil {
+		return err
+	}
+	n.hints = []maintenance.Service{relay, cancels, leases}
+	if len(n.pools) == 0 {
+		return nil
+	}
+
+	recovery, err := maintenance.NewRecovery(maintenance.RecoveryConfig{Interval: n.opts.HeartbeatInterval, Recover: n.recover, Logger: n.log})
+	if err != nil {
+		return err
+	}
+	machine := engineapi.Of(n.engine)
+	schedules, err := maintenance.NewScheduler(maintenance.SchedulerConfig{Interval: n.opts.HeartbeatInterval, Fire: machine.FireSchedules, Logger: n.log})
+	if err != nil {
+		return err
+	}
+	n.cluster = []maintenance.Service{recovery, schedules}
+	if r := n.opts.Retention; r > 0 {
+		purge, err := maintenance.NewRetention(maintenance.RetentionConfig{Store: n.store, Retention: r,
+			Interval: maintenance.RetentionInterval(r, n.opts.HeartbeatInterval), Logger: n.log})
+		if err != nil {
+			return err
+		}
+		n.cluster = append(n.cluster, purge)
+	}
+	if r := n.opts.EventRetention; r > 0 {
+		trim, err := maintenance.NewEventTrimmer(maintenance.RetentionConfig{Store: n.store, Retention: r,
+			Interval: maintenance.RetentionInterval(r, n.opts.HeartbeatInterval), Logger: n.log})
+		if err != nil {
+			return err
+		}
+		n.cluster = append(n.cluster, trim)
+	}
+	return nil
+}
