@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
@@ -42,7 +43,7 @@ func TestAPITokens(t *testing.T) {
 		ctx := context.Background()
 		require.NoError(t, store.APITokenInsert(ctx, &persistence.APIToken{Name: "ops", Hash: persistence.HashToken("admin-secret"), Role: graph.RoleAdmin}))
 		require.NoError(t, store.APITokenInsert(ctx, &persistence.APIToken{Name: "dash", Hash: persistence.HashToken("reader-secret"), Role: graph.RoleReader}))
-		b := setup(t, store, func(c *graph.Config) { c.Authenticate = graph.StoreAuthenticator(store) })
+		b := setup(t, store, func(c *server.Config) { c.Authenticate = server.StoreAuthenticator(store) })
 		const query = `{ workflows(first: 1) { totalCount } }`
 		const mutation = `mutation { startWorkflow(input: {type: "test.flow"}) { created } }`
 

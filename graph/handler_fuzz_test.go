@@ -11,7 +11,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -28,7 +28,7 @@ func FuzzGraphQLHandler(f *testing.F) {
 	if _, err := engine.Register(context.Background(), testFlow); err != nil {
 		f.Fatal(err)
 	}
-	h := graph.NewServer(graph.Config{Engine: engine, Logger: log, Introspection: true})
+	h := server.New(server.Config{Engine: engine, Logger: log, Introspection: true, AllowedHosts: testHosts})
 	f.Add([]byte(`{"query": "{ workflows(first: 2) { totalCount nodes { id status } } }"}`), false)
 	f.Add([]byte(`{ executors { id } }`), true)
 	f.Fuzz(func(t *testing.T, input []byte, get bool) {

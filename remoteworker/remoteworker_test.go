@@ -18,7 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/remoteworker"
@@ -69,7 +69,7 @@ func startNode(t testing.TB, store *persistence.Store) *node {
 	go func() { notifier.Run(ctx); done <- struct{}{} }()
 	go func() { engine.RunTaskLeases(ctx); done <- struct{}{} }()
 	go func() { _ = pool.Run(ctx); done <- struct{}{} }()
-	srv := httptest.NewServer(graph.NewServer(graph.Config{Engine: engine, Logger: log}))
+	srv := httptest.NewServer(server.New(server.Config{Engine: engine, Logger: log}))
 	t.Cleanup(func() {
 		engine.StopPolls()
 		srv.Close()
