@@ -100,6 +100,27 @@ func (b *bundle) postRaw(t *testing.T, body string) (int, gqlResponse) {
 	return resp.StatusCode, out
 }
 
+// postAs sends a query with an Authorization header ("" for none) and returns status and response.
+func postAs(t *testing.T, b *bundle, authorization, query string) (int, gqlResponse) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": query})
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, b.srv.URL+"/graphql", strings.NewReader(string(body)))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var out gqlResponse
+	require.NoError(t, json.Unmarshal(raw, &out), string(raw))
+	return resp.StatusCode, out
+}
+
 // must runs a query through gqlgen's client and decodes its data into out.
 func (b *bundle) must(t *testing.T, query string, out any, vars map[string]any) {
 	t.Helper()

@@ -1,11 +1,9 @@
-package graph_test
+package server_test
 
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,27 +13,6 @@ import (
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
-
-// postAs sends a query with an Authorization header ("" for none) and returns status and response.
-func postAs(t *testing.T, b *bundle, authorization, query string) (int, gqlResponse) {
-	t.Helper()
-	body, err := json.Marshal(map[string]any{"query": query})
-	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, b.srv.URL+"/graphql", strings.NewReader(string(body)))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	var out gqlResponse
-	require.NoError(t, json.Unmarshal(raw, &out), string(raw))
-	return resp.StatusCode, out
-}
 
 func TestAPITokens(t *testing.T) {
 	t.Parallel()

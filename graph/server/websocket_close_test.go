@@ -1,4 +1,4 @@
-package graph_test
+package server_test
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package graph_test
+package server_test
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 // FuzzGraphQLHandler sends arbitrary bodies (POST) or query strings (GET) to the GraphQL endpoint
 // on a real SQLite database: it never panics, never answers 5xx, and every error it answers with
 // carries extensions.code. The seed corpus is in testdata/fuzz/FuzzGraphQLHandler; run it longer
-// with go test -fuzz FuzzGraphQLHandler -fuzztime 1m ./graph.
+// with go test -fuzz FuzzGraphQLHandler -fuzztime 1m ./graph/server.
 func FuzzGraphQLHandler(f *testing.F) {
 	store := dbtest.Open(f, persistence.KindSQLite)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
