@@ -5,8 +5,8 @@ import (
 	"github.com/cairnflow/cairn/graph/model"
 )
 
-// Costs of the fields that scan many rows, in the units of Config.ComplexityLimit (a plain field
-// costs 1). They make a query cost what it costs the database: with the default limit of 50000, a
+// Costs of the fields that scan many rows, in the units of the HTTP server's complexity limit
+// (server.Config.ComplexityLimit; a plain field costs 1). They make a query cost what it costs the database: with the default limit of 50000, a
 // query may ask for at most 10 workflowStats or 25 totalCounts of workflows.
 const (
 	// CostWorkflowStats is the cost of Query.workflowStats: it groups every workflow that matches.
