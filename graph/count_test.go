@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -18,7 +18,7 @@ func TestCountsExactUpToTheLimitThenEstimated(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
-		small := setup(t, store, func(c *graph.Config) { c.ExactCountUpTo = 5 })
+		small := setup(t, store, func(c *server.Config) { c.ExactCountUpTo = 5 })
 		for i := 0; i < 10; i++ {
 			key := "x"
 			if i < 2 {

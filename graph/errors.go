@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/cairnflow/cairn/graph/internal/request"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
@@ -23,8 +24,6 @@ const (
 	// codeCursorExpired refuses to resume from a cursor older than the change events kept;
 	// extensions.oldestCursor says where the events held begin.
 	codeCursorExpired = "CURSOR_EXPIRED"
-	// codeDepthLimit refuses a query nested deeper than Config.MaxDepth.
-	codeDepthLimit = "DEPTH_LIMIT_EXCEEDED"
 )
 
 // errorPresenter turns a resolver's error into what the client sees: the engine's code and field in
@@ -32,8 +31,8 @@ const (
 // gqlgen already coded (parse, validation, complexity) pass unchanged.
 func errorPresenter(log *slog.Logger, requestTimeout time.Duration) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
-		if timedOut(ctx) && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
-			out := requestTimeoutError(requestTimeout)
+		if request.TimedOut(ctx) && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+			out := request.TimeoutError(requestTimeout)
 			out.Path = graphql.GetPath(ctx)
 			return out
 		}

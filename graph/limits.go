@@ -1,14 +1,22 @@
 package graph
 
 import (
-	"context"
-
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
-
 	"github.com/cairnflow/cairn/graph/generated"
 	"github.com/cairnflow/cairn/graph/model"
+)
+
+// Costs of the fields that scan many rows, in the units of the HTTP server's complexity limit
+// (server.Config.ComplexityLimit; a plain field costs 1). They make a query cost what it costs the database: with the default limit of 50000, a
+// query may ask for at most 10 workflowStats or 25 totalCounts of workflows.
+const (
+	// CostWorkflowStats is the cost of Query.workflowStats: it groups every workflow that matches.
+	CostWorkflowStats = 5000
+	// CostWorkflowTotalCount is the cost of WorkflowConnection.totalCount: it counts every
+	// workflow that matches the filter (or every child of a workflow).
+	CostWorkflowTotalCount = 2000
+	// CostHistoryTotalCount is the cost of totalCount on a workflow's actions and task
+	// instances: an index range of one workflow.
+	CostHistoryTotalCount = 20
 )
 
 // listCost is the assumed length of lists that are not paged (a workflow's side effects...).
@@ -16,7 +24,7 @@ const listCost = 10
 
 // setComplexity prices the fields that cost more than 1 plus their children: lists that are not
 // paged cost their items' cost times their expected length, and fields that scan many rows cost
-// what costLimit's constants say. Connections are priced by costLimit itself (page size times
+// what the Cost constants say. Connections are priced by the HTTP server's cost limit itself (page size times
 // their items).
 func setComplexity(c *generated.ComplexityRoot) {
 	c.Query.Nodes = func(child int, ids []string) int { return 1 + child*max(len(ids), 1) }
@@ -39,53 +47,4 @@ func setComplexity(c *generated.ComplexityRoot) {
 	c.Mutation.StartWorkflows = func(child int, input model.StartWorkflowsInput) int {
 		return 1 + child*max(len(input.Workflows), 1)
 	}
-}
-
-// introspectionGuard refuses __schema and __type with a FORBIDDEN code when introspection is off
-// (gqlgen's own refusal is an uncoded error). Use it after extension.Introspection.
-type introspectionGuard struct{}
-
-var (
-	_ graphql.HandlerExtension        = introspectionGuard{}
-	_ graphql.OperationContextMutator = introspectionGuard{}
-)
-
-// ExtensionName names the extension for gqlgen.
-func (introspectionGuard) ExtensionName() string { return "IntrospectionGuard" }
-
-// Validate checks the extension's configuration.
-func (introspectionGuard) Validate(graphql.ExecutableSchema) error { return nil }
-
-// MutateOperationContext refuses an introspection query when introspection is off.
-func (introspectionGuard) MutateOperationContext(_ context.Context, op *graphql.OperationContext) *gqlerror.Error {
-	if op.Operation == nil || !op.DisableIntrospection || !introspects(op.Operation.SelectionSet, map[string]bool{}) {
-		return nil
-	}
-	err := gqlerror.Errorf("introspection is disabled on this server")
-	err.Extensions = map[string]any{"code": "FORBIDDEN"}
-	return err
-}
-
-// introspects reports whether a selection set asks for __schema or __type anywhere.
-func introspects(set ast.SelectionSet, visiting map[string]bool) bool {
-	for _, sel := range set {
-		switch s := sel.(type) {
-		case *ast.Field:
-			if s.Name == "__schema" || s.Name == "__type" || introspects(s.SelectionSet, visiting) {
-				return true
-			}
-		case *ast.InlineFragment:
-			if introspects(s.SelectionSet, visiting) {
-				return true
-			}
-		case *ast.FragmentSpread:
-			if s.Definition != nil && !visiting[s.Name] {
-				visiting[s.Name] = true
-				if introspects(s.Definition.SelectionSet, visiting) {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }

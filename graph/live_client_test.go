@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/internal/nodetest"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
@@ -47,7 +48,7 @@ func TestGraphQLWSClientResumesAndCompletes(t *testing.T) {
 	t.Parallel()
 	node, dir := nodePackage(t, "graphql-ws", "client.mjs")
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
-		b := setup(t, store, func(c *graph.Config) { c.PollInterval = 50 * time.Millisecond })
+		b := setup(t, store, func(c *server.Config) { c.PollInterval = 50 * time.Millisecond })
 		var ids []string
 		for range 4 {
 			ids = append(ids, b.start(t, map[string]any{"businessKey": "gw"}))

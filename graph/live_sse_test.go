@@ -17,6 +17,7 @@ import (
 	sse "github.com/tmaxmax/go-sse"
 
 	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
@@ -37,7 +38,7 @@ func eventSourceURL(b *bundle, query string, vars map[string]any) string {
 func TestEventSourceResumesWithLastEventID(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
-		b := setup(t, store, func(c *graph.Config) { c.PollInterval = 50 * time.Millisecond })
+		b := setup(t, store, func(c *server.Config) { c.PollInterval = 50 * time.Millisecond })
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, eventSourceURL(b, eventsQuery, map[string]any{
@@ -157,7 +158,7 @@ func nextSSE(t *testing.T, ch <-chan [2]string) [2]string {
 func TestEventSourceErrorsThenComplete(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
-		b := setup(t, store, func(c *graph.Config) { c.PollInterval = 50 * time.Millisecond })
+		b := setup(t, store, func(c *server.Config) { c.PollInterval = 50 * time.Millisecond })
 		for name, tc := range map[string]struct {
 			query  string
 			vars   map[string]any

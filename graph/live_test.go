@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/worker"
@@ -20,7 +21,7 @@ import (
 )
 
 // node is one cairn node: its own Store, notifier, engine and API on a shared database.
-func node(t *testing.T, url string, cfg graph.Config) *bundle {
+func node(t *testing.T, url string, cfg server.Config) *bundle {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	store, err := persistence.Open(ctx, url, persistence.OpenOptions{MaxConns: 5})
@@ -33,8 +34,8 @@ func node(t *testing.T, url string, cfg graph.Config) *bundle {
 	require.NoError(t, demo.Register(ctx, engine))
 	done := make(chan struct{})
 	go func() { defer close(done); notifier.Run(ctx) }()
-	cfg.Engine, cfg.Logger = engine, log
-	h := graph.NewServer(cfg)
+	cfg.Engine, cfg.Logger, cfg.AllowedHosts = engine, log, testHosts
+	h := server.New(cfg)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); cancel(); <-done; _ = store.Close() })
 	return &bundle{store: store, engine: engine, handler: h, srv: srv, c: client.New(h, client.Path("/graphql"))}
@@ -43,9 +44,9 @@ func node(t *testing.T, url string, cfg graph.Config) *bundle {
 func TestEventsReachASubscriberOnAnotherNode(t *testing.T) {
 	t.Parallel()
 	url := dbtest.URL(t, persistence.KindPostgres)
-	a := node(t, url, graph.Config{})
+	a := node(t, url, server.Config{})
 	// Node B polls once a minute: only the PostgreSQL notification can bring the event in time.
-	b := node(t, url, graph.Config{PollInterval: time.Minute})
+	b := node(t, url, server.Config{PollInterval: time.Minute})
 
 	ws, _, err := dialWS(t, b, "")
 	require.NoError(t, err)
@@ -84,7 +85,7 @@ func TestDemoOrderRunsToTheEndWhileASubscriberWatches(t *testing.T) {
 		done := make(chan struct{})
 		go func() { defer close(done); go notifier.Run(ctx); _ = w.Run(ctx) }()
 		t.Cleanup(func() { cancel(); <-done })
-		h := graph.NewServer(graph.Config{Engine: engine, Logger: log, PollInterval: 100 * time.Millisecond})
+		h := server.New(server.Config{Engine: engine, Logger: log, PollInterval: 100 * time.Millisecond, AllowedHosts: testHosts})
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)
 		b := &bundle{store: store, engine: engine, handler: h, srv: srv, c: client.New(h, client.Path("/graphql"))}

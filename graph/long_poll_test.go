@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
@@ -66,7 +66,7 @@ func TestOnePollTasksPerRequest(t *testing.T) {
 func TestLongPollEndsWithinTheRequestTimeout(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
-		b := setup(t, store, func(c *graph.Config) { c.RequestTimeout = 2 * time.Second })
+		b := setup(t, store, func(c *server.Config) { c.RequestTimeout = 2 * time.Second })
 		// The client gives up long before the 60 s wait asked for.
 		status, resp := postWithin(t, b, 30*time.Second, pollQuery, map[string]any{"in": map[string]any{"functions": []string{"nothing"}, "waitMs": 60000}})
 		require.Equal(t, http.StatusOK, status)

@@ -13,7 +13,7 @@ import (
 	"github.com/99designs/gqlgen/client"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -65,7 +65,7 @@ func BenchmarkWorkflowPage(b *testing.B) {
 	require.NoError(b, store.ActionInsertMany(ctx, actions))
 	require.NoError(b, store.TaskInstanceInsertMany(ctx, tasks))
 
-	c := client.New(graph.NewServer(graph.Config{Engine: engine, Logger: log}), client.Path("/graphql"))
+	c := client.New(server.New(server.Config{Engine: engine, Logger: log, AllowedHosts: testHosts}), client.Path("/graphql"))
 	b.ReportAllocs()
 	for b.Loop() {
 		var resp map[string]any
@@ -93,7 +93,7 @@ func BenchmarkStoredWorkflowPage(b *testing.B) {
 	require.NoError(b, err)
 	b.Cleanup(func() { store.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	c := client.New(graph.NewServer(graph.Config{Engine: workflow.New(store, workflow.Options{Logger: log}), Logger: log}), client.Path("/graphql"))
+	c := client.New(server.New(server.Config{Engine: workflow.New(store, workflow.Options{Logger: log}), Logger: log, AllowedHosts: testHosts}), client.Path("/graphql"))
 	for _, q := range []struct{ name, query string }{
 		{"page", pageQuery},
 		{"stats", `{ workflowStats { total totalIsEstimate byStatus { status count isEstimate } } }`},

@@ -47,8 +47,9 @@ func parsePage(first, last *int, after, before *string) (pageArgs, error) {
 	return p, nil
 }
 
-// pageSize is the number of items a list field may return, for the complexity estimate.
-func pageSize(first, last *int) int {
+// PageSize is the number of items a connection returns for its first and last arguments: the
+// HTTP server's cost limit prices a connection's items by it.
+func PageSize(first, last *int) int {
 	switch {
 	case first != nil && *first >= 0:
 		return min(*first, maxPageSize)

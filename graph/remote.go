@@ -6,42 +6,23 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/cairnflow/cairn/graph/model"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
 
-// RoleWorker is the role of API tokens that serve remote functions: they may run the task
-// mutations for their functions' tasks, and nothing else.
-const RoleWorker = "worker"
-
 // kindRemoteTask names the IDs of remote tasks.
 const kindRemoteTask = "RemoteTask"
 
-// taskMutations are the only fields a worker token may ask for.
-var taskMutations = map[string]bool{"pollTasks": true, "heartbeatTask": true, "completeTask": true, "completeTasks": true, "failTask": true, "__typename": true}
-
 // allowedFunctions returns the functions the caller may serve: nil (any) unless it authenticated
-// with a worker token, whose functions are read with the token.
+// with a worker token, whose functions came with its principal (no read of the token again).
 func (r *Resolver) allowedFunctions(ctx context.Context) ([]string, error) {
-	if roleOf(ctx) != RoleWorker {
+	p, _ := PrincipalOf(ctx)
+	if p.Role != RoleWorker {
 		return nil, nil
 	}
-	t, err := r.store.APITokenGetByHash(ctx, persistence.HashToken(tokenOf(ctx)))
-	if err != nil {
-		return nil, err
-	}
-	allowed := []string{}
-	if t.Functions != nil {
-		for _, f := range strings.Split(*t.Functions, ",") {
-			if f = strings.TrimSpace(f); f != "" {
-				allowed = append(allowed, f)
-			}
-		}
-	}
-	return allowed, nil
+	return append([]string{}, p.Functions...), nil
 }
 
 // pollTasks leases tasks and loads their workflows in one read.
@@ -171,34 +152,6 @@ func (r *Resolver) remoteWorkers(ctx context.Context) ([]*model.RemoteWorker, er
 		out[i] = &model.RemoteWorker{Name: w.Name, Functions: strings.Split(w.Functions, ","), LastPoll: w.LastPoll, TasksHeld: w.Held}
 	}
 	return out, nil
-}
-
-// workersOnlyServeTasks refuses worker tokens everything but the task mutations, with FORBIDDEN:
-// no query, no subscription, no other mutation.
-type workersOnlyServeTasks struct{}
-
-var (
-	_ graphql.HandlerExtension        = workersOnlyServeTasks{}
-	_ graphql.OperationContextMutator = workersOnlyServeTasks{}
-)
-
-// ExtensionName names the extension for gqlgen.
-func (workersOnlyServeTasks) ExtensionName() string { return "WorkersOnlyServeTasks" }
-
-// Validate checks the extension's configuration.
-func (workersOnlyServeTasks) Validate(graphql.ExecutableSchema) error { return nil }
-
-// MutateOperationContext refuses a worker token's operation unless it only runs task mutations.
-func (workersOnlyServeTasks) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	if roleOf(ctx) != RoleWorker || oc.Operation == nil {
-		return nil
-	}
-	if oc.Operation.Operation == ast.Mutation && onlyFields(oc.Operation.SelectionSet, taskMutations, 0) &&
-		workflowsOnlyByID(oc.Operation.SelectionSet, 0) {
-		return nil
-	}
-	return &gqlerror.Error{Message: "a worker token may only poll, heartbeat, complete and fail its functions' tasks (and read their workflows' IDs)",
-		Extensions: map[string]any{"code": codeForbidden}}
 }
 
 // onlyFields reports whether a selection set (through its fragments) selects only allowed fields.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
@@ -94,7 +95,7 @@ func TestCompleteTasksWorkerToken(t *testing.T) {
 		fns := "f"
 		require.NoError(t, store.APITokenInsert(ctx, &persistence.APIToken{Name: "ops", Hash: persistence.HashToken("admin-secret"), Role: graph.RoleAdmin}))
 		require.NoError(t, store.APITokenInsert(ctx, &persistence.APIToken{Name: "py", Hash: persistence.HashToken("worker-secret"), Role: graph.RoleWorker, Functions: &fns}))
-		b := setup(t, store, func(c *graph.Config) { c.Authenticate = graph.StoreAuthenticator(store) })
+		b := setup(t, store, func(c *server.Config) { c.Authenticate = server.StoreAuthenticator(store) })
 		addTask(t, b, "f")
 		addTask(t, b, "g")
 		const worker, admin = "Bearer worker-secret", "Bearer admin-secret"

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -121,7 +122,7 @@ func TestWorkerTokens(t *testing.T) {
 		require.NoError(t, store.APITokenInsert(ctx, &persistence.APIToken{Name: "ops", Hash: persistence.HashToken("admin-secret"), Role: graph.RoleAdmin}))
 		require.NoError(t, store.APITokenInsert(ctx, &persistence.APIToken{Name: "dash", Hash: persistence.HashToken("reader-secret"), Role: graph.RoleReader}))
 		require.NoError(t, store.APITokenInsert(ctx, &persistence.APIToken{Name: "py", Hash: persistence.HashToken("worker-secret"), Role: graph.RoleWorker, Functions: &fns}))
-		b := setup(t, store, func(c *graph.Config) { c.Authenticate = graph.StoreAuthenticator(store) })
+		b := setup(t, store, func(c *server.Config) { c.Authenticate = server.StoreAuthenticator(store) })
 		addTask(t, b, "f")
 		addTask(t, b, "g")
 		const worker, admin, reader = "Bearer worker-secret", "Bearer admin-secret", "Bearer reader-secret"
@@ -174,7 +175,7 @@ func TestWorkerTokens(t *testing.T) {
 		require.Nil(t, code(resp), "%+v", resp.Errors)
 
 		// /metrics (and any endpoint guarded by RequireToken) is not for workers either.
-		metrics := httptest.NewServer(graph.RequireToken(graph.StoreAuthenticator(store),
+		metrics := httptest.NewServer(server.RequireToken(server.StoreAuthenticator(store),
 			http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })))
 		defer metrics.Close()
 		for auth, want := range map[string]int{worker: http.StatusForbidden, reader: http.StatusOK} {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cairnflow/cairn/graph/internal/request"
 )
 
 // A field cut by the request timeout says so, with its own code, rather than a masked INTERNAL
@@ -15,11 +17,11 @@ import (
 func TestRequestTimeoutIsNamedInTheError(t *testing.T) {
 	t.Parallel()
 	present := errorPresenter(slog.New(slog.NewTextHandler(io.Discard, nil)), 90*time.Second)
-	ctx, cancel := withRequestTimeout(context.Background(), time.Nanosecond)
+	ctx, cancel := request.WithTimeout(context.Background(), time.Nanosecond)
 	defer cancel()
 	<-ctx.Done()
 	e := present(ctx, ctx.Err())
-	require.Equal(t, codeRequestTimeout, e.Extensions["code"])
+	require.Equal(t, request.CodeTimeout, e.Extensions["code"])
 	require.Contains(t, e.Message, "request timeout (1m30s)")
 
 	other, stop := context.WithCancel(context.Background())

@@ -1,6 +1,7 @@
 // Package graph is cairn's GraphQL API: the resolvers (thin: mutations call the workflow engine's
 // operations, queries read the Store through per-request dataloaders), subscriptions fed by the
-// change events, and the HTTP handler with its limits (see NewServer).
+// change events, and NewExecutor, the schema's executor that the HTTP server (package
+// graph/server: transports, auth, limits, CORS) serves.
 package graph
 
 import (

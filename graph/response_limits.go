@@ -15,10 +15,6 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// DefaultMaxResponseBytes bounds the values of one response: far above a dashboard page (100
-// workflows with 100 KB of variables each is 10 MB), far below what hurts a node.
-const DefaultMaxResponseBytes = 32 << 20
-
 // codeResponseTooLarge is the code of the fields cut by Config.MaxResponseBytes.
 const codeResponseTooLarge = "RESPONSE_TOO_LARGE"
 
@@ -58,7 +54,8 @@ func (b *responseBudget) add(n int64) bool {
 func (b *responseBudget) exceeded() bool { return b.used.Load() > b.max }
 
 func (b *responseBudget) error() *gqlerror.Error {
-	err := limitError(codeResponseTooLarge, "the response is over %d bytes; ask for fewer items or fields (a smaller first:, or no JSON fields)", b.max)
+	err := gqlerror.Errorf("the response is over %d bytes; ask for fewer items or fields (a smaller first:, or no JSON fields)", b.max)
+	err.Extensions = map[string]any{"code": codeResponseTooLarge}
 	err.Err = errResponseTooLarge
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
@@ -18,7 +19,7 @@ import (
 func TestResponsesStopAtTheByteLimit(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
-		b := setup(t, store, func(c *graph.Config) { c.MaxResponseBytes = 100_000 })
+		b := setup(t, store, func(c *server.Config) { c.MaxResponseBytes = 100_000 })
 		for range 5 {
 			b.start(t, map[string]any{"variables": map[string]any{"blob": strings.Repeat("x", 30_000)}})
 		}
@@ -58,7 +59,7 @@ func TestResponsesStopAtTheByteLimit(t *testing.T) {
 func TestLargeVariablesAreReadOnlyWithinTheByteLimit(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
-		b := setup(t, store, func(c *graph.Config) { c.MaxResponseBytes = 1 << 20 })
+		b := setup(t, store, func(c *server.Config) { c.MaxResponseBytes = 1 << 20 })
 		blob := strings.Repeat("v", 400<<10)
 		for range 12 {
 			b.start(t, map[string]any{"variables": map[string]any{"a": blob, "b": blob}})

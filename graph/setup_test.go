@@ -13,7 +13,7 @@ import (
 	"github.com/99designs/gqlgen/client"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
@@ -37,6 +37,10 @@ var testFlow = workflow.Definition{
 	},
 }
 
+// testHosts are the host names the tests' servers answer to besides IP addresses: gqlgen's test
+// client and httptest.NewRequest send Host: example.com.
+var testHosts = []string{"example.com"}
+
 // bundle is what a test talks to: a real engine on a real database behind the real HTTP handler.
 type bundle struct {
 	store   *persistence.Store
@@ -46,17 +50,17 @@ type bundle struct {
 	c       *client.Client
 }
 
-func setup(t *testing.T, store *persistence.Store, configure ...func(*graph.Config)) *bundle {
+func setup(t *testing.T, store *persistence.Store, configure ...func(*server.Config)) *bundle {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	engine := workflow.New(store, workflow.Options{Logger: log})
 	_, err := engine.Register(context.Background(), testFlow)
 	require.NoError(t, err)
-	cfg := graph.Config{Engine: engine, Logger: log, Introspection: true}
+	cfg := server.Config{Engine: engine, Logger: log, Introspection: true, AllowedHosts: testHosts}
 	for _, f := range configure {
 		f(&cfg)
 	}
-	h := graph.NewServer(cfg)
+	h := server.New(cfg)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &bundle{store: store, engine: engine, handler: h, srv: srv, c: client.New(h, client.Path("/graphql"))}
@@ -93,6 +97,27 @@ func (b *bundle) postRaw(t *testing.T, body string) (int, gqlResponse) {
 	var out gqlResponse
 	require.NoError(t, json.Unmarshal(raw, &out), string(raw))
 	require.Less(t, resp.StatusCode, 500, string(raw))
+	return resp.StatusCode, out
+}
+
+// postAs sends a query with an Authorization header ("" for none) and returns status and response.
+func postAs(t *testing.T, b *bundle, authorization, query string) (int, gqlResponse) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": query})
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, b.srv.URL+"/graphql", strings.NewReader(string(body)))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var out gqlResponse
+	require.NoError(t, json.Unmarshal(raw, &out), string(raw))
 	return resp.StatusCode, out
 }
 

@@ -42,7 +42,7 @@ func drain(t *testing.T, ch <-chan *model.WorkflowEvent) []*model.WorkflowEvent 
 	}
 }
 
-// newTestResolver returns a Resolver with its own change-event hub, as NewServer builds it.
+// newTestResolver returns a Resolver with its own change-event hub, as NewExecutor builds it.
 func newTestResolver(engine *workflow.Engine, cfg Config) *Resolver {
 	return &Resolver{engine: engine, store: engine.Store(), log: cfg.Logger, cfg: cfg,
 		hub: newLiveHub(engine.Store(), engineapi.Of(engine).Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
@@ -117,7 +117,7 @@ func TestSlowSubscriberIsCutOffAndResumesByCursor(t *testing.T) {
 
 func TestErrorPresenterMasksInternalErrors(t *testing.T) {
 	t.Parallel()
-	present := errorPresenter(slog.New(slog.NewTextHandler(io.Discard, nil)), DefaultRequestTimeout)
+	present := errorPresenter(slog.New(slog.NewTextHandler(io.Discard, nil)), 90*time.Second)
 	ctx := context.Background()
 	e := present(ctx, fmt.Errorf("error loading: %w", errors.New(`ERROR: relation "workflows" does not exist (SQLSTATE 42P01)`)))
 	require.Equal(t, "internal error", e.Message)

@@ -2,7 +2,9 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
+	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -134,5 +138,41 @@ func TestPageOfWorkflowsCostsAFewStatements(t *testing.T) {
 		t.Logf("%d statements", len(stmts))
 		// workflows, totalCount, actions, task instances, executors, definitions.
 		require.LessOrEqual(t, len(stmts), 6, "statements: %q", stmts)
+	})
+}
+
+// TestCompleteTaskUnderAuthReadsTheTokenOnce completes a remote task with a worker token: the
+// server resolves the token into its caller once, and the resolver takes the worker's functions
+// from that caller rather than reading the token again.
+func TestCompleteTaskUnderAuthReadsTheTokenOnce(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		fns := "f"
+		require.NoError(t, store.APITokenInsert(ctx, &persistence.APIToken{Name: "py", Hash: persistence.HashToken("worker-secret"), Role: graph.RoleWorker, Functions: &fns}))
+		b := setup(t, store, func(c *server.Config) { c.Authenticate = server.StoreAuthenticator(store) })
+		addTask(t, b, "f")
+		_, resp := postAs(t, b, "Bearer worker-secret", `mutation { pollTasks(input: {functions: ["f"]}) { tasks { token } } }`)
+		require.Empty(t, resp.Errors)
+		var p struct {
+			PollTasks struct{ Tasks []struct{ Token string } }
+		}
+		require.NoError(t, json.Unmarshal(resp.Data, &p))
+		require.Len(t, p.PollTasks.Tasks, 1)
+
+		counter := &statementCounter{}
+		store.DB().AddQueryHook(counter) //lint:ignore SA1019 the hook must see the statements of this very DB, not of a copy
+		stmts := counter.count(func() {
+			_, resp = postAs(t, b, "Bearer worker-secret", fmt.Sprintf(`mutation { completeTask(input: {token: %q, output: 1}) { status } }`, p.PollTasks.Tasks[0].Token))
+		})
+		require.Empty(t, resp.Errors)
+		require.JSONEq(t, `{"completeTask": {"status": "SUCCEEDED"}}`, string(resp.Data))
+		tokenReads := 0
+		for _, s := range stmts {
+			if strings.Contains(s, "api_tokens") {
+				tokenReads++
+			}
+		}
+		require.Equal(t, 1, tokenReads, "statements: %q", stmts)
 	})
 }

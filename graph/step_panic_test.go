@@ -15,7 +15,7 @@ import (
 	"github.com/99designs/gqlgen/client"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/worker"
@@ -63,7 +63,7 @@ func TestStepPanicShowsAnIncidentNotAStack(t *testing.T) {
 		done := make(chan struct{})
 		go func() { defer close(done); _ = w.Run(ctx) }()
 		t.Cleanup(func() { cancel(); <-done })
-		h := graph.NewServer(graph.Config{Engine: engine, Logger: log})
+		h := server.New(server.Config{Engine: engine, Logger: log, AllowedHosts: testHosts})
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)
 		b := &bundle{store: store, engine: engine, handler: h, srv: srv, c: client.New(h, client.Path("/graphql"))}

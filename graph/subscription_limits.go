@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/cairnflow/cairn/graph/internal/request"
 )
 
 // codeSubscriptionLimit refuses a subscription over Config.MaxSubscriptionsPerConnection or
@@ -25,17 +27,17 @@ func (s *subscriptionSlots) acquire(ctx context.Context) (release func(), err er
 	if s == nil {
 		return func() {}, nil
 	}
-	st := wsStateOf(ctx)
+	st := request.ConnectionOf(ctx)
 	if st != nil {
-		if st.subs.Add(1) > s.perConnection {
-			st.subs.Add(-1)
+		if st.Subscriptions.Add(1) > s.perConnection {
+			st.Subscriptions.Add(-1)
 			return nil, subscriptionLimitError("this connection already has %d subscriptions, the most allowed; end one or open another connection", s.perConnection)
 		}
 	}
 	if s.open.Add(1) > s.perNode {
 		s.open.Add(-1)
 		if st != nil {
-			st.subs.Add(-1)
+			st.Subscriptions.Add(-1)
 		}
 		return nil, subscriptionLimitError("this node already serves %d subscriptions, the most allowed; try again later or another node", s.perNode)
 	}
@@ -44,7 +46,7 @@ func (s *subscriptionSlots) acquire(ctx context.Context) (release func(), err er
 		if done.CompareAndSwap(false, true) {
 			s.open.Add(-1)
 			if st != nil {
-				st.subs.Add(-1)
+				st.Subscriptions.Add(-1)
 			}
 		}
 	}, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
@@ -154,7 +155,7 @@ func (c *wsClient) nextEvent() event {
 func TestWorkflowEventsOverGraphQLTransportWS(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
-		b := setup(t, store, func(c *graph.Config) { c.PingInterval = 50 * time.Millisecond })
+		b := setup(t, store, func(c *server.Config) { c.PingInterval = 50 * time.Millisecond })
 		ws, _, err := dialWS(t, b, "")
 		require.NoError(t, err)
 		require.Equal(t, "graphql-transport-ws", ws.conn.Subprotocol())
@@ -189,7 +190,7 @@ func TestWorkflowEventsOverGraphQLTransportWS(t *testing.T) {
 func TestWebsocketOriginAndInitTimeout(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
-		b := setup(t, store, func(c *graph.Config) {
+		b := setup(t, store, func(c *server.Config) {
 			c.AllowedOrigins = []string{"app.example.com"}
 			c.InitTimeout = 100 * time.Millisecond
 		})
@@ -266,7 +267,7 @@ func (s *sseStream) nextEvent() event {
 func TestWorkflowEventsOverSSEResumeByCursor(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
-		b := setup(t, store, func(c *graph.Config) { c.PollInterval = 100 * time.Millisecond })
+		b := setup(t, store, func(c *server.Config) { c.PollInterval = 100 * time.Millisecond })
 		filter := map[string]any{"businessKey": "sse"}
 		// The first subscription starts from the beginning of the stream (a zero cursor).
 		var ids []string

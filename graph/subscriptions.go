@@ -5,6 +5,7 @@ import (
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/cairnflow/cairn/graph/internal/request"
 	"github.com/cairnflow/cairn/graph/model"
 	"github.com/cairnflow/cairn/persistence"
 )
@@ -107,7 +108,7 @@ func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFil
 		return nil, err
 	}
 	// An EventSource that reconnects sends the id of the last event it got: resume after it.
-	if last, ok := lastEventID(ctx); ok {
+	if last, ok := request.LastEventID(ctx); ok {
 		after = &last
 	}
 	var cursor persistence.EventCursor
@@ -143,7 +144,7 @@ func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFil
 		for {
 			// The backlog, sent as fast as the subscriber reads it.
 			if !r.backlog(ctx, f, sent, pos, func(e *liveEvent) bool {
-				noteEventID(ctx, e.cursorText)
+				request.NoteEventID(ctx, e.cursorText)
 				select {
 				case out <- model.NewWorkflowEvent(e.ev, e.cursorText, e.workflowID, e.workflow):
 					sent = e.cursor
@@ -179,14 +180,14 @@ func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFil
 				}
 				if !ok || len(out) >= size {
 					// Its id is the resume cursor: an EventSource reconnects from there by itself.
-					noteEventID(ctx, eventCursorOf(sent))
+					request.NoteEventID(ctx, eventCursorOf(sent))
 					out <- model.NewFailedEvent(&gqlerror.Error{
 						Message:    "the subscriber fell behind; subscribe again with after set to extensions.cursor",
 						Extensions: map[string]any{"code": codeSlowSubscriber, "cursor": eventCursorOf(sent)},
 					})
 					return
 				}
-				noteEventID(ctx, e.cursorText)
+				request.NoteEventID(ctx, e.cursorText)
 				out <- model.NewWorkflowEvent(e.ev, e.cursorText, e.workflowID, e.workflow)
 				sent = e.cursor
 			}

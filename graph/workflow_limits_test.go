@@ -12,7 +12,7 @@ import (
 	"github.com/99designs/gqlgen/client"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -35,7 +35,7 @@ func TestMutationsRefuseValuesOverTheWorkflowLimits(t *testing.T) {
 			{Name: "done", Kind: workflow.End},
 		}})
 		require.NoError(t, err)
-		h := graph.NewServer(graph.Config{Engine: engine, Logger: log})
+		h := server.New(server.Config{Engine: engine, Logger: log, AllowedHosts: testHosts})
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)
 		b := &bundle{store: store, engine: engine, handler: h, srv: srv, c: client.New(h, client.Path("/graphql"))}

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn"
-	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/remoteworker"
@@ -67,7 +67,7 @@ func startNode(t testing.TB, store *persistence.Store) *node {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
-	srv := httptest.NewServer(graph.NewServer(graph.Config{Engine: engine, Logger: log}))
+	srv := httptest.NewServer(server.New(server.Config{Engine: engine, Logger: log}))
 	t.Cleanup(func() {
 		engine.StopPolls() // long polls answer before the server closes
 		srv.Close()

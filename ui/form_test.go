@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/internal/nodetest"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
@@ -52,7 +52,7 @@ func TestFormInChromium(t *testing.T) {
 	require.NoError(t, err)
 
 	mux := http.NewServeMux()
-	mux.Handle("/", graph.NewServer(graph.Config{Engine: engine, Logger: log, PollInterval: 50 * time.Millisecond}))
+	mux.Handle("/", server.New(server.Config{Engine: engine, Logger: log, PollInterval: 50 * time.Millisecond}))
 	dashboard := ui.Handler("/ui")
 	mux.Handle("/ui/", dashboard)
 	srv := httptest.NewServer(mux)

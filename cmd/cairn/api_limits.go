@@ -3,7 +3,7 @@ package main
 import (
 	"time"
 
-	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 )
 
@@ -67,8 +67,8 @@ func (l *apiLimits) check() error {
 	return nil
 }
 
-// apply copies the limits into the GraphQL server's configuration.
-func (l *apiLimits) apply(c *graph.Config) {
+// apply copies the limits into the HTTP server's configuration.
+func (l *apiLimits) apply(c *server.Config) {
 	c.MaxBodyBytes = l.maxBodyBytes
 	c.MaxDepth = l.maxDepth
 	c.ComplexityLimit = l.maxComplexity

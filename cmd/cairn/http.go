@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/ui"
 	"github.com/cairnflow/cairn/workflow"
@@ -54,36 +54,38 @@ func (h *healthChecks) notReady(ctx context.Context) string {
 	return ""
 }
 
-// newHTTPHandler routes the probes and the API. Streaming requests (websocket and SSE
-// subscriptions) end when shutdown begins, so that they do not hold the server open for the whole
-// drain timeout.
+// newHTTPHandler builds the node's HTTP handler: the API's server (graph/server) with the probes,
+// /metrics and the dashboard beside it. Streaming requests (websocket and SSE subscriptions) end
+// when shutdown begins, so that they do not hold the server open for the whole drain timeout.
 func newHTTPHandler(cfg *serveConfig, engine *workflow.Engine, health *healthChecks, metrics http.Handler, log *slog.Logger, shutdown <-chan struct{}) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", health.healthz)
-	mux.HandleFunc("GET /readyz", health.readyz)
-	var auth graph.Authenticator
+	var auth server.Authenticator
 	if cfg.auth {
-		auth = graph.StoreAuthenticator(engine.Store())
+		auth = server.StoreAuthenticator(engine.Store())
 		// Metrics tell a stranger what the node runs: under --auth they take a token (any role)
 		// like the API; Prometheus sends one with authorization.credentials.
-		metrics = graph.RequireToken(auth, metrics)
+		metrics = server.RequireToken(auth, metrics)
 	}
-	mux.Handle("GET /metrics", metrics)
 	// The dashboard's files hold no data: they load without a token, and the page asks for one
 	// when the API refuses it.
 	dashboard := ui.Handler("/ui")
-	mux.Handle("/ui", dashboard)
-	mux.Handle("/ui/", dashboard)
-	gcfg := graph.Config{
+	scfg := server.Config{
 		Engine:         engine,
 		Logger:         log,
 		Introspection:  cfg.introspection,
 		AllowedOrigins: cfg.originList(),
+		AllowedHosts:   cfg.limits.isolation.hostList(),
+		Addr:           cfg.addr,
 		Authenticate:   auth,
+		Routes: map[string]http.Handler{
+			"GET /healthz": http.HandlerFunc(health.healthz),
+			"GET /readyz":  http.HandlerFunc(health.readyz),
+			"GET /metrics": metrics,
+			"/ui":          dashboard,
+			"/ui/":         dashboard,
+		},
 	}
-	cfg.limits.apply(&gcfg)
-	mux.Handle("/", allowCORS(cfg.originList(), graph.NewServer(gcfg)))
-	return endStreamsOn(shutdown, guardHosts(cfg.addr, cfg.limits.isolation.hostList(), mux))
+	cfg.limits.apply(&scfg)
+	return endStreamsOn(shutdown, server.New(scfg))
 }
 
 // endStreamsOn cancels the context of websocket and SSE requests when shutdown is closed.

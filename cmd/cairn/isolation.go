@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 )
 
 // isolationLimits are the flags that keep one client from holding or flooding the node: how long a
@@ -16,7 +17,7 @@ type isolationLimits struct {
 }
 
 func (l *isolationLimits) register(fs *flagSet) {
-	fs.DurationVar(&l.requestTimeout, "request-timeout", graph.DefaultRequestTimeout, "longest time a query or mutation request may run; a pollTasks long poll answers (with no task) before it. Websocket and SSE subscriptions are not cut by it")
+	fs.DurationVar(&l.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "longest time a query or mutation request may run; a pollTasks long poll answers (with no task) before it. Websocket and SSE subscriptions are not cut by it")
 	fs.Int64Var(&l.maxResponseBytes, "max-response-bytes", graph.DefaultMaxResponseBytes, "largest response (its values, counted as they load: one query, mutation or subscription event); beyond it the response is one RESPONSE_TOO_LARGE error. At the default a node answering a 2.5 GB query peaked at 240 MB")
 	fs.StringVar(&l.allowedHosts, "allowed-hosts", "", "host `names` (cairn.example.com, *.example.com) the node answers besides localhost, IP addresses and the --addr host, comma-separated; other Host headers get 421 (DNS rebinding). * answers every name")
 }
@@ -32,8 +33,8 @@ func (l *isolationLimits) check() error {
 	return nil
 }
 
-// apply copies the limits into the GraphQL server's configuration.
-func (l *isolationLimits) apply(c *graph.Config) {
+// apply copies the limits into the HTTP server's configuration.
+func (l *isolationLimits) apply(c *server.Config) {
 	c.RequestTimeout = l.requestTimeout
 	c.MaxResponseBytes = l.maxResponseBytes
 }

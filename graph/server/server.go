@@ -1,4 +1,7 @@
-package graph
+// Package server is cairn's HTTP server: the transports of its GraphQL API (POST, GET, websockets,
+// Server-Sent Events), its authentication, its request limits, CORS and the Host check, around the
+// resolvers of package graph. New returns the handler that cairn serve and embedders mount.
+package server
 
 import (
 	"context"
@@ -7,22 +10,17 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/coder/websocket"
-	"github.com/vektah/gqlparser/v2/ast"
 
-	"github.com/cairnflow/cairn/graph/generated"
+	"github.com/cairnflow/cairn/graph"
 	"github.com/cairnflow/cairn/graph/graphiql"
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
 
-// Config configures the GraphQL server. Only Engine is required; every limit has a default.
+// Config configures cairn's HTTP server. Only Engine is required; every limit has a default.
 type Config struct {
 	// Engine runs the mutations; its Store serves the queries and its notifier wakes subscriptions.
 	// For subscriptions to hear events committed on other nodes (PostgreSQL), the caller passes
@@ -32,12 +30,23 @@ type Config struct {
 	Logger *slog.Logger
 	// Introspection lets clients (GraphiQL) read the schema. cairn serve turns it on by default.
 	Introspection bool
-	// AllowedOrigins are the browser origins, besides the server's own, allowed to open a websocket:
-	// host patterns ("app.example.com", "*.example.com") or scheme://host patterns.
+	// AllowedOrigins are the browser origins, besides the server's own, allowed to open a websocket
+	// and to call the API from their pages (CORS): host patterns ("app.example.com",
+	// "*.example.com") or scheme://host patterns.
 	AllowedOrigins []string
+	// AllowedHosts are the host names, besides IP addresses, localhost and the host of Addr, that
+	// requests may name in their Host header; others get 421 (a DNS rebinding sends a name of its
+	// own). Patterns such as "*.example.com"; "*" accepts any host.
+	AllowedHosts []string
+	// Addr is the address the server listens on ("host:port"); its host is accepted as a Host.
+	Addr string
+	// Routes are more handlers the server serves beside the API, by http.ServeMux pattern (cmd/cairn
+	// mounts the dashboard and /metrics here), behind the same Host check but without CORS.
+	Routes map[string]http.Handler
 	// Authenticate, when set, requires an API token on every request (Authorization: Bearer, or in
-	// a websocket's connection_init payload): none or a bad one is UNAUTHENTICATED, and a caller
-	// whose role is not admin may not run mutations (FORBIDDEN). Nil serves everyone.
+	// a websocket's connection_init payload), resolved once per request into its caller (a
+	// graph.Principal): none or a bad one is UNAUTHENTICATED, and a caller whose role is not
+	// admin may not run mutations (FORBIDDEN). Nil serves everyone.
 	Authenticate Authenticator
 
 	// ExactCountUpTo is how many workflows totalCount and workflowStats count exactly; above it
@@ -49,15 +58,15 @@ type Config struct {
 	// MaxDepth bounds how deeply a query nests fields (default 15; introspection fields not counted).
 	MaxDepth int
 	// ComplexityLimit bounds a query's cost: each field costs 1, a connection's items cost their
-	// cost times the page size, and the fields that scan many rows cost CostWorkflowStats,
-	// CostWorkflowTotalCount and CostHistoryTotalCount (default 50000).
+	// cost times the page size, and the fields that scan many rows cost graph.CostWorkflowStats,
+	// graph.CostWorkflowTotalCount and graph.CostHistoryTotalCount (default 50000).
 	ComplexityLimit int
 	// RequestTimeout bounds a query or mutation request, a long poll included (it answers with no
 	// task before then); websocket and SSE streams are not bounded (default DefaultRequestTimeout).
 	RequestTimeout time.Duration
 	// MaxResponseBytes bounds the values of one response (a query, a mutation, one subscription
 	// event), counted as its fields resolve; the fields past it end with RESPONSE_TOO_LARGE
-	// (default DefaultMaxResponseBytes).
+	// (default graph.DefaultMaxResponseBytes).
 	MaxResponseBytes int64
 	// MaxBodyBytes bounds a request body (default 1 MiB); larger requests get 413.
 	MaxBodyBytes int64
@@ -108,7 +117,7 @@ func (c Config) withDefaults() Config {
 		c.RequestTimeout = DefaultRequestTimeout
 	}
 	if c.MaxResponseBytes <= 0 {
-		c.MaxResponseBytes = DefaultMaxResponseBytes
+		c.MaxResponseBytes = graph.DefaultMaxResponseBytes
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 1 << 20
@@ -146,18 +155,19 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// NewServer returns the HTTP handler of cairn's GraphQL API: GraphiQL at "/" and the endpoint at
+// New returns the HTTP handler of cairn's GraphQL API: GraphiQL at "/" and the endpoint at
 // "/graphql", which takes queries and mutations by POST (JSON) and GET, and subscriptions over
 // websocket (graphql-transport-ws, and the legacy graphql-ws) and over Server-Sent Events (GET,
-// as a browser's EventSource sends it, or POST, with Accept: text/event-stream; see sseTransport). Mount it at the root of a server (or strip a prefix first).
-func NewServer(cfg Config) http.Handler {
+// as a browser's EventSource sends it, or POST, with Accept: text/event-stream; see
+// sseTransport), plus cfg.Routes. Requests naming a foreign Host get 421 (see guardHosts); pages
+// of cfg.AllowedOrigins may call the API (CORS). Mount it at the root of a server (or strip a
+// prefix first).
+func New(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
-	r := &Resolver{engine: cfg.Engine, store: cfg.Engine.Store(), log: cfg.Logger, cfg: cfg,
-		subs: &subscriptionSlots{perConnection: int64(cfg.MaxSubscriptionsPerConnection), perNode: int64(cfg.MaxSubscriptions)},
-		hub:  newLiveHub(cfg.Engine.Store(), engineapi.Of(cfg.Engine).Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
-	gql := generated.Config{Resolvers: r}
-	setComplexity(&gql.Complexity)
-	srv := handler.New(generated.NewExecutableSchema(gql))
+	srv := graph.NewExecutor(graph.Config{Engine: cfg.Engine, Logger: cfg.Logger, ExactCountUpTo: cfg.ExactCountUpTo,
+		RequestTimeout: cfg.RequestTimeout, MaxResponseBytes: cfg.MaxResponseBytes, PollInterval: cfg.PollInterval,
+		SubscriptionBuffer: cfg.SubscriptionBuffer, MaxSubscriptionsPerConnection: cfg.MaxSubscriptionsPerConnection,
+		MaxSubscriptions: cfg.MaxSubscriptions})
 
 	var initFunc transport.WebsocketInitFunc
 	if cfg.Authenticate != nil {
@@ -179,10 +189,7 @@ func NewServer(cfg Config) http.Handler {
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(cfg.ParserTokenLimit)
-	srv.SetErrorPresenter(errorPresenter(cfg.Logger, cfg.RequestTimeout))
-	srv.SetRecoverFunc(recoverFunc(cfg.Logger))
 	if cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}
@@ -192,27 +199,28 @@ func NewServer(cfg Config) http.Handler {
 	srv.Use(onePollPerRequest{})
 	if cfg.Authenticate != nil {
 		srv.Use(tokenStillValid{auth: cfg.Authenticate})
-		srv.Use(readersCannotMutate{})
-		srv.Use(workersOnlyServeTasks{})
+		srv.Use(rolesRule{})
 	}
 	srv.Use(&costLimit{max: cfg.ComplexityLimit})
-	// Fresh dataloaders for every response: a query, a mutation, or one event of a subscription
-	// (so a long subscription never serves stale rows from a cache).
-	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		return next(withLoaders(ctx, r.store))
-	})
-	boundResponses(srv, cfg.MaxResponseBytes)
 
-	mux := http.NewServeMux()
+	api := http.NewServeMux()
 	var endpoint http.Handler = limitBody(guardRequests(conformStatus(srv), cfg, cfg.Logger), cfg.MaxBodyBytes)
 	if cfg.Authenticate != nil {
 		endpoint = requireToken(cfg.Authenticate, cfg.TokenRecheckInterval, endpoint)
 	}
-	mux.Handle("/graphql", endpoint)
+	api.Handle("/graphql", endpoint)
 	ui := graphiql.Handler()
-	mux.Handle("/{$}", ui)
-	mux.Handle("/graphiql/", ui)
-	return mux
+	api.Handle("/{$}", ui)
+	api.Handle("/graphiql/", ui)
+	if len(cfg.Routes) == 0 {
+		return guardHosts(cfg.Addr, cfg.AllowedHosts, allowCORS(cfg.AllowedOrigins, api))
+	}
+	mux := http.NewServeMux()
+	for pattern, h := range cfg.Routes {
+		mux.Handle(pattern, h)
+	}
+	mux.Handle("/", allowCORS(cfg.AllowedOrigins, api))
+	return guardHosts(cfg.Addr, cfg.AllowedHosts, mux)
 }
 
 // limitBody refuses request bodies over max bytes with 413 and a GraphQL error.

@@ -1,4 +1,4 @@
-package graph
+package server
 
 import (
 	"context"
@@ -9,16 +9,10 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/cairnflow/cairn/graph"
 	"github.com/cairnflow/cairn/persistence"
-)
-
-// Roles of API tokens: an admin may do everything, a reader may query and subscribe but not mutate.
-const (
-	RoleAdmin  = "admin"
-	RoleReader = "reader"
 )
 
 // Error codes of authentication and authorization.
@@ -27,28 +21,31 @@ const (
 	codeForbidden       = "FORBIDDEN"
 )
 
-// Authenticator checks a bearer token and returns the caller's role; an error means the token is
-// unknown or revoked.
-type Authenticator func(ctx context.Context, token string) (role string, err error)
+// Authenticator resolves a bearer token into its caller; an error means the token is unknown or
+// revoked. The server calls it once per request (once per websocket connection), and again only
+// to check that an open stream's token was not revoked since.
+type Authenticator func(ctx context.Context, token string) (graph.Principal, error)
 
-// StoreAuthenticator checks tokens against the API tokens in a Store (by their hash).
+// StoreAuthenticator resolves tokens against the API tokens in a Store (by their hash).
 func StoreAuthenticator(store *persistence.Store) Authenticator {
-	return func(ctx context.Context, token string) (string, error) {
+	return func(ctx context.Context, token string) (graph.Principal, error) {
 		t, err := store.APITokenGetByHash(ctx, persistence.HashToken(token))
 		if err != nil {
-			return "", err
+			return graph.Principal{}, err
 		}
-		return t.Role, nil
+		p := graph.Principal{Name: t.Name, Role: t.Role}
+		if t.Functions != nil {
+			for _, f := range strings.Split(*t.Functions, ",") {
+				if f = strings.TrimSpace(f); f != "" {
+					p.Functions = append(p.Functions, f)
+				}
+			}
+		}
+		return p, nil
 	}
 }
 
-type roleKey struct{}
-
 type tokenKey struct{}
-
-func withRole(ctx context.Context, role string) context.Context {
-	return context.WithValue(ctx, roleKey{}, role)
-}
 
 // tokenOf returns the token a request or connection authenticated with ("" without auth).
 func tokenOf(ctx context.Context) string {
@@ -58,8 +55,8 @@ func tokenOf(ctx context.Context) string {
 
 // roleOf returns the caller's role ("" when the server does not authenticate).
 func roleOf(ctx context.Context) string {
-	role, _ := ctx.Value(roleKey{}).(string)
-	return role
+	p, _ := graph.PrincipalOf(ctx)
+	return p.Role
 }
 
 var errUnauthenticated = errors.New("a valid API token is required: send Authorization: Bearer <token>")
@@ -73,17 +70,18 @@ func bearer(header string) string {
 	return strings.TrimSpace(token)
 }
 
-// authenticate checks a token and returns the context with the caller's role.
+// authenticate resolves a token and returns the context with its caller (and the token, for the
+// rechecks of a long-lived stream).
 func (a Authenticator) authenticate(ctx context.Context, header string) (context.Context, error) {
 	token := bearer(header)
 	if token == "" {
 		return ctx, errUnauthenticated
 	}
-	role, err := a(ctx, token)
+	p, err := a(ctx, token)
 	if err != nil {
 		return ctx, errUnauthenticated
 	}
-	return context.WithValue(withRole(ctx, role), tokenKey{}, token), nil
+	return context.WithValue(graph.WithPrincipal(ctx, p), tokenKey{}, token), nil
 }
 
 // stillValid reports whether the token a context authenticated with is still known; a context
@@ -150,7 +148,7 @@ func RequireToken(auth Authenticator, next http.Handler) http.Handler {
 			writeUnauthenticated(w, err)
 			return
 		}
-		if roleOf(ctx) == RoleWorker {
+		if roleOf(ctx) == graph.RoleWorker {
 			writeError(w, http.StatusForbidden, codeForbidden, "a worker token may only serve its functions' tasks")
 			return
 		}
@@ -169,7 +167,7 @@ func writeUnauthenticated(w http.ResponseWriter, err error) {
 // It then checks the token every recheck, and closes the connection with 4403 once it is revoked.
 func wsInit(auth Authenticator, recheck time.Duration) transport.WebsocketInitFunc {
 	return func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-		if roleOf(ctx) == "" {
+		if _, ok := graph.PrincipalOf(ctx); !ok {
 			var err error
 			if ctx, err = auth.authenticate(ctx, payload.Authorization()); err != nil {
 				return transport.WithWebsocketCloseCode(transport.AppendCloseReason(ctx, "Forbidden"), closeForbidden), nil, err
@@ -207,23 +205,22 @@ func (v tokenStillValid) MutateOperationContext(ctx context.Context, _ *graphql.
 	return &gqlerror.Error{Message: errUnauthenticated.Error(), Extensions: map[string]any{"code": codeUnauthenticated}}
 }
 
-// readersCannotMutate refuses mutations to callers whose role is not admin, with FORBIDDEN.
-type readersCannotMutate struct{}
+// rolesRule refuses what the caller's role may not do (graph.Authorize), with FORBIDDEN: a
+// reader's mutations, and a worker's anything but its task mutations.
+type rolesRule struct{}
 
 var (
-	_ graphql.HandlerExtension        = readersCannotMutate{}
-	_ graphql.OperationContextMutator = readersCannotMutate{}
+	_ graphql.HandlerExtension        = rolesRule{}
+	_ graphql.OperationContextMutator = rolesRule{}
 )
 
-func (readersCannotMutate) ExtensionName() string { return "ReadersCannotMutate" }
+// ExtensionName names the extension for gqlgen.
+func (rolesRule) ExtensionName() string { return "RolesRule" }
 
-func (readersCannotMutate) Validate(graphql.ExecutableSchema) error { return nil }
+// Validate checks the extension's configuration.
+func (rolesRule) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (readersCannotMutate) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	// Worker tokens are held to their task mutations by workersOnlyServeTasks.
-	if oc.Operation != nil && oc.Operation.Operation == ast.Mutation && roleOf(ctx) != RoleAdmin && roleOf(ctx) != RoleWorker {
-		return &gqlerror.Error{Message: "this API token may read but not change anything (role " + roleOf(ctx) + ")",
-			Extensions: map[string]any{"code": codeForbidden}}
-	}
-	return nil
+// MutateOperationContext refuses an operation the caller's role may not run.
+func (rolesRule) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	return graph.Authorize(roleOf(ctx), oc.Operation)
 }

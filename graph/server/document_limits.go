@@ -1,4 +1,4 @@
-package graph
+package server
 
 import (
 	"context"
@@ -22,6 +22,8 @@ const (
 	codeAliasLimit = "ALIAS_LIMIT_EXCEEDED"
 	// codeValidationFailed is gqlgen's code for a document that does not fit the schema.
 	codeValidationFailed = errcode.ValidationFailed
+	// codeDepthLimit refuses a query nested deeper than Config.MaxDepth.
+	codeDepthLimit = "DEPTH_LIMIT_EXCEEDED"
 )
 
 func init() {

@@ -1,4 +1,4 @@
-package graph
+package server
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/cairnflow/cairn/graph/internal/request"
 )
 
 // sseTransport serves subscriptions (and any operation) as Server-Sent Events, the way a
@@ -55,11 +57,8 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	ids := &sseEventIDs{}
-	ctx = context.WithValue(ctx, sseEventIDsKey{}, ids)
-	if last := r.Header.Get("Last-Event-ID"); last != "" {
-		ctx = context.WithValue(ctx, lastEventIDKey{}, last)
-	}
+	ids := &request.EventIDs{}
+	ctx = request.WithEventIDs(ctx, ids, r.Header.Get("Last-Event-ID"))
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -101,7 +100,7 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 			if resp == nil {
 				break
 			}
-			write(sseEvent(ids.pop(), resp))
+			write(sseEvent(ids.Pop(), resp))
 		}
 	}
 	if ctx.Err() == nil {
@@ -153,42 +152,4 @@ func decodeJSONObject(data []byte, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	return dec.Decode(dst)
-}
-
-type sseEventIDsKey struct{}
-
-type lastEventIDKey struct{}
-
-// sseEventIDs carries the cursor of each event of an SSE stream from the subscription that sends
-// it to the transport that writes it: one entry per event, in the order sent ("" for none).
-type sseEventIDs struct {
-	mu  sync.Mutex
-	ids []string
-}
-
-// noteEventID records the id of the next event a subscription sends on an SSE stream (a no-op
-// on other transports). Call it before sending the event.
-func noteEventID(ctx context.Context, id string) {
-	if s, ok := ctx.Value(sseEventIDsKey{}).(*sseEventIDs); ok {
-		s.mu.Lock()
-		s.ids = append(s.ids, id)
-		s.mu.Unlock()
-	}
-}
-
-func (s *sseEventIDs) pop() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.ids) == 0 {
-		return ""
-	}
-	id := s.ids[0]
-	s.ids = s.ids[1:]
-	return id
-}
-
-// lastEventID returns the Last-Event-ID an EventSource sent when it reconnected, if any.
-func lastEventID(ctx context.Context) (string, bool) {
-	id, ok := ctx.Value(lastEventIDKey{}).(string)
-	return id, ok
 }

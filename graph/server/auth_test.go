@@ -1,40 +1,18 @@
-package graph_test
+package server_test
 
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
-
-// postAs sends a query with an Authorization header ("" for none) and returns status and response.
-func postAs(t *testing.T, b *bundle, authorization, query string) (int, gqlResponse) {
-	t.Helper()
-	body, err := json.Marshal(map[string]any{"query": query})
-	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, b.srv.URL+"/graphql", strings.NewReader(string(body)))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	var out gqlResponse
-	require.NoError(t, json.Unmarshal(raw, &out), string(raw))
-	return resp.StatusCode, out
-}
 
 func TestAPITokens(t *testing.T) {
 	t.Parallel()
@@ -42,7 +20,7 @@ func TestAPITokens(t *testing.T) {
 		ctx := context.Background()
 		require.NoError(t, store.APITokenInsert(ctx, &persistence.APIToken{Name: "ops", Hash: persistence.HashToken("admin-secret"), Role: graph.RoleAdmin}))
 		require.NoError(t, store.APITokenInsert(ctx, &persistence.APIToken{Name: "dash", Hash: persistence.HashToken("reader-secret"), Role: graph.RoleReader}))
-		b := setup(t, store, func(c *graph.Config) { c.Authenticate = graph.StoreAuthenticator(store) })
+		b := setup(t, store, func(c *server.Config) { c.Authenticate = server.StoreAuthenticator(store) })
 		const query = `{ workflows(first: 1) { totalCount } }`
 		const mutation = `mutation { startWorkflow(input: {type: "test.flow"}) { created } }`
 

@@ -1,4 +1,4 @@
-package graph_test
+package server_test
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
@@ -22,7 +22,7 @@ func TestWebsocketInitTimeoutClosesASilentPeer(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		const initTimeout = 200 * time.Millisecond
-		b := setup(t, store, func(c *graph.Config) { c.InitTimeout = initTimeout })
+		b := setup(t, store, func(c *server.Config) { c.InitTimeout = initTimeout })
 		conn, err := net.Dial("tcp", strings.TrimPrefix(b.srv.URL, "http://"))
 		require.NoError(t, err)
 		defer conn.Close()

@@ -1,4 +1,4 @@
-package graph
+package server
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
+
+	"github.com/cairnflow/cairn/graph/internal/request"
 )
 
 // Error codes of requests refused before they reach GraphQL: the HTTP request itself is wrong.
@@ -76,7 +78,7 @@ func guardRequests(next http.Handler, cfg Config, log *slog.Logger) http.Handler
 				refuse(http.StatusMethodNotAllowed, codeMethodNotAllowed, "a %s must be sent by POST, not GET", kind)
 				return
 			}
-			ctx, cancel := withRequestTimeout(r.Context(), cfg.RequestTimeout)
+			ctx, cancel := request.WithTimeout(r.Context(), cfg.RequestTimeout)
 			defer cancel()
 			next.ServeHTTP(w, r.WithContext(ctx))
 		case http.MethodPost:
@@ -109,7 +111,7 @@ func guardRequests(next http.Handler, cfg Config, log *slog.Logger) http.Handler
 				// The request is read: the server's read timeout must not end the stream.
 				_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 			} else {
-				ctx, cancel := withRequestTimeout(context.WithValue(r.Context(), plainRequestKey{}, true), cfg.RequestTimeout)
+				ctx, cancel := request.WithTimeout(context.WithValue(r.Context(), plainRequestKey{}, true), cfg.RequestTimeout)
 				defer cancel()
 				r = r.WithContext(ctx)
 			}

@@ -1,4 +1,4 @@
-package graph
+package server
 
 import (
 	"context"
@@ -10,20 +10,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-)
 
-// Costs of the fields that scan many rows, in the units of Config.ComplexityLimit (a plain field
-// costs 1). They make a query cost what it costs the database: with the default limit of 50000, a
-// query may ask for at most 10 workflowStats or 25 totalCounts of workflows.
-const (
-	// CostWorkflowStats is the cost of Query.workflowStats: it groups every workflow that matches.
-	CostWorkflowStats = 5000
-	// CostWorkflowTotalCount is the cost of WorkflowConnection.totalCount: it counts every
-	// workflow that matches the filter (or every child of a workflow).
-	CostWorkflowTotalCount = 2000
-	// CostHistoryTotalCount is the cost of totalCount on a workflow's actions and task
-	// instances: an index range of one workflow.
-	CostHistoryTotalCount = 20
+	"github.com/cairnflow/cairn/graph"
 )
 
 // codeComplexityLimit is the code of a query that costs more than Config.ComplexityLimit (the
@@ -35,7 +23,7 @@ func init() {
 }
 
 // costLimit refuses operations that cost more than max. A field costs 1 plus its children unless
-// the schema's complexity functions (setComplexity) say otherwise; the items of a connection
+// the schema's complexity functions (graph's setComplexity) say otherwise; the items of a connection
 // (edges, nodes) cost their cost times the page size asked for, while its totalCount and pageInfo
 // are paid once. It walks an operation that documentLimits already bounded, so the walk is short.
 type costLimit struct {
@@ -114,7 +102,7 @@ func (w costWalker) field(f *ast.Field) int {
 	if t := w.schema.Types[f.Definition.Type.Name()]; t != nil && len(f.SelectionSet) > 0 {
 		page := 0
 		if strings.HasSuffix(t.Name, "Connection") {
-			page = max(pageSize(intArg(args, "first"), intArg(args, "last")), 1)
+			page = max(graph.PageSize(intArg(args, "first"), intArg(args, "last")), 1)
 		}
 		child = w.set(f.SelectionSet, page)
 	}

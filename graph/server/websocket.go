@@ -1,4 +1,4 @@
-package graph
+package server
 
 import (
 	"bufio"
@@ -9,11 +9,12 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+
+	"github.com/cairnflow/cairn/graph/internal/request"
 )
 
 // Close codes of graphql-transport-ws that cairn uses besides gqlgen's.
@@ -30,7 +31,7 @@ const (
 type wsState struct {
 	mu   sync.Mutex
 	conn transport.WebsocketConn
-	subs atomic.Int64
+	subs request.Connection
 }
 
 type wsStateKey struct{}
@@ -63,7 +64,7 @@ var _ graphql.Transport = websocketTransport{}
 // Do serves one websocket connection.
 func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	st := &wsState{}
-	r = r.WithContext(context.WithValue(r.Context(), wsStateKey{}, st))
+	r = r.WithContext(request.WithConnection(context.WithValue(r.Context(), wsStateKey{}, st), &st.subs))
 	inner := t.Implementation
 	if inner == nil {
 		inner = transport.CoderWebsocketImplementation{}

@@ -1,4 +1,4 @@
-package graph_test
+package server_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -20,7 +20,7 @@ import (
 // FuzzGraphQLHandler sends arbitrary bodies (POST) or query strings (GET) to the GraphQL endpoint
 // on a real SQLite database: it never panics, never answers 5xx, and every error it answers with
 // carries extensions.code. The seed corpus is in testdata/fuzz/FuzzGraphQLHandler; run it longer
-// with go test -fuzz FuzzGraphQLHandler -fuzztime 1m ./graph.
+// with go test -fuzz FuzzGraphQLHandler -fuzztime 1m ./graph/server.
 func FuzzGraphQLHandler(f *testing.F) {
 	store := dbtest.Open(f, persistence.KindSQLite)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -28,7 +28,7 @@ func FuzzGraphQLHandler(f *testing.F) {
 	if _, err := engine.Register(context.Background(), testFlow); err != nil {
 		f.Fatal(err)
 	}
-	h := graph.NewServer(graph.Config{Engine: engine, Logger: log, Introspection: true})
+	h := server.New(server.Config{Engine: engine, Logger: log, Introspection: true, AllowedHosts: testHosts})
 	f.Add([]byte(`{"query": "{ workflows(first: 2) { totalCount nodes { id status } } }"}`), false)
 	f.Add([]byte(`{ executors { id } }`), true)
 	f.Fuzz(func(t *testing.T, input []byte, get bool) {

@@ -1,4 +1,4 @@
-package graph_test
+package server_test
 
 import (
 	"io"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/graph"
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
@@ -16,7 +16,7 @@ import (
 func TestBadDocumentsGetCodedErrorsNever500(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
-		b := setup(t, store, func(c *graph.Config) {
+		b := setup(t, store, func(c *server.Config) {
 			c.MaxDepth = 6
 			c.ComplexityLimit = 3000
 			c.MaxBodyBytes = 64 << 10
@@ -80,7 +80,7 @@ func TestIntrospectionToggle(t *testing.T) {
 		}
 		on.must(t, `{ __schema { queryType { name } } }`, &schema, nil)
 		require.Equal(t, "Query", schema.Schema.QueryType.Name)
-		off := setup(t, store, func(c *graph.Config) { c.Introspection = false })
+		off := setup(t, store, func(c *server.Config) { c.Introspection = false })
 		e := off.fails(t, "FORBIDDEN", `{ __schema { queryType { name } } }`, nil)
 		require.Contains(t, e.Message, "introspection")
 		var typename struct {
@@ -111,7 +111,7 @@ func TestCostOfConnectionsAndScans(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		const query = `{ workflows(first: 100) { totalCount nodes { id status } } }`
-		fits := setup(t, store, func(c *graph.Config) { c.ComplexityLimit = 2301 })
+		fits := setup(t, store, func(c *server.Config) { c.ComplexityLimit = 2301 })
 		var out struct {
 			Workflows struct {
 				TotalCount int
@@ -119,7 +119,7 @@ func TestCostOfConnectionsAndScans(t *testing.T) {
 			}
 		}
 		fits.must(t, query, &out, nil)
-		over := setup(t, store, func(c *graph.Config) { c.ComplexityLimit = 2300 })
+		over := setup(t, store, func(c *server.Config) { c.ComplexityLimit = 2300 })
 		e := over.fails(t, "COMPLEXITY_LIMIT_EXCEEDED", query, nil)
 		require.Equal(t, "the operation costs 2301; at most 2300 is allowed", e.Message)
 		e = over.fails(t, "COMPLEXITY_LIMIT_EXCEEDED", `{ a: workflowStats { total } }`, nil)
