@@ -97,10 +97,6 @@ func (c *compiler) compileFork(t *task, def map[string]any, sc scope) error {
 	return nil
 }
 
-func branchDirective(then string) bool {
-	return then == "" || then == "continue" || then == "exit" || then == "end"
-}
-
 // startBranches starts one child per branch of fork task t, created when the step completes.
 func (r *run) startBranches(sc *workflow.StepContext, t *task, in any) *Problem {
 	token := newEventID()
