@@ -60,9 +60,11 @@ func (e *Engine) completeAndContinue(ctx context.Context, outcomes []*outcome, k
 		}
 	}
 	wake := map[string]bool{}
+	var interrupt []*persistence.Workflow
 	err = e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
 		written = written[:0]
 		clear(wake)
+		interrupt = nil
 		// A completion lost in a database crash is found by its worker's reconciliation and the
 		// step runs again, so it need not wait for the disk.
 		if err := tx.AsyncCommit(ctx); err != nil {
@@ -182,6 +184,9 @@ func (e *Engine) completeAndContinue(ctx context.Context, outcomes []*outcome, k
 			events = append(events, &persistence.ChangeEvent{WorkflowID: ch.ID, Type: EventCreated, Status: ch.Status, State: ch.State, At: now})
 			wake[ch.ExecutorGroup] = true
 		}
+		if interrupt, err = e.applyEffects(ctx, tx, written, wake); err != nil {
+			return err
+		}
 		woken, err := e.wakeSatisfiedWaits(ctx, tx, waiting, now)
 		if err != nil {
 			return err
@@ -210,6 +215,9 @@ func (e *Engine) completeAndContinue(ctx context.Context, outcomes []*outcome, k
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("error completing %d steps: %w", len(outcomes), err)
+	}
+	for _, w := range interrupt {
+		e.interrupt(w.ID, w.Version)
 	}
 	e.afterCommit(wake, len(written) > 0)
 	e.notifyRemote(written)

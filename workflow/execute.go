@@ -26,6 +26,8 @@ type outcome struct {
 	vars       map[string]json.RawMessage
 	logs       []*persistence.ActivityLog
 	children   []ChildRequest
+	signals    []SignalRequest // sent by this step (step_effects.go)
+	cancels    []CancelRequest
 	signal     *persistence.Signal // consumed by this step
 	wait       *WaitFor            // entered a WAIT state: check whether it is already satisfied
 	def        *Definition         // the definition the step ran (nil: it could not be loaded)
@@ -270,7 +272,7 @@ func (e *Engine) apply(o *outcome, def *Definition, state *State, next Next, sc 
 	}
 	o.collect(sc)
 	if sc != nil {
-		o.children = sc.children
+		o.children, o.signals, o.cancels = sc.children, sc.signals, sc.cancels
 	}
 	c := e.keep(w, persistence.StatusInProgress)
 	c.LastError = nil
@@ -370,7 +372,7 @@ func (e *Engine) failure(o *outcome, def *Definition, state *State, cause error,
 	o.task = e.task(o, state, status, &msg, nil)
 	o.action = &persistence.Action{WorkflowID: w.ID, Type: persistence.ActionStateExecutionFailed, FromState: &w.State,
 		State: c.State, StateText: c.StateText, RetryNo: w.Retries, ExecutorID: &o.executorID, At: now}
-	o.children = nil
+	o.children, o.signals, o.cancels = nil, nil, nil
 	o.signal = nil
 	return o
 }

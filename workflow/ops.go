@@ -53,6 +53,27 @@ func (e *Engine) change(ctx context.Context, op string, p ChangeParams, fn func(
 	wake := map[string]bool{}
 	var interrupted bool
 	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+		clear(wake)
+		var err error
+		out, interrupted, err = e.changeIn(ctx, tx, op, p, fn, wake)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if interrupted {
+		// Paused or cancelled while its step ran: the step sees its context cancelled.
+		e.interrupt(out.ID, out.Version)
+	}
+	e.afterCommit(wake, true)
+	return out, nil
+}
+
+// changeIn is change inside transaction tx: it marks in wake the executor groups to wake once tx
+// commits, and reports whether the workflow's running step is to be interrupted then.
+func (e *Engine) changeIn(ctx context.Context, tx *persistence.Store, op string, p ChangeParams, fn func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error),
+	wake map[string]bool) (out *persistence.Workflow, interrupted bool, err error) {
+	err = func() error {
 		w, err := tx.WorkflowGetForUpdate(ctx, p.ID)
 		if errors.Is(err, persistence.ErrNotFound) {
 			return notFound("id", "no workflow %v", workflowRef(p.ID))
@@ -146,16 +167,11 @@ func (e *Engine) change(ctx context.Context, op string, p ChangeParams, fn func(
 		}
 		out = w
 		return nil
-	})
+	}()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if interrupted {
-		// Paused or cancelled while its step ran: the step sees its context cancelled.
-		e.interrupt(out.ID, out.Version)
-	}
-	e.afterCommit(wake, true)
-	return out, nil
+	return out, interrupted, nil
 }
 
 func claimable(s persistence.Status) bool {
@@ -342,19 +358,25 @@ func (e *Engine) Resume(ctx context.Context, p ChangeParams) (*persistence.Workf
 // is claimed again and a step running for any of them sees its context cancelled.
 func (e *Engine) Cancel(ctx context.Context, p ChangeParams) (*persistence.Workflow, error) {
 	var cascaded []*persistence.Workflow
-	w, err := e.change(ctx, "cancel", p, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
-		if w.Status.Terminal() {
-			return nil, conflict("workflow %v is already %s", workflowRef(w.ID), w.Status)
-		}
-		cancelWorkflow(w)
-		var err error
-		cascaded, err = e.cancelDescendants(ctx, tx, w, p)
-		return nil, err
-	})
+	w, err := e.change(ctx, "cancel", p, e.cancelling(p, &cascaded))
 	for _, d := range cascaded {
 		e.interrupt(d.ID, d.Version)
 	}
 	return w, err
+}
+
+// cancelling is Cancel's change of a workflow: it cancels the workflow and its descendants, and
+// adds the descendants it cancelled to cascaded.
+func (e *Engine) cancelling(p ChangeParams, cascaded *[]*persistence.Workflow) func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
+	return func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
+		if w.Status.Terminal() {
+			return nil, conflict("workflow %v is already %s", workflowRef(w.ID), w.Status)
+		}
+		cancelWorkflow(w)
+		ds, err := e.cancelDescendants(ctx, tx, w, p)
+		*cascaded = ds
+		return nil, err
+	}
 }
 
 func cancelWorkflow(w *persistence.Workflow) {
@@ -489,80 +511,6 @@ func (e *Engine) WakeUp(ctx context.Context, p ChangeParams) (*persistence.Workf
 		w.NextActivation = timePtr(persistence.Now())
 		return nil, nil
 	})
-}
-
-// SignalParams is the input of Signal.
-type SignalParams struct {
-	ID             int64
-	Name           string
-	Payload        json.RawMessage
-	IdempotencyKey string
-	Actor          string
-}
-
-// Signal delivers a message to a workflow. A workflow waiting for it wakes at once; one that is not
-// waiting yet keeps it until a WAIT state asks for it. The same idempotency key delivers once.
-func (e *Engine) Signal(ctx context.Context, p SignalParams) (*persistence.Workflow, error) {
-	if err := p.validate(); err != nil {
-		return nil, err
-	}
-	if p.Name == "" {
-		return nil, invalid("name", "a signal needs a name")
-	}
-	if len(p.Payload) > 0 && !json.Valid(p.Payload) {
-		return nil, invalid("payload", "payload must be JSON")
-	}
-	if err := e.limits.checkValue("payload", p.Payload); err != nil {
-		return nil, err
-	}
-	var out *persistence.Workflow
-	var woke bool
-	err := e.idempotentTx(ctx, p.IdempotencyKey, func(ctx context.Context, tx *persistence.Store) error {
-		if done, err := replay(ctx, tx, "signal", p.ID, p.IdempotencyKey, p.hash()); done != nil || err != nil {
-			out = done
-			return err
-		}
-		// Lock the row before the signal's insert takes its key-share lock on it: two signals that
-		// each held that lock and then asked for the row (to wake it) deadlocked.
-		w, err := tx.WorkflowGetForUpdate(ctx, p.ID)
-		if errors.Is(err, persistence.ErrNotFound) {
-			return notFound("id", "no workflow %v", workflowRef(p.ID))
-		} else if err != nil {
-			return err
-		}
-		if w.Status.Terminal() {
-			return conflict("workflow %v is %s and takes no signals", workflowRef(w.ID), w.Status)
-		}
-		sig := &persistence.Signal{WorkflowID: w.ID, Name: p.Name, Payload: p.Payload, IdempotencyKey: strPtr(p.IdempotencyKey)}
-		if err := tx.SignalInsert(ctx, sig); err != nil {
-			return err
-		}
-		woken, err := tx.WorkflowWake(ctx, persistence.WorkflowWakeParams{IDs: []int64{w.ID}, Signal: p.Name, Now: persistence.Now()})
-		if err != nil {
-			return err
-		}
-		woke = len(woken) > 0
-		if out, err = tx.WorkflowGet(ctx, w.ID); err != nil {
-			return err
-		}
-		evType := EventSignaled
-		if woke {
-			evType = EventWoken
-		}
-		if err := tx.ChangeEventInsertMany(ctx, []*persistence.ChangeEvent{{WorkflowID: w.ID, Type: evType, Status: out.Status, State: out.State}}); err != nil {
-			return err
-		}
-		return remember(ctx, tx, "signal", p.ID, p.IdempotencyKey, p.hash())
-	})
-	if err != nil {
-		return nil, err
-	}
-	wake := map[string]bool{}
-	if woke {
-		wake[out.ExecutorGroup] = true
-	}
-	e.afterCommit(wake, true)
-	return out, nil
 }
 
 // mergeVariables applies changes (null removes a key) to a variables object.

@@ -85,9 +85,12 @@ type StepContext struct {
 	changed   map[string]bool
 	logs      []*persistence.ActivityLog
 	children  []ChildRequest
-	signal    *persistence.Signal
-	output    json.RawMessage
-	remote    *remoteCall // what CallRemote found or asked for
+	// signals and cancels are the step's effects on other workflows (step_effects.go).
+	signals []SignalRequest
+	cancels []CancelRequest
+	signal  *persistence.Signal
+	output  json.RawMessage
+	remote  *remoteCall // what CallRemote found or asked for
 	// overLimit is the first write over the engine's Limits: it fails the attempt (limits.go).
 	overLimit *LimitError
 	// varsBytes is the size of variables as JSON once varsSized (counted at the first SetVar).

@@ -206,18 +206,6 @@ func isRunWorkflow(v any) bool {
 	return ok && m["workflow"] != nil && m["container"] == nil && m["script"] == nil && m["shell"] == nil
 }
 
-// checkThen refuses a flow directive that names no task of the list.
-func checkThen(l *taskList, then, ptr string) error {
-	switch then {
-	case "", "continue", "exit", "end":
-		return nil
-	}
-	if l.byName(then) == nil {
-		return faultAt(ptr, "then: %q names no task of this list", then)
-	}
-	return nil
-}
-
 // compileTask compiles one task with what all tasks share (if, input, output, export, then).
 func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (*task, error) {
 	t := &task{name: name, path: ptr}

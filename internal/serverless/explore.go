@@ -133,7 +133,7 @@ func (g *graph) enter(t *task) map[string]bool {
 	return g.cached("enter:"+t.path, func(add func(map[string]bool)) {
 		if t.cond != nil {
 			add(g.fault(t))
-			add(g.next(t, "continue"))
+			add(g.next(t, thenContinue))
 		}
 		if !composite(t.kind) {
 			add(one(t.path))
@@ -177,37 +177,17 @@ func (g *graph) complete(t *task, then string) map[string]bool {
 	})
 }
 
-// next mirrors run.next.
+// next mirrors run.next: where it goes is afterThen's.
 func (g *graph) next(t *task, then string) map[string]bool {
-	if t.list.fork {
+	f := afterThen(t, then)
+	switch f.kind {
+	case flowEndBranch:
 		return one(stateEnd)
-	}
-	switch then {
-	case "end":
-		if g.inBranch(t) {
-			return one(stateEnd)
-		}
-		return g.exitList(g.p.root.body)
-	case "exit":
-		return g.exitList(t.list)
-	case "", "continue":
-		if t.index+1 < len(t.list.tasks) {
-			return g.enter(t.list.tasks[t.index+1])
-		}
-		return g.exitList(t.list)
+	case flowExit:
+		return g.exitList(f.list)
 	default:
-		return g.enter(t.list.byName(then))
+		return g.enter(f.to)
 	}
-}
-
-// inBranch reports whether a task lies inside a fork's branch.
-func (g *graph) inBranch(t *task) bool {
-	for l := t.list; l != nil; l = l.owner.list {
-		if l.fork {
-			return true
-		}
-	}
-	return false
 }
 
 // exitList mirrors run.exitList.

@@ -2,7 +2,6 @@ package serverless
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -20,9 +19,19 @@ import (
 const forkKey = "cairn.fork"
 
 // forkWonSignal names the signal by which the first branch of a competing fork to finish claims
-// the win: delivered once per fork (its idempotency key is the fork's token), so exactly one
-// branch wins even when several finish at the same moment.
+// the win: delivered once per fork (its idempotency key is the fork's token) with the step that
+// ends the branch, so exactly one branch wins even when several finish at the same moment, and
+// the parent reads the winner from it.
 const forkWonSignal = "cairn.fork.won"
+
+// forkWon is the payload of a forkWonSignal.
+type forkWon struct {
+	Token  string `json:"token"`
+	Branch int    `json:"branch"`
+}
+
+// forkWonKey is the idempotency key of the forkWonSignal of one run of a fork.
+func forkWonKey(token string) string { return "fork/" + token }
 
 // branchStart is what a branch child gets from its parent: where the branch is, and the parent's
 // data the branch's expressions see.
@@ -45,7 +54,9 @@ type branchRef struct {
 	Branch  int    `json:"branch"`
 	Token   string `json:"token"`
 	Compete bool   `json:"compete,omitempty"`
-	Won     bool   `json:"won,omitempty"`
+	// Won was set by earlier versions on the branch that claimed the win; the forkWonSignal
+	// says so now. Read for the forks that were running when they were replaced.
+	Won bool `json:"won,omitempty"`
 }
 
 // forkSpec is a compiled fork.
@@ -84,10 +95,6 @@ func (c *compiler) compileFork(t *task, def map[string]any, sc scope) error {
 		}
 	}
 	return nil
-}
-
-func branchDirective(then string) bool {
-	return then == "" || then == "continue" || then == "exit" || then == "end"
 }
 
 // startBranches starts one child per branch of fork task t, created when the step completes.
@@ -150,38 +157,33 @@ func (r *run) endBranch() target {
 	return target{end: true}
 }
 
-// claimWin is run by a branch of a competing fork that finished: the first to claim wins and
-// cancels the others. A branch that lost finishes all the same; its parent ignores its output.
+// claimWin is run by a branch of a competing fork that finished: it sends its parent the claim
+// to the win, which cancels the other branches when it is delivered, with the step that ends
+// the branch. The first branch whose claim is delivered wins; a branch that lost finishes all
+// the same, and its parent ignores its output.
 func (r *run) claimWin(sc *workflow.StepContext) error {
 	br := r.st.Branch
 	parent := sc.Workflow().ParentID
-	if br == nil || !br.Compete || parent == nil || r.prog.engine == nil {
+	if br == nil || !br.Compete || parent == nil {
 		return nil
 	}
-	payload, _ := json.Marshal(map[string]any{"token": br.Token, "branch": br.Branch})
-	_, err := r.prog.engine.Signal(sc, workflow.SignalParams{ID: *parent, Name: forkWonSignal, Payload: payload,
-		IdempotencyKey: "fork/" + br.Token, Actor: "cairn"})
-	var we *workflow.Error
-	if errors.As(err, &we) && we.Code == workflow.CodeConflict {
-		return nil // another branch won, or the parent ended
-	} else if err != nil {
-		return fmt.Errorf("error claiming the fork's win: %w", err)
-	}
-	br.Won = true
-	siblings, err := r.branchChildren(sc, *parent, br.Fork, br.Token)
+	siblings, _, err := r.branchChildren(sc, *parent, br.Fork, br.Token)
 	if err != nil {
 		return err
 	}
+	var losers []workflow.CancelRequest
 	for _, s := range siblings {
-		if s.w.ID == sc.WorkflowID() || s.w.Status.Terminal() {
-			continue
+		if s.w.ID != sc.WorkflowID() && !s.w.Status.Terminal() {
+			losers = append(losers, workflow.CancelRequest{ID: s.w.ID, Reason: "another branch of the competing fork finished first"})
 		}
-		_, err := r.prog.engine.Cancel(sc, workflow.ChangeParams{ID: s.w.ID, Actor: "cairn", Reason: "another branch of the competing fork finished first"})
-		if errors.As(err, &we) && we.Code == workflow.CodeConflict {
-			continue // it ended meanwhile
-		} else if err != nil {
-			return fmt.Errorf("error cancelling branch %d: %w", s.branch, err)
-		}
+	}
+	payload, err := json.Marshal(forkWon{Token: br.Token, Branch: br.Branch})
+	if err != nil {
+		return err
+	}
+	if err := sc.SendSignal(workflow.SignalRequest{ID: *parent, Name: forkWonSignal, Payload: payload,
+		IdempotencyKey: forkWonKey(br.Token), Cancels: losers}); err != nil {
+		return fmt.Errorf("error claiming the fork's win: %w", err)
 	}
 	return nil
 }
@@ -191,17 +193,17 @@ type branchChild struct {
 	branch int
 }
 
-// branchChildren lists the children of one run of a fork (by its token), in branch order.
-func (r *run) branchChildren(sc *workflow.StepContext, parent int64, fork, token string) ([]branchChild, error) {
+// branchChildren lists the children of one run of a fork (by its token; "" for the newest run),
+// in branch order, and the run's token.
+func (r *run) branchChildren(sc *workflow.StepContext, parent int64, fork, token string) ([]branchChild, string, error) {
 	t := r.prog.byPath[fork]
 	if t == nil || t.kind != kindFork {
-		return nil, fmt.Errorf("no fork at %s", fork)
+		return nil, "", fmt.Errorf("no fork at %s", fork)
 	}
 	// The children of one run of the fork are the parent's newest: it starts nothing while it waits.
-	ws, _, err := r.prog.store.WorkflowList(sc, persistence.WorkflowListParams{
-		Filter: persistence.WorkflowFilter{ParentID: &parent}, Desc: true, Limit: len(t.body.tasks)})
+	ws, err := sc.Reader().Children(sc, parent, len(t.body.tasks))
 	if err != nil {
-		return nil, fmt.Errorf("error listing the fork's branches: %w", err)
+		return nil, "", fmt.Errorf("error listing the fork's branches: %w", err)
 	}
 	var out []branchChild
 	for _, w := range ws {
@@ -217,7 +219,23 @@ func (r *run) branchChildren(sc *workflow.StepContext, parent int64, fork, token
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].branch < out[j].branch })
-	return out, nil
+	return out, token, nil
+}
+
+// wonBranch is the branch of the run token of a competing fork whose claim to the win was
+// delivered (-1: none).
+func (r *run) wonBranch(sc *workflow.StepContext, token string) (int, error) {
+	sigs, err := sc.Reader().Signals(r.ctx, sc.WorkflowID(), forkWonSignal)
+	if err != nil {
+		return -1, fmt.Errorf("error reading the fork's winner: %w", err)
+	}
+	for _, s := range sigs {
+		var won forkWon
+		if s.IdempotencyKey != nil && *s.IdempotencyKey == forkWonKey(token) && json.Unmarshal(s.Payload, &won) == nil {
+			return won.Branch, nil
+		}
+	}
+	return -1, nil
 }
 
 // forkOutcome is the output of a fork whose branches all ended: every branch's output in the order
@@ -227,12 +245,18 @@ func (r *run) forkOutcome(sc *workflow.StepContext, t *task) (any, *Problem) {
 	lost := func(detail string) *Problem {
 		return &Problem{Type: errTypeRuntime, Status: 500, Title: "Fork Branches Lost", Detail: detail, Instance: t.path}
 	}
-	children, err := r.branchChildren(sc, sc.WorkflowID(), t.path, "")
+	children, token, err := r.branchChildren(sc, sc.WorkflowID(), t.path, "")
 	if err != nil {
 		return nil, lost(err.Error())
 	}
 	if len(children) != len(t.body.tasks) {
 		return nil, lost(fmt.Sprintf("found %d of the fork's %d branches", len(children), len(t.body.tasks)))
+	}
+	won := -1
+	if t.fork.compete {
+		if won, err = r.wonBranch(sc, token); err != nil {
+			return nil, lost(err.Error())
+		}
 	}
 	var firstFault *Problem
 	outputs := make([]any, len(children))
@@ -251,7 +275,7 @@ func (r *run) forkOutcome(sc *workflow.StepContext, t *task) (any, *Problem) {
 			Branch *branchRef `json:"branch"`
 		}
 		_ = json.Unmarshal(c.w.Variables, &ref)
-		if ref.Branch != nil && ref.Branch.Won {
+		if c.branch == won || (won < 0 && ref.Branch != nil && ref.Branch.Won) {
 			winner = c
 		}
 		if firstDone == nil || finishedBefore(c.w, firstDone.w) {

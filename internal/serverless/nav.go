@@ -164,7 +164,7 @@ func (r *run) enter(t *task) target {
 			return r.fault(t, p)
 		}
 		if r.choice(2, func() int { return map[bool]int{true: 0, false: 1}[truthy(v)] }) == 1 {
-			return r.next(t, "continue") // skipped: its output is its input
+			return r.next(t, thenContinue) // skipped: its output is its input
 		}
 	}
 	if !composite(t.kind) {
@@ -257,24 +257,19 @@ func (r *run) complete(t *task, input, raw any, then string) target {
 	return r.next(t, then)
 }
 
-// next follows a flow directive after task t completed.
+// next follows a flow directive after task t completed (where it goes: afterThen).
 func (r *run) next(t *task, then string) target {
-	if t.list.fork || (then == "end" && r.st.Branch != nil) {
-		return r.endBranch() // a branch ends its child workflow, whatever its directive
-	}
-	switch then {
-	case "end":
-		r.st.Frames = r.st.Frames[:1]
-		return r.exitList(r.prog.root.body)
-	case "exit":
-		return r.exitList(t.list)
-	case "", "continue":
-		if t.index+1 < len(t.list.tasks) {
-			return r.enter(t.list.tasks[t.index+1])
+	f := afterThen(t, then)
+	switch f.kind {
+	case flowEndBranch:
+		return r.endBranch()
+	case flowExit:
+		if f.end {
+			r.st.Frames = r.st.Frames[:1]
 		}
-		return r.exitList(t.list)
+		return r.exitList(f.list)
 	default:
-		return r.enter(t.list.byName(then))
+		return r.enter(f.to)
 	}
 }
 

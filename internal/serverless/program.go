@@ -4,9 +4,6 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // The kinds of task cairn runs.
@@ -43,8 +40,6 @@ type program struct {
 	leaves  []*task
 	byPath  map[string]*task
 	http    *httpRunner
-	store   *persistence.Store
-	engine  *workflow.Engine // where forks claim a win and cancel the branches that lost
 	secrets map[string]any
 	redact  *redactor // keeps the secrets' values out of what workflows store
 	// functions are the Go Functions of this node, by name.

@@ -63,21 +63,15 @@ func (r *run) startChild(sc *workflow.StepContext, t *task, in any) *Problem {
 	if _, ok := input.(map[string]any); !ok {
 		return fail("the input of workflow %s must be an object", rw.typ)
 	}
-	if r.prog.store == nil {
-		return fail("this node's compiler was not installed on an engine")
-	}
 	// A pinned version runs whichever stored version has that label, however many came after it.
 	version := 0
 	if rw.version != "" {
-		if r.prog.engine == nil {
-			return fail("this node's compiler was not installed on an engine")
-		}
-		row, err := r.prog.engine.DeployedVersion(r.ctx, rw.typ, rw.version)
+		row, err := sc.Reader().DeployedVersion(r.ctx, rw.typ, rw.version)
 		if err != nil {
 			return fail("no deployed definition %s of version %q: %v", rw.typ, rw.version, err)
 		}
 		version = row.Version
-	} else if _, err := r.prog.store.DefinitionGet(r.ctx, persistence.DefinitionGetParams{Type: rw.typ}); err != nil {
+	} else if _, err := sc.Reader().Definition(r.ctx, rw.typ, 0); err != nil {
 		return fail("no deployed definition %s: %v", rw.typ, err)
 	}
 	b, err := json.Marshal(r.prog.redact.value(input))
@@ -91,9 +85,7 @@ func (r *run) startChild(sc *workflow.StepContext, t *task, in any) *Problem {
 // childOutcome reads the newest child of the workflow once every child ended: its output, or
 // its fault.
 func (r *run) childOutcome(sc *workflow.StepContext, t *task) (any, *Problem) {
-	id := sc.WorkflowID()
-	children, _, err := r.prog.store.WorkflowList(r.ctx, persistence.WorkflowListParams{
-		Filter: persistence.WorkflowFilter{ParentID: &id}, Desc: true, Limit: 1})
+	children, err := sc.Reader().Children(r.ctx, sc.WorkflowID(), 1)
 	if err != nil || len(children) == 0 {
 		return nil, &Problem{Type: errTypeRuntime, Status: 500, Title: "Child Workflow Lost", Detail: fmt.Sprint(err), Instance: t.path}
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/go-playground/validator/v10"
 	"github.com/serverlessworkflow/sdk-go/v3/parser"
 
-	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -40,8 +39,6 @@ type Compiler struct {
 	http    *httpRunner
 	secrets map[string]any
 	redact  *redactor
-	store   *persistence.Store // where run: workflow tasks read their children
-	engine  *workflow.Engine
 	// functions are the node's Go Functions, by name.
 	functions map[string]Function
 	exprs     ExpressionOptions
@@ -60,9 +57,7 @@ func NewCompiler(opts Options) *Compiler {
 
 // Install makes an engine deploy and run Serverless Workflow documents.
 func Install(e *workflow.Engine, opts Options) {
-	c := NewCompiler(opts)
-	c.store, c.engine = e.Store(), e
-	e.SetCompiler(c)
+	e.SetCompiler(NewCompiler(opts))
 }
 
 // Compile parses, validates and compiles a document (YAML or JSON).
@@ -71,7 +66,7 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.http, p.store, p.engine, p.secrets, p.redact, p.functions = c.http, c.store, c.engine, c.secrets, c.redact, c.functions
+	p.http, p.secrets, p.redact, p.functions = c.http, c.secrets, c.redact, c.functions
 	p.exprs = c.exprs
 	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label}, nil
 }

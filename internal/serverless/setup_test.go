@@ -40,9 +40,15 @@ func newNode(t *testing.T, store *persistence.Store) *node {
 // newNodeWith is newNode with the compiler's options.
 func newNodeWith(t *testing.T, store *persistence.Store, opts serverless.Options) *node {
 	t.Helper()
+	return newNodeLimited(t, store, workflow.Limits{}, opts)
+}
+
+// newNodeLimited is newNodeWith on an engine with limits.
+func newNodeLimited(t *testing.T, store *persistence.Store, limits workflow.Limits, opts serverless.Options) *node {
+	t.Helper()
 	log := testLogger()
 	notifier := persistence.NewNotifier(store, log)
-	engine := workflow.New(store, workflow.Options{Logger: log, Notifier: notifier})
+	engine := workflow.New(store, workflow.Options{Logger: log, Notifier: notifier, Limits: limits})
 	serverless.Install(engine, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -1,11 +1,9 @@
 package serverless
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -104,26 +102,22 @@ func startDeadline(from time.Time, timeout time.Duration) *time.Time {
 	return &d
 }
 
-// cancelAwaited cancels the children a task waited for when it timed out: they would run on
-// for nothing.
+// cancelAwaited cancels the children a task waited for when it timed out (they would run on for
+// nothing), with the step that records the timeout.
 func (r *run) cancelAwaited(sc *workflow.StepContext, t *task) error {
-	id := sc.WorkflowID()
 	n := 1
 	if t.kind == kindFork {
 		n = len(t.body.tasks)
 	}
-	children, _, err := r.prog.store.WorkflowList(sc, persistence.WorkflowListParams{
-		Filter: persistence.WorkflowFilter{ParentID: &id}, Desc: true, Limit: n})
+	children, err := sc.Reader().Children(sc, sc.WorkflowID(), n)
 	if err != nil {
 		return fmt.Errorf("error listing the children to cancel: %w", err)
 	}
 	for _, c := range children {
-		if c.Status.Terminal() || r.prog.engine == nil {
+		if c.Status.Terminal() {
 			continue
 		}
-		_, err := r.prog.engine.Cancel(sc, workflow.ChangeParams{ID: c.ID, Actor: "cairn", Reason: "the task that waited for it timed out"})
-		var we *workflow.Error
-		if err != nil && !(errors.As(err, &we) && we.Code == workflow.CodeConflict) {
+		if err := sc.CancelWorkflow(workflow.CancelRequest{ID: c.ID, Reason: "the task that waited for it timed out"}); err != nil {
 			return fmt.Errorf("error cancelling child %d: %w", c.ID, err)
 		}
 	}

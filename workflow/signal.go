@@ -1,0 +1,102 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/cairnflow/cairn/persistence"
+)
+
+// SignalParams is the input of Signal.
+type SignalParams struct {
+	ID             int64
+	Name           string
+	Payload        json.RawMessage
+	IdempotencyKey string
+	Actor          string
+}
+
+// Signal delivers a message to a workflow. A workflow waiting for it wakes at once; one that is not
+// waiting yet keeps it until a WAIT state asks for it. The same idempotency key delivers once.
+func (e *Engine) Signal(ctx context.Context, p SignalParams) (*persistence.Workflow, error) {
+	if err := e.checkSignal(p); err != nil {
+		return nil, err
+	}
+	var out *persistence.Workflow
+	var woke bool
+	err := e.idempotentTx(ctx, p.IdempotencyKey, func(ctx context.Context, tx *persistence.Store) error {
+		var err error
+		out, woke, err = e.signalIn(ctx, tx, p)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	wake := map[string]bool{}
+	if woke {
+		wake[out.ExecutorGroup] = true
+	}
+	e.afterCommit(wake, true)
+	return out, nil
+}
+
+// checkSignal refuses a signal that cannot be delivered to any workflow.
+func (e *Engine) checkSignal(p SignalParams) error {
+	if err := p.validate(); err != nil {
+		return err
+	}
+	if p.Name == "" {
+		return invalid("name", "a signal needs a name")
+	}
+	if len(p.Payload) > 0 && !json.Valid(p.Payload) {
+		return invalid("payload", "payload must be JSON")
+	}
+	return e.limits.checkValue("payload", p.Payload)
+}
+
+// signalIn delivers a checked signal inside transaction tx and reports whether it woke its
+// workflow; a signal that was delivered already with its idempotency key changes nothing.
+func (e *Engine) signalIn(ctx context.Context, tx *persistence.Store, p SignalParams) (out *persistence.Workflow, woke bool, err error) {
+	err = func() error {
+		if done, err := replay(ctx, tx, "signal", p.ID, p.IdempotencyKey, p.hash()); done != nil || err != nil {
+			out = done
+			return err
+		}
+		// Lock the row before the signal's insert takes its key-share lock on it: two signals that
+		// each held that lock and then asked for the row (to wake it) deadlocked.
+		w, err := tx.WorkflowGetForUpdate(ctx, p.ID)
+		if errors.Is(err, persistence.ErrNotFound) {
+			return notFound("id", "no workflow %v", workflowRef(p.ID))
+		} else if err != nil {
+			return err
+		}
+		if w.Status.Terminal() {
+			return conflict("workflow %v is %s and takes no signals", workflowRef(w.ID), w.Status)
+		}
+		sig := &persistence.Signal{WorkflowID: w.ID, Name: p.Name, Payload: p.Payload, IdempotencyKey: strPtr(p.IdempotencyKey)}
+		if err := tx.SignalInsert(ctx, sig); err != nil {
+			return err
+		}
+		woken, err := tx.WorkflowWake(ctx, persistence.WorkflowWakeParams{IDs: []int64{w.ID}, Signal: p.Name, Now: persistence.Now()})
+		if err != nil {
+			return err
+		}
+		woke = len(woken) > 0
+		if out, err = tx.WorkflowGet(ctx, w.ID); err != nil {
+			return err
+		}
+		evType := EventSignaled
+		if woke {
+			evType = EventWoken
+		}
+		if err := tx.ChangeEventInsertMany(ctx, []*persistence.ChangeEvent{{WorkflowID: w.ID, Type: evType, Status: out.Status, State: out.State}}); err != nil {
+			return err
+		}
+		return remember(ctx, tx, "signal", p.ID, p.IdempotencyKey, p.hash())
+	}()
+	if err != nil {
+		return nil, false, err
+	}
+	return out, woke, nil
+}
