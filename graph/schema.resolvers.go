@@ -95,169 +95,6 @@ func (r *formSubmissionResolver) ID(ctx context.Context, obj *persistence.FormSu
 	return encodeID(kindForm, obj.ID), nil
 }
 
-// StartWorkflow is the resolver for the startWorkflow field.
-func (r *mutationResolver) StartWorkflow(ctx context.Context, input model.StartWorkflowInput) (*model.StartWorkflowPayload, error) {
-	res, err := r.engine.Start(ctx, startParams(&input))
-	if err != nil {
-		return nil, err
-	}
-	return &model.StartWorkflowPayload{Workflow: res.Workflow, Created: res.Created}, nil
-}
-
-// StartWorkflows is the resolver for the startWorkflows field.
-func (r *mutationResolver) StartWorkflows(ctx context.Context, input model.StartWorkflowsInput) (*model.StartWorkflowsPayload, error) {
-	if err := tooMany(len(input.Workflows)); err != nil {
-		return nil, err
-	}
-	ps := make([]workflow.StartParams, len(input.Workflows))
-	for i, in := range input.Workflows {
-		ps[i] = startParams(in)
-	}
-	res, err := r.engine.StartMany(ctx, ps)
-	if err != nil {
-		return nil, err
-	}
-	out := &model.StartWorkflowsPayload{Results: make([]*model.StartWorkflowPayload, len(res))}
-	for i, sr := range res {
-		out.Results[i] = &model.StartWorkflowPayload{Workflow: sr.Workflow, Created: sr.Created}
-		loadersFor(ctx, r.store).listed(sr.Workflow)
-	}
-	return out, nil
-}
-
-// RetryWorkflow is the resolver for the retryWorkflow field.
-func (r *mutationResolver) RetryWorkflow(ctx context.Context, input model.RetryWorkflowInput) (*model.WorkflowPayload, error) {
-	cp, err := changeParams(input.ID, input.Reason, input.IdempotencyKey)
-	if err != nil {
-		return nil, err
-	}
-	return payload(r.engine.Retry(ctx, workflow.RetryParams{ChangeParams: cp, State: str(input.State)}))
-}
-
-// PauseWorkflow is the resolver for the pauseWorkflow field.
-func (r *mutationResolver) PauseWorkflow(ctx context.Context, input model.WorkflowActionInput) (*model.WorkflowPayload, error) {
-	cp, err := changeParams(input.ID, input.Reason, input.IdempotencyKey)
-	if err != nil {
-		return nil, err
-	}
-	return payload(r.engine.Pause(ctx, cp))
-}
-
-// ResumeWorkflow is the resolver for the resumeWorkflow field.
-func (r *mutationResolver) ResumeWorkflow(ctx context.Context, input model.WorkflowActionInput) (*model.WorkflowPayload, error) {
-	cp, err := changeParams(input.ID, input.Reason, input.IdempotencyKey)
-	if err != nil {
-		return nil, err
-	}
-	return payload(r.engine.Resume(ctx, cp))
-}
-
-// CancelWorkflow is the resolver for the cancelWorkflow field.
-func (r *mutationResolver) CancelWorkflow(ctx context.Context, input model.WorkflowActionInput) (*model.WorkflowPayload, error) {
-	cp, err := changeParams(input.ID, input.Reason, input.IdempotencyKey)
-	if err != nil {
-		return nil, err
-	}
-	return payload(r.engine.Cancel(ctx, cp))
-}
-
-// WakeUpWorkflow is the resolver for the wakeUpWorkflow field.
-func (r *mutationResolver) WakeUpWorkflow(ctx context.Context, input model.WorkflowActionInput) (*model.WorkflowPayload, error) {
-	cp, err := changeParams(input.ID, input.Reason, input.IdempotencyKey)
-	if err != nil {
-		return nil, err
-	}
-	return payload(r.engine.WakeUp(ctx, cp))
-}
-
-// SignalWorkflow is the resolver for the signalWorkflow field.
-func (r *mutationResolver) SignalWorkflow(ctx context.Context, input model.SignalWorkflowInput) (*model.WorkflowPayload, error) {
-	id, err := decodeID("id", kindWorkflow, input.ID)
-	if err != nil {
-		return nil, err
-	}
-	return payload(r.engine.Signal(ctx, workflow.SignalParams{ID: id, Name: input.Name, Payload: input.Payload, IdempotencyKey: str(input.IdempotencyKey)}))
-}
-
-func (r *mutationResolver) SubmitForm(ctx context.Context, input model.SubmitFormInput) (*model.WorkflowPayload, error) {
-	id, err := decodeID("id", kindWorkflow, input.ID)
-	if err != nil {
-		return nil, err
-	}
-	return payload(r.engine.SubmitForm(ctx, workflow.SubmitFormParams{ID: id, Data: input.Data, SubmittedBy: input.SubmittedBy,
-		Signature: str(input.Signature), IdempotencyKey: str(input.IdempotencyKey)}))
-}
-
-// UpdateWorkflow is the resolver for the updateWorkflow field.
-func (r *mutationResolver) UpdateWorkflow(ctx context.Context, input model.UpdateWorkflowInput) (*model.WorkflowPayload, error) {
-	cp, err := changeParams(input.ID, input.Reason, input.IdempotencyKey)
-	if err != nil {
-		return nil, err
-	}
-	p := workflow.UpdateParams{ChangeParams: cp, State: input.State, StateText: input.StateText, NextActivation: input.NextActivation,
-		ClearNextActivation: input.ClearNextActivation != nil && *input.ClearNextActivation, Variables: input.Variables}
-	return payload(r.engine.Update(ctx, p))
-}
-
-// SetDefinitionReleaseState is the resolver for the setDefinitionReleaseState field.
-func (r *mutationResolver) SetDefinitionReleaseState(ctx context.Context, input model.SetDefinitionReleaseStateInput) (*model.WorkflowDefinitionPayload, error) {
-	def, err := r.engine.SetReleaseState(ctx, input.Type, input.ReleaseState)
-	if err != nil {
-		return nil, err
-	}
-	return &model.WorkflowDefinitionPayload{Definition: def}, nil
-}
-
-// CreateSchedule is the resolver for the createSchedule field.
-func (r *mutationResolver) CreateSchedule(ctx context.Context, input model.CreateScheduleInput) (*model.SchedulePayload, error) {
-	p := workflow.ScheduleParams{Type: input.Type, Cron: input.Cron, Timezone: str(input.Timezone), StartAt: input.StartAt,
-		EndAt: input.EndAt, Input: input.Input}
-	if input.Priority != nil {
-		p.Priority = *input.Priority
-	}
-	if input.OverlapPolicy != nil {
-		p.OverlapPolicy = string(*input.OverlapPolicy)
-	}
-	sc, err := r.engine.CreateSchedule(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	return &model.SchedulePayload{Schedule: sc}, nil
-}
-
-// SetSchedulePaused is the resolver for the setSchedulePaused field.
-func (r *mutationResolver) SetSchedulePaused(ctx context.Context, input model.SetSchedulePausedInput) (*model.SchedulePayload, error) {
-	id, err := decodeID("id", kindSchedule, input.ID)
-	if err != nil {
-		return nil, err
-	}
-	sc, err := r.engine.SetSchedulePaused(ctx, id, input.Paused)
-	if err != nil {
-		return nil, err
-	}
-	return &model.SchedulePayload{Schedule: sc}, nil
-}
-
-// BackfillSchedule is the resolver for the backfillSchedule field.
-func (r *mutationResolver) BackfillSchedule(ctx context.Context, input model.BackfillScheduleInput) (*model.BackfillSchedulePayload, error) {
-	id, err := decodeID("id", kindSchedule, input.ID)
-	if err != nil {
-		return nil, err
-	}
-	runs, err := r.engine.BackfillSchedule(ctx, id, input.From, input.To)
-	if err != nil {
-		return nil, err
-	}
-	out := &model.BackfillSchedulePayload{Workflows: make([]*persistence.Workflow, 0, len(runs))}
-	for _, run := range runs {
-		out.Workflows = append(out.Workflows, run.Workflow)
-		if run.Created {
-			out.Created++
-		}
-	}
-	return out, nil
-}
-
 // DeployDefinition is the resolver for the deployDefinition field.
 func (r *mutationResolver) DeployDefinition(ctx context.Context, input model.DeployDefinitionInput) (*model.DeployDefinitionPayload, error) {
 	res, err := r.engine.Deploy(ctx, input.Source)
@@ -693,8 +530,6 @@ func (r *Resolver) FormSubmission() generated.FormSubmissionResolver {
 	return &formSubmissionResolver{r}
 }
 
-func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResolver{r} }
-
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
 func (r *Resolver) Schedule() generated.ScheduleResolver { return &scheduleResolver{r} }
@@ -720,7 +555,6 @@ type (
 	activityLogResolver        struct{ *Resolver }
 	executorResolver           struct{ *Resolver }
 	formSubmissionResolver     struct{ *Resolver }
-	mutationResolver           struct{ *Resolver }
 	queryResolver              struct{ *Resolver }
 	scheduleResolver           struct{ *Resolver }
 	sideEffectResolver         struct{ *Resolver }

@@ -2470,58 +2470,6 @@ type Query {
 }
 
 """
-Operations on workflows. Each takes one input object and returns a payload. An operation that fails
-changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
-and, when an input field is at fault, extensions.field.
-"""
-type Mutation {
-  """
-  Start a workflow of a registered, ONLINE type. Starting again with the same externalId (per type)
-  or the same idempotencyKey returns the workflow already started, with created false.
-  """
-  startWorkflow(input: StartWorkflowInput!): StartWorkflowPayload!
-  "Start many workflows in one transaction: all of them or, when one input is invalid, none."
-  startWorkflows(input: StartWorkflowsInput!): StartWorkflowsPayload!
-  "Run a MANUAL or FAILED workflow again from a state (the one that failed by default), retries reset."
-  retryWorkflow(input: RetryWorkflowInput!): WorkflowPayload!
-  "Stop a workflow from running until it is resumed."
-  pauseWorkflow(input: WorkflowActionInput!): WorkflowPayload!
-  "Let a PAUSED workflow run again."
-  resumeWorkflow(input: WorkflowActionInput!): WorkflowPayload!
-  "End a workflow that has not ended; a step running for it is cancelled."
-  cancelWorkflow(input: WorkflowActionInput!): WorkflowPayload!
-  "Make a scheduled or waiting workflow due now."
-  wakeUpWorkflow(input: WorkflowActionInput!): WorkflowPayload!
-  "Deliver a signal; a workflow waiting for it wakes, one not waiting yet keeps it for later."
-  signalWorkflow(input: SignalWorkflowInput!): WorkflowPayload!
-  """
-  Submits the data a person filled in for the user task a workflow waits in: a WAIT state (the form
-  arrives as the signal it waits for) or a MANUAL state (the workflow moves on to the state's only next
-  state). The data must satisfy the state's form schema (JSON Schema) and is also set as the variable
-  named after the state. INVALID_INPUT (field data) when it does not; CONFLICT when the workflow does
-  not wait for a form.
-  """
-  submitForm(input: SubmitFormInput!): WorkflowPayload!
-  "An operator's change of a workflow's state, state text, schedule or variables."
-  updateWorkflow(input: UpdateWorkflowInput!): WorkflowPayload!
-  "Put a definition type ONLINE or OFFLINE (an OFFLINE type starts no new workflow)."
-  setDefinitionReleaseState(input: SetDefinitionReleaseStateInput!): WorkflowDefinitionPayload!
-  """
-  Starts workflows of a type on a cron expression (five fields, or @daily, @every 10m ...) in a time
-  zone, between optional start and end times. INVALID_INPUT names the field at fault.
-  """
-  createSchedule(input: CreateScheduleInput!): SchedulePayload!
-  "Pauses a schedule (it fires no more) or resumes it (from now on; missed fires are not made up)."
-  setSchedulePaused(input: SetSchedulePausedInput!): SchedulePayload!
-  """
-  Starts the runs a schedule would have started for its fire times from..to (at most 1000), each
-  with the idempotency key of a live fire at that time: a time that already has its run starts
-  nothing again.
-  """
-  backfillSchedule(input: BackfillScheduleInput!): BackfillSchedulePayload!
-}
-
-"""
 Live streams, over graphql-transport-ws (or the legacy graphql-ws) and over Server-Sent Events. A
 subscriber that cannot keep up is ended with an error whose extensions.code is SLOW_SUBSCRIBER and
 whose extensions.cursor is the last event it was sent: subscribing again with after set to it
@@ -3532,6 +3480,61 @@ type RemoteWorker {
   lastPoll: Time!
   "The tasks it holds a live lease on."
   tasksHeld: Int!
+}
+`, BuiltIn: false},
+	{Name: "../../mutations.graphqls", Input: `# The operations (mutations): what changes workflows, definitions, schedules and remote tasks.
+# Their inputs and payloads are in schema.graphqls with the types they act on.
+
+"""
+Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+and, when an input field is at fault, extensions.field.
+"""
+type Mutation {
+  """
+  Start a workflow of a registered, ONLINE type. Starting again with the same externalId (per type)
+  or the same idempotencyKey returns the workflow already started, with created false.
+  """
+  startWorkflow(input: StartWorkflowInput!): StartWorkflowPayload!
+  "Start many workflows in one transaction: all of them or, when one input is invalid, none."
+  startWorkflows(input: StartWorkflowsInput!): StartWorkflowsPayload!
+  "Run a MANUAL or FAILED workflow again from a state (the one that failed by default), retries reset."
+  retryWorkflow(input: RetryWorkflowInput!): WorkflowPayload!
+  "Stop a workflow from running until it is resumed."
+  pauseWorkflow(input: WorkflowActionInput!): WorkflowPayload!
+  "Let a PAUSED workflow run again."
+  resumeWorkflow(input: WorkflowActionInput!): WorkflowPayload!
+  "End a workflow that has not ended; a step running for it is cancelled."
+  cancelWorkflow(input: WorkflowActionInput!): WorkflowPayload!
+  "Make a scheduled or waiting workflow due now."
+  wakeUpWorkflow(input: WorkflowActionInput!): WorkflowPayload!
+  "Deliver a signal; a workflow waiting for it wakes, one not waiting yet keeps it for later."
+  signalWorkflow(input: SignalWorkflowInput!): WorkflowPayload!
+  """
+  Submits the data a person filled in for the user task a workflow waits in: a WAIT state (the form
+  arrives as the signal it waits for) or a MANUAL state (the workflow moves on to the state's only next
+  state). The data must satisfy the state's form schema (JSON Schema) and is also set as the variable
+  named after the state. INVALID_INPUT (field data) when it does not; CONFLICT when the workflow does
+  not wait for a form.
+  """
+  submitForm(input: SubmitFormInput!): WorkflowPayload!
+  "An operator's change of a workflow's state, state text, schedule or variables."
+  updateWorkflow(input: UpdateWorkflowInput!): WorkflowPayload!
+  "Put a definition type ONLINE or OFFLINE (an OFFLINE type starts no new workflow)."
+  setDefinitionReleaseState(input: SetDefinitionReleaseStateInput!): WorkflowDefinitionPayload!
+  """
+  Starts workflows of a type on a cron expression (five fields, or @daily, @every 10m ...) in a time
+  zone, between optional start and end times. INVALID_INPUT names the field at fault.
+  """
+  createSchedule(input: CreateScheduleInput!): SchedulePayload!
+  "Pauses a schedule (it fires no more) or resumes it (from now on; missed fires are not made up)."
+  setSchedulePaused(input: SetSchedulePausedInput!): SchedulePayload!
+  """
+  Starts the runs a schedule would have started for its fire times from..to (at most 1000), each
+  with the idempotency key of a live fire at that time: a time that already has its run starts
+  nothing again.
+  """
+  backfillSchedule(input: BackfillScheduleInput!): BackfillSchedulePayload!
 }
 `, BuiltIn: false},
 }
