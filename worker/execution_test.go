@@ -413,9 +413,10 @@ func TestDrainCompletesTheLastStepThenReturns(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
-		release := make(chan struct{})
+		release, running := make(chan struct{}), make(chan struct{}, 1)
 		held := workflow.Definition{Type: "t.held", States: []workflow.State{
 			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+				running <- struct{}{}
 				<-release
 				return workflow.MoveTo("done"), nil
 			}},
@@ -429,7 +430,9 @@ func TestDrainCompletesTheLastStepThenReturns(t *testing.T) {
 		go func() { done <- pool.Run(runCtx) }()
 
 		w := b.start(t, "t.held", `{}`)
-		b.waitStatus(t, w.ID, persistence.StatusExecuting)
+		// The step runs (claimed is not enough: a pool stopped between its claim and the step's
+		// start releases the workflow instead, and has nothing to drain).
+		<-running
 		stop()
 		select {
 		case err := <-done:
