@@ -1,0 +1,11 @@
+/**
+ * @cairnflow/client: start, operate and follow cairn workflows (Client), and serve remote functions
+ * for them (Worker), through cairn's GraphQL API.
+ */
+export { Client, ENDED, WORKFLOW_FIELDS } from './client.js';
+export type { ClientOptions, StartOptions, Workflow, WorkflowEvent } from './client.js';
+export { CairnError, ConnectionFailed, Problem } from './errors.js';
+export type { GraphQLErrorItem, ProblemDetails } from './errors.js';
+export { DEFAULT_CONCURRENCY, MAX_COMPLETE_BATCH, MAX_POLL, Worker } from './worker.js';
+export type { Task, TaskFunction, WorkerOptions } from './worker.js';
+export type * as graphql from './generated/graphql.js';

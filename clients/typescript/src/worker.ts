@@ -1,0 +1,335 @@
+import { hostname } from 'node:os';
+
+import type { Client } from './client.js';
+import { CairnError, ConnectionFailed, Problem } from './errors.js';
+import type { RemoteTask } from './generated/graphql.js';
+
+/** Tasks run at once by default; each poll asks for the free ones. */
+export const DEFAULT_CONCURRENCY = 64;
+/** The most tasks one poll leases (cairn's limit). */
+export const MAX_POLL = 100;
+/** The most outputs one completeTasks request carries (cairn's limit). */
+export const MAX_COMPLETE_BATCH = 500;
+
+const POLL = 'mutation($in: PollTasksInput!) { pollTasks(input: $in) { tasks { id token function input attempt deadline workflow { id } } } }';
+const HEARTBEAT = 'mutation($t: String!) { heartbeatTask(input: {token: $t}) { deadline } }';
+const COMPLETE_MANY = 'mutation($r: [CompleteTaskInput!]!) { completeTasks(input: {results: $r}) { results { id status code } } }';
+const COMPLETE_ONE = 'mutation($t: String!, $o: JSON) { completeTask(input: {token: $t, output: $o}) { id status } }';
+const FAIL = 'mutation($t: String!, $e: TaskErrorInput!, $r: Boolean) { failTask(input: {token: $t, error: $e, retryable: $r}) { id status } }';
+
+/** A leased task, as its function gets it. */
+export interface Task {
+  id: string;
+  token: string;
+  function: string;
+  input: unknown;
+  attempt: number;
+  deadline: string;
+  workflowId?: string;
+  /** Aborted when a heartbeat finds the lease lost: the output will not be written. */
+  signal: AbortSignal;
+}
+
+/** A function a worker serves: the task's input in, its output (a JSON value) out. */
+export type TaskFunction = (input: any, task: Task) => unknown | Promise<unknown>;
+
+export interface WorkerOptions {
+  /** The functions served, by name. */
+  functions: Record<string, TaskFunction>;
+  /** How many tasks run at once (default 64). */
+  concurrency?: number;
+  /** Each lease's length in ms (default 30000); heartbeats renew it every third of it. */
+  leaseMs?: number;
+  /** How long one poll waits for tasks, in ms (default 20000). */
+  waitMs?: number;
+  /** The worker's name in cairn (host-pid by default). */
+  name?: string;
+  /** Told of errors the worker goes on after (a failed poll, a lost lease); console.warn by default. */
+  onError?: (message: string, err?: unknown) => void;
+}
+
+interface Held {
+  task: Task;
+  abort: AbortController;
+  nextBeat: number;
+  beating: boolean;
+  lost: boolean;
+}
+
+type End = { held: Held; output: string } | { held: Held; problem: Problem };
+
+/**
+ * Serves functions for cairn's remote tasks: long polls for them, runs them (concurrency at
+ * once), heartbeats the long ones, and ends them: outputs in batches (completeTasks), failures as
+ * Problems (failTask). A task's token is ended at most once; one whose lease was lost (CONFLICT)
+ * is dropped. A function that throws Problem fails its task with those details; anything else it
+ * throws fails it as retryable, titled with the error's class name, and the worker goes on.
+ */
+export class Worker {
+  readonly client: Client;
+  readonly name: string;
+  /** Counts: tasks completed, failed, and dropped (lease lost). */
+  readonly stats = { completed: 0, failed: 0, dropped: 0 };
+  private readonly functions: Record<string, TaskFunction>;
+  private readonly names: string[];
+  private readonly concurrency: number;
+  private readonly leaseMs: number;
+  private readonly waitMs: number;
+  private readonly onError: (message: string, err?: unknown) => void;
+  private free = 0;
+  private readonly held = new Map<string, Held>();
+  private readonly running = new Set<Promise<void>>();
+  private ends: End[] = [];
+  private unsent = 0;
+  private stopping = false;
+  private started = false;
+  private pollAbort?: AbortController;
+  private wake?: () => void;
+  private wakeCompleter?: () => void;
+  private pollLoop?: Promise<void>;
+  private completeLoop?: Promise<void>;
+  private beatTimer?: ReturnType<typeof setInterval>;
+
+  constructor(client: Client, opts: WorkerOptions) {
+    this.client = client;
+    this.functions = { ...opts.functions };
+    this.names = Object.keys(this.functions).sort();
+    if (this.names.length === 0) throw new Error('Worker needs at least one function');
+    this.concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
+    if (this.concurrency < 1) throw new Error('concurrency must be at least 1');
+    this.leaseMs = opts.leaseMs ?? 30000;
+    this.waitMs = opts.waitMs ?? 20000;
+    this.name = opts.name ?? `${hostname()}-${process.pid}`;
+    this.onError = opts.onError ?? ((message, err) => console.warn(`cairn worker ${this.name}: ${message}`, err ?? ''));
+  }
+
+  /**
+   * Polls once (a wrong URL or token rejects here), then serves in the background until stop().
+   */
+  async start(): Promise<void> {
+    if (this.started) throw new Error('the worker is already started');
+    this.started = true;
+    this.stopping = false;
+    this.free = this.concurrency;
+    let first: Task[];
+    try {
+      first = await this.poll(0, Math.min(this.concurrency, MAX_POLL));
+    } catch (e) {
+      this.started = false;
+      throw e;
+    }
+    this.beatTimer = setInterval(() => this.heartbeats(), Math.max(50, Math.min(1000, this.leaseMs / 6)));
+    this.completeLoop = this.runCompleter();
+    this.free -= first.length;
+    for (const t of first) this.dispatch(t);
+    this.pollLoop = this.runPoller();
+  }
+
+  /** Stops polling, runs the tasks the worker holds to their end, writes their results, and resolves. */
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.stopping = true;
+    this.pollAbort?.abort();
+    this.wake?.();
+    await this.pollLoop;
+    while (this.running.size) await Promise.all([...this.running]);
+    this.wakeCompleter?.();
+    await this.completeLoop;
+    clearInterval(this.beatTimer);
+    this.started = false;
+  }
+
+  private async poll(waitMs: number, max: number): Promise<Task[]> {
+    const abort = new AbortController();
+    this.pollAbort = abort;
+    try {
+      const data = await this.client.transport.request<{ pollTasks: { tasks: RemoteTask[] } }>(POLL, {
+        in: { functions: this.names, max, waitMs, leaseMs: this.leaseMs, worker: this.name },
+      }, abort.signal);
+      const now = Date.now();
+      return data.pollTasks.tasks.map((raw) => {
+        const ctl = new AbortController();
+        const task: Task = {
+          id: raw.id, token: raw.token, function: raw.function, input: raw.input, attempt: raw.attempt,
+          deadline: raw.deadline, workflowId: raw.workflow?.id, signal: ctl.signal,
+        };
+        this.held.set(task.token, { task, abort: ctl, nextBeat: now + this.leaseMs / 3, beating: false, lost: false });
+        return task;
+      });
+    } finally {
+      this.pollAbort = undefined;
+    }
+  }
+
+  private async runPoller(): Promise<void> {
+    while (!this.stopping) {
+      if (this.free === 0 || this.unsent >= MAX_COMPLETE_BATCH) {
+        await new Promise<void>((resolve) => { this.wake = resolve; });
+        this.wake = undefined;
+        continue;
+      }
+      const n = Math.min(this.free, MAX_POLL);
+      this.free -= n;
+      let tasks: Task[];
+      try {
+        tasks = await this.poll(this.waitMs, n);
+      } catch (e) {
+        this.free += n;
+        if (this.stopping) return;
+        this.onError('poll failed; retrying in a second', e);
+        await new Promise<void>((resolve) => { this.wake = resolve; setTimeout(resolve, 1000); });
+        this.wake = undefined;
+        continue;
+      }
+      this.free += n - tasks.length;
+      for (const t of tasks) this.dispatch(t);
+    }
+  }
+
+  private dispatch(task: Task): void {
+    const p = this.run(task).finally(() => {
+      this.running.delete(p);
+      this.free++;
+      this.wake?.();
+    });
+    this.running.add(p);
+  }
+
+  private async run(task: Task): Promise<void> {
+    const held = this.held.get(task.token)!;
+    let end: End;
+    try {
+      const fn = this.functions[task.function];
+      if (!fn) throw new Problem({ title: 'Unknown Function', detail: `this worker has no function ${JSON.stringify(task.function)}` });
+      const output = await fn(task.input, task);
+      let raw: string | undefined;
+      try {
+        raw = JSON.stringify(output ?? null);
+      } catch (e) {
+        throw new Problem({ title: 'Output Not JSON', detail: `the output of ${task.function} is not a JSON value: ${(e as Error).message}` });
+      }
+      end = { held, output: raw };
+    } catch (e) {
+      end = { held, problem: Problem.from(e) };
+    }
+    this.ends.push(end);
+    this.unsent++;
+    this.wakeCompleter?.();
+  }
+
+  private async runCompleter(): Promise<void> {
+    for (;;) {
+      if (this.ends.length === 0) {
+        if (this.stopping && this.running.size === 0) return;
+        await new Promise<void>((resolve) => { this.wakeCompleter = resolve; });
+        this.wakeCompleter = undefined;
+        continue;
+      }
+      const batch = this.ends;
+      this.ends = [];
+      const oks: { held: Held; output: string }[] = [];
+      const fails: { held: Held; problem: Problem }[] = [];
+      for (const e of batch) ('output' in e ? oks : fails).push(e as never);
+      for (let i = 0; i < oks.length; i += MAX_COMPLETE_BATCH) await this.complete(oks.slice(i, i + MAX_COMPLETE_BATCH));
+      for (const f of fails) await this.fail(f.held, f.problem);
+      this.unsent -= batch.length;
+      this.wake?.();
+    }
+  }
+
+  private release(held: Held): void {
+    this.held.delete(held.task.token);
+  }
+
+  private async complete(oks: { held: Held; output: string }[]): Promise<void> {
+    const live = oks.filter((o) => !o.held.lost);
+    this.stats.dropped += oks.length - live.length;
+    if (live.length) {
+      const results = live.map((o) => `{"token":${JSON.stringify(o.held.task.token)},"output":${o.output}}`).join(',');
+      const body = `{"query":${JSON.stringify(COMPLETE_MANY)},"variables":{"r":[${results}]}}`;
+      try {
+        const data = await this.retrying(() => this.client.transport.requestBody<{ completeTasks: { results: { code?: string | null }[] } }>(body), live[0]!.held);
+        if (data) {
+          data.completeTasks.results.forEach((item, i) => {
+            if (item.code) this.lost(live[i]!.held, item.code);
+            else this.stats.completed++;
+          });
+        }
+      } catch (e) {
+        // Refused as a whole (one bad output): each one alone, so the others are written.
+        this.onError('completeTasks refused; completing one by one', e);
+        for (const o of live) await this.completeOne(o.held, o.output);
+      }
+    }
+    for (const o of oks) this.release(o.held);
+  }
+
+  private async completeOne(held: Held, output: string): Promise<void> {
+    try {
+      await this.retrying(() => this.client.graphql(COMPLETE_ONE, { t: held.task.token, o: JSON.parse(output) }), held);
+      this.stats.completed++;
+    } catch (e) {
+      if (e instanceof CairnError && e.conflict) this.lost(held, e.code!);
+      else await this.fail(held, new Problem({ title: 'Output Refused', detail: (e as Error).message }));
+    }
+  }
+
+  private async fail(held: Held, problem: Problem): Promise<void> {
+    if (held.lost) {
+      this.stats.dropped++;
+    } else {
+      try {
+        await this.retrying(() => this.client.graphql(FAIL, { t: held.task.token, e: problem.toInput(), r: problem.retryable }), held);
+        this.stats.failed++;
+      } catch (e) {
+        if (e instanceof CairnError && e.conflict) this.lost(held, e.code!);
+        else this.onError(`failTask for ${held.task.function} ${held.task.id} refused`, e);
+      }
+    }
+    this.release(held);
+  }
+
+  private lost(held: Held, code: string): void {
+    this.stats.dropped++;
+    this.onError(`${held.task.function} ${held.task.id} not written (${code}): its lease was lost`);
+  }
+
+  /** send, again after a connection failure, for as long as the task's lease may hold (its fenced token makes a repeat harmless). */
+  private async retrying<T>(send: () => Promise<T>, held: Held): Promise<T | undefined> {
+    const giveUp = Date.now() + this.leaseMs;
+    let delay = 200;
+    for (;;) {
+      try {
+        return await send();
+      } catch (e) {
+        if (!(e instanceof ConnectionFailed)) throw e;
+        if (Date.now() + delay > giveUp) {
+          this.onError(`could not end ${held.task.function} ${held.task.id}`, e);
+          return undefined;
+        }
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(delay * 2, 2000);
+      }
+    }
+  }
+
+  private heartbeats(): void {
+    const now = Date.now();
+    for (const held of this.held.values()) {
+      if (held.beating || held.lost || held.nextBeat > now) continue;
+      held.beating = true;
+      held.nextBeat = now + this.leaseMs / 3;
+      this.client.graphql(HEARTBEAT, { t: held.task.token })
+        .catch((e) => {
+          if (e instanceof CairnError && e.conflict) {
+            held.lost = true; // another worker may run it now; its result is dropped
+            held.abort.abort(e);
+            this.release(held);
+          } else {
+            this.onError(`heartbeat for ${held.task.function} ${held.task.id} failed`, e);
+          }
+        })
+        .finally(() => { held.beating = false; });
+    }
+  }
+}
