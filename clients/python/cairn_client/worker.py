@@ -125,11 +125,11 @@ class Worker:
         self._stopping.clear()
         self._stopped.clear()
         first = self._poll(0, min(self.concurrency, MAX_POLL))
-        self._threads = [threading.Thread(target=self._complete_loop, name="cairn-completer", daemon=True)]
+        self._threads = [threading.Thread(target=self._closing, args=(self._completing,), name="cairn-completer", daemon=True)]
         self._threads += [threading.Thread(target=self._run_loop, name="cairn-run-%d" % i, daemon=True)
                           for i in range(self.concurrency)]
-        self._beater = threading.Thread(target=self._heartbeat_loop, name="cairn-heartbeat", daemon=True)
-        poller = threading.Thread(target=self._poll_loop, args=(first,), name="cairn-poller", daemon=True)
+        self._beater = threading.Thread(target=self._closing, args=(self._heartbeating,), name="cairn-heartbeat", daemon=True)
+        poller = threading.Thread(target=self._closing, args=(self._polling, first), name="cairn-poller", daemon=True)
         for t in self._threads + [self._beater, poller]:
             t.start()
         self._threads.insert(0, poller)
@@ -173,6 +173,13 @@ class Worker:
         except KeyboardInterrupt:
             self.stop()
 
+    def _closing(self, loop: Callable[..., None], *args: Any) -> None:
+        """Runs a thread's loop, then closes the thread's kept-alive connection."""
+        try:
+            loop(*args)
+        finally:
+            self._transport.close()
+
     # Polling.
 
     def _poll(self, wait_ms: int, n: int) -> List[Task]:
@@ -195,7 +202,7 @@ class Worker:
                 self._held[t.token] = t
         return tasks
 
-    def _poll_loop(self, first: List[Task]) -> None:
+    def _polling(self, first: List[Task]) -> None:
         with self._lock:
             self._free -= len(first)
         for t in first:
@@ -257,7 +264,7 @@ class Worker:
 
     # Ending tasks.
 
-    def _complete_loop(self) -> None:
+    def _completing(self) -> None:
         done = False
         while not done:
             item = self._ends.get()
@@ -355,7 +362,7 @@ class Worker:
 
     # Heartbeats.
 
-    def _heartbeat_loop(self) -> None:
+    def _heartbeating(self) -> None:
         while not self._stopped.is_set():
             now = time.monotonic()
             with self._lock:
