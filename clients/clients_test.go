@@ -161,15 +161,19 @@ func runSuite(t *testing.T, s *server, backend, dir string, name string, args ..
 	cmd.Env = append(s.env(backend), "PYTHONDONTWRITEBYTECODE=1", "PYTHONPATH="+dir)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s %s:\n%s\ncairn's log:\n%s", name, strings.Join(args, " "), out, s.output())
-	t.Logf("%s", lastLines(string(out), 4))
+	t.Logf("%s", summary(string(out)))
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+// summary keeps the lines of a suite's output that count its tests (unittest's and node --test's).
+func summary(out string) string {
+	var keep []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "Ran ") || line == "OK" || strings.HasPrefix(line, "OK (") ||
+			strings.HasPrefix(line, "# tests ") || strings.HasPrefix(line, "# pass ") || strings.HasPrefix(line, "# skipped ") {
+			keep = append(keep, line)
+		}
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(keep, "; ")
 }
 
 // TestPythonClient runs clients/python's unittest suite (tests/) against cairn on each backend.
@@ -222,11 +226,14 @@ func TestTypeScriptClient(t *testing.T) {
 		}
 	})
 
+	suites, err := filepath.Glob(filepath.Join(pkg, "test", "*.test.mjs"))
+	require.NoError(t, err)
+	require.NotEmpty(t, suites)
 	for _, kind := range dbtest.Backends {
 		t.Run(string(kind), func(t *testing.T) {
 			t.Parallel()
 			s := startServer(t, dbtest.URL(t, kind))
-			runSuite(t, s, string(kind), pkg, node, "--test", "--test-concurrency=1", "test/")
+			runSuite(t, s, string(kind), pkg, node, append([]string{"--test", "--test-concurrency=1"}, suites...)...)
 		})
 	}
 }
