@@ -55,16 +55,19 @@ def main(argv=None) -> int:
 
     worker = Worker(client, {FUNCTION: lambda _: None}, concurrency=args.concurrency, name="bench")
     t1 = time.monotonic()
+    cpu0 = time.process_time()
     worker.start()
     while worker.completed + worker.failed + worker.dropped < args.tasks:
         time.sleep(0.01)
     served = time.monotonic() - t1
+    cpu = time.process_time() - cpu0
     worker.stop()
     while count(client, "FINISHED", since) < args.tasks:
         time.sleep(0.2)
     finished = time.monotonic() - t1
     result = {"tasks": args.tasks, "concurrency": args.concurrency, "seconds": round(served, 3),
-              "tasks_per_second": round(args.tasks / served), "failed": worker.failed, "dropped": worker.dropped,
+              "tasks_per_second": round(args.tasks / served),
+              "worker_cpu_seconds": round(cpu, 3), "failed": worker.failed, "dropped": worker.dropped,
               "all_finished_seconds": round(finished, 3)}
     print(json.dumps(result))
     return 0 if worker.failed == 0 and worker.dropped == 0 else 1

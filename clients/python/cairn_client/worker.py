@@ -21,7 +21,9 @@ from .errors import CairnError, ConnectionFailed, Problem
 log = logging.getLogger("cairn_client.worker")
 
 #: Tasks run at once by default (threads of the pool); each poll asks for the free ones.
-DEFAULT_CONCURRENCY = 16
+DEFAULT_CONCURRENCY = 64
+#: Polls in flight at once by default: one is answered while another waits.
+DEFAULT_POLLERS = 2
 #: The most tasks one poll leases (cairn's limit).
 MAX_POLL = 100
 #: The most outputs one completeTasks request carries (cairn's limit).
@@ -75,9 +77,9 @@ class Worker:
     """Serves the functions (name → callable taking the task's input and returning its output, a
     JSON value) for cairn's remote tasks.
 
-    concurrency is how many tasks run at once (threads); lease_ms each lease's length (heartbeats
-    renew it every third of it); wait_ms how long one poll waits for tasks; name the worker's name
-    in cairn (host-pid by default).
+    concurrency is how many tasks run at once (threads); pollers how many polls may be in flight at
+    once; lease_ms each lease's length (heartbeats renew it every third of it); wait_ms how long one
+    poll waits for tasks; name the worker's name in cairn (host-pid by default).
 
     A function that raises Problem fails its task with those details (retryable or not); any other
     exception fails it as retryable with the exception's type as title and its message as detail,
@@ -86,14 +88,15 @@ class Worker:
 
     def __init__(self, client: Client, functions: Dict[str, Callable[[Any], Any]],
                  concurrency: int = DEFAULT_CONCURRENCY, lease_ms: int = 30000, wait_ms: int = 20000,
-                 name: Optional[str] = None):
+                 name: Optional[str] = None, pollers: int = DEFAULT_POLLERS):
         if not functions:
             raise ValueError("Worker needs at least one function")
-        if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
+        if concurrency < 1 or pollers < 1:
+            raise ValueError("concurrency and pollers must be at least 1")
         self.client = client
         self.functions = dict(functions)
         self.concurrency = concurrency
+        self.pollers = min(pollers, concurrency)
         self.lease_ms = lease_ms
         self.wait_ms = wait_ms
         self.name = name or "%s-%d" % (socket.gethostname(), os.getpid())
@@ -107,8 +110,9 @@ class Worker:
         self._ends: "queue.Queue[Optional[tuple]]" = queue.Queue()
         self._stopping = threading.Event()
         self._stopped = threading.Event()
-        self._poll_conn = None
+        self._poll_conns: set = set()  # the connections of the polls in flight, closed by stop()
         self._threads: List[threading.Thread] = []
+        self._pollers: List[threading.Thread] = []
         self._beater: Optional[threading.Thread] = None
         #: Counts, for benchmarks and tests: tasks completed, failed, and dropped (lease lost).
         self.completed = 0
@@ -129,10 +133,11 @@ class Worker:
         self._threads += [threading.Thread(target=self._run_loop, name="cairn-run-%d" % i, daemon=True)
                           for i in range(self.concurrency)]
         self._beater = threading.Thread(target=self._closing, args=(self._heartbeating,), name="cairn-heartbeat", daemon=True)
-        poller = threading.Thread(target=self._closing, args=(self._polling, first), name="cairn-poller", daemon=True)
-        for t in self._threads + [self._beater, poller]:
+        pollers = [threading.Thread(target=self._closing, args=(self._polling, first if i == 0 else []),
+                                    name="cairn-poller-%d" % i, daemon=True) for i in range(self.pollers)]
+        for t in self._threads + [self._beater] + pollers:
             t.start()
-        self._threads.insert(0, poller)
+        self._pollers = pollers
 
     def stop(self) -> None:
         """Stops polling, runs the tasks the worker holds to their end, writes their results and
@@ -141,15 +146,17 @@ class Worker:
             return
         with self._lock:
             self._stopping.set()
-            conn = self._poll_conn
+            conns = list(self._poll_conns)
             self._lock.notify_all()
-        if conn is not None and conn.sock is not None:
-            try:
-                conn.sock.shutdown(socket.SHUT_RDWR)  # ends the long poll at once
-            except OSError:
-                pass
-        poller, completer, runners = self._threads[0], self._threads[1], self._threads[2:]
-        poller.join()
+        for conn in conns:
+            if conn.sock is not None:
+                try:
+                    conn.sock.shutdown(socket.SHUT_RDWR)  # ends the long poll at once
+                except OSError:
+                    pass
+        completer, runners = self._threads[0], self._threads[1:]
+        for poller in self._pollers:
+            poller.join()
         for _ in runners:
             self._runs.put(None)
         for t in runners:
@@ -187,7 +194,9 @@ class Worker:
             with self._lock:
                 if self._stopping.is_set() and wait_ms > 0:
                     raise _Stopped()
-                self._poll_conn = conn
+                self._poll_conns.add(conn)
+                polling.append(conn)
+        polling: list = []
         try:
             data = self._transport.request(
                 _POLL, {"in": {"functions": sorted(self.functions), "max": n, "waitMs": wait_ms,
@@ -195,7 +204,7 @@ class Worker:
                 timeout=wait_ms / 1000.0 + 30, on_connection=hold)
         finally:
             with self._lock:
-                self._poll_conn = None
+                self._poll_conns.difference_update(polling)
         tasks = [Task(raw, self._beat_s) for raw in data["pollTasks"]["tasks"]]
         with self._lock:
             for t in tasks:

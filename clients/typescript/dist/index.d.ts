@@ -6,6 +6,6 @@ export { Client, ENDED, WORKFLOW_FIELDS } from './client.js';
 export type { ClientOptions, StartOptions, Workflow, WorkflowEvent } from './client.js';
 export { CairnError, ConnectionFailed, Problem } from './errors.js';
 export type { GraphQLErrorItem, ProblemDetails } from './errors.js';
-export { DEFAULT_CONCURRENCY, MAX_COMPLETE_BATCH, MAX_POLL, Worker } from './worker.js';
+export { DEFAULT_CONCURRENCY, DEFAULT_POLLERS, MAX_COMPLETE_BATCH, MAX_POLL, Worker } from './worker.js';
 export type { Task, TaskFunction, WorkerOptions } from './worker.js';
 export type * as graphql from './generated/graphql.js';

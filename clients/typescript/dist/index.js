@@ -4,4 +4,4 @@
  */
 export { Client, ENDED, WORKFLOW_FIELDS } from './client.js';
 export { CairnError, ConnectionFailed, Problem } from './errors.js';
-export { DEFAULT_CONCURRENCY, MAX_COMPLETE_BATCH, MAX_POLL, Worker } from './worker.js';
+export { DEFAULT_CONCURRENCY, DEFAULT_POLLERS, MAX_COMPLETE_BATCH, MAX_POLL, Worker } from './worker.js';

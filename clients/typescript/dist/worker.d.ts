@@ -1,6 +1,8 @@
 import type { Client } from './client.js';
 /** Tasks run at once by default; each poll asks for the free ones. */
-export declare const DEFAULT_CONCURRENCY = 64;
+export declare const DEFAULT_CONCURRENCY = 100;
+/** Polls in flight at once by default: one is answered while another waits. */
+export declare const DEFAULT_POLLERS = 2;
 /** The most tasks one poll leases (cairn's limit). */
 export declare const MAX_POLL = 100;
 /** The most outputs one completeTasks request carries (cairn's limit). */
@@ -22,8 +24,10 @@ export type TaskFunction = (input: any, task: Task) => unknown | Promise<unknown
 export interface WorkerOptions {
     /** The functions served, by name. */
     functions: Record<string, TaskFunction>;
-    /** How many tasks run at once (default 64). */
+    /** How many tasks run at once (default 100). */
     concurrency?: number;
+    /** How many polls may be in flight at once (default 2). */
+    pollers?: number;
     /** Each lease's length in ms (default 30000); heartbeats renew it every third of it. */
     leaseMs?: number;
     /** How long one poll waits for tasks, in ms (default 20000). */
@@ -52,6 +56,7 @@ export declare class Worker {
     private readonly functions;
     private readonly names;
     private readonly concurrency;
+    private readonly pollers;
     private readonly leaseMs;
     private readonly waitMs;
     private readonly onError;
@@ -62,10 +67,10 @@ export declare class Worker {
     private unsent;
     private stopping;
     private started;
-    private pollAbort?;
-    private wake?;
+    private readonly pollAborts;
+    private wakers;
     private wakeCompleter?;
-    private pollLoop?;
+    private pollLoops;
     private completeLoop?;
     private beatTimer?;
     constructor(client: Client, opts: WorkerOptions);
@@ -75,6 +80,8 @@ export declare class Worker {
     start(): Promise<void>;
     /** Stops polling, runs the tasks the worker holds to their end, writes their results, and resolves. */
     stop(): Promise<void>;
+    /** Wakes the pollers waiting for free slots. */
+    private wake;
     private poll;
     private runPoller;
     private dispatch;

@@ -1,7 +1,9 @@
 import { hostname } from 'node:os';
 import { CairnError, ConnectionFailed, Problem } from './errors.js';
 /** Tasks run at once by default; each poll asks for the free ones. */
-export const DEFAULT_CONCURRENCY = 64;
+export const DEFAULT_CONCURRENCY = 100;
+/** Polls in flight at once by default: one is answered while another waits. */
+export const DEFAULT_POLLERS = 2;
 /** The most tasks one poll leases (cairn's limit). */
 export const MAX_POLL = 100;
 /** The most outputs one completeTasks request carries (cairn's limit). */
@@ -26,6 +28,7 @@ export class Worker {
     functions;
     names;
     concurrency;
+    pollers;
     leaseMs;
     waitMs;
     onError;
@@ -36,10 +39,10 @@ export class Worker {
     unsent = 0;
     stopping = false;
     started = false;
-    pollAbort;
-    wake;
+    pollAborts = new Set();
+    wakers = [];
     wakeCompleter;
-    pollLoop;
+    pollLoops = [];
     completeLoop;
     beatTimer;
     constructor(client, opts) {
@@ -49,8 +52,9 @@ export class Worker {
         if (this.names.length === 0)
             throw new Error('Worker needs at least one function');
         this.concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
-        if (this.concurrency < 1)
-            throw new Error('concurrency must be at least 1');
+        this.pollers = Math.min(opts.pollers ?? DEFAULT_POLLERS, this.concurrency);
+        if (this.concurrency < 1 || this.pollers < 1)
+            throw new Error('concurrency and pollers must be at least 1');
         this.leaseMs = opts.leaseMs ?? 30000;
         this.waitMs = opts.waitMs ?? 20000;
         this.name = opts.name ?? `${hostname()}-${process.pid}`;
@@ -78,16 +82,17 @@ export class Worker {
         this.free -= first.length;
         for (const t of first)
             this.dispatch(t);
-        this.pollLoop = this.runPoller();
+        this.pollLoops = Array.from({ length: this.pollers }, () => this.runPoller());
     }
     /** Stops polling, runs the tasks the worker holds to their end, writes their results, and resolves. */
     async stop() {
         if (!this.started)
             return;
         this.stopping = true;
-        this.pollAbort?.abort();
-        this.wake?.();
-        await this.pollLoop;
+        for (const a of this.pollAborts)
+            a.abort();
+        this.wake();
+        await Promise.all(this.pollLoops);
         while (this.running.size)
             await Promise.all([...this.running]);
         this.wakeCompleter?.();
@@ -95,9 +100,16 @@ export class Worker {
         clearInterval(this.beatTimer);
         this.started = false;
     }
+    /** Wakes the pollers waiting for free slots. */
+    wake() {
+        const wakers = this.wakers;
+        this.wakers = [];
+        for (const w of wakers)
+            w();
+    }
     async poll(waitMs, max) {
         const abort = new AbortController();
-        this.pollAbort = abort;
+        this.pollAborts.add(abort);
         try {
             const data = await this.client.transport.request(POLL, {
                 in: { functions: this.names, max, waitMs, leaseMs: this.leaseMs, worker: this.name },
@@ -114,14 +126,13 @@ export class Worker {
             });
         }
         finally {
-            this.pollAbort = undefined;
+            this.pollAborts.delete(abort);
         }
     }
     async runPoller() {
         while (!this.stopping) {
             if (this.free === 0 || this.unsent >= MAX_COMPLETE_BATCH) {
-                await new Promise((resolve) => { this.wake = resolve; });
-                this.wake = undefined;
+                await new Promise((resolve) => { this.wakers.push(resolve); });
                 continue;
             }
             const n = Math.min(this.free, MAX_POLL);
@@ -135,8 +146,7 @@ export class Worker {
                 if (this.stopping)
                     return;
                 this.onError('poll failed; retrying in a second', e);
-                await new Promise((resolve) => { this.wake = resolve; setTimeout(resolve, 1000); });
-                this.wake = undefined;
+                await new Promise((resolve) => { this.wakers.push(resolve); setTimeout(resolve, 1000); });
                 continue;
             }
             this.free += n - tasks.length;
@@ -148,7 +158,7 @@ export class Worker {
         const p = this.run(task).finally(() => {
             this.running.delete(p);
             this.free++;
-            this.wake?.();
+            this.wake();
         });
         this.running.add(p);
     }
@@ -196,7 +206,7 @@ export class Worker {
             for (const f of fails)
                 await this.fail(f.held, f.problem);
             this.unsent -= batch.length;
-            this.wake?.();
+            this.wake();
         }
     }
     release(held) {

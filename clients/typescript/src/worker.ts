@@ -5,7 +5,9 @@ import { CairnError, ConnectionFailed, Problem } from './errors.js';
 import type { RemoteTask } from './generated/graphql.js';
 
 /** Tasks run at once by default; each poll asks for the free ones. */
-export const DEFAULT_CONCURRENCY = 64;
+export const DEFAULT_CONCURRENCY = 100;
+/** Polls in flight at once by default: one is answered while another waits. */
+export const DEFAULT_POLLERS = 2;
 /** The most tasks one poll leases (cairn's limit). */
 export const MAX_POLL = 100;
 /** The most outputs one completeTasks request carries (cairn's limit). */
@@ -36,8 +38,10 @@ export type TaskFunction = (input: any, task: Task) => unknown | Promise<unknown
 export interface WorkerOptions {
   /** The functions served, by name. */
   functions: Record<string, TaskFunction>;
-  /** How many tasks run at once (default 64). */
+  /** How many tasks run at once (default 100). */
   concurrency?: number;
+  /** How many polls may be in flight at once (default 2). */
+  pollers?: number;
   /** Each lease's length in ms (default 30000); heartbeats renew it every third of it. */
   leaseMs?: number;
   /** How long one poll waits for tasks, in ms (default 20000). */
@@ -73,6 +77,7 @@ export class Worker {
   private readonly functions: Record<string, TaskFunction>;
   private readonly names: string[];
   private readonly concurrency: number;
+  private readonly pollers: number;
   private readonly leaseMs: number;
   private readonly waitMs: number;
   private readonly onError: (message: string, err?: unknown) => void;
@@ -83,10 +88,10 @@ export class Worker {
   private unsent = 0;
   private stopping = false;
   private started = false;
-  private pollAbort?: AbortController;
-  private wake?: () => void;
+  private readonly pollAborts = new Set<AbortController>();
+  private wakers: (() => void)[] = [];
   private wakeCompleter?: () => void;
-  private pollLoop?: Promise<void>;
+  private pollLoops: Promise<void>[] = [];
   private completeLoop?: Promise<void>;
   private beatTimer?: ReturnType<typeof setInterval>;
 
@@ -96,7 +101,8 @@ export class Worker {
     this.names = Object.keys(this.functions).sort();
     if (this.names.length === 0) throw new Error('Worker needs at least one function');
     this.concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
-    if (this.concurrency < 1) throw new Error('concurrency must be at least 1');
+    this.pollers = Math.min(opts.pollers ?? DEFAULT_POLLERS, this.concurrency);
+    if (this.concurrency < 1 || this.pollers < 1) throw new Error('concurrency and pollers must be at least 1');
     this.leaseMs = opts.leaseMs ?? 30000;
     this.waitMs = opts.waitMs ?? 20000;
     this.name = opts.name ?? `${hostname()}-${process.pid}`;
@@ -122,16 +128,16 @@ export class Worker {
     this.completeLoop = this.runCompleter();
     this.free -= first.length;
     for (const t of first) this.dispatch(t);
-    this.pollLoop = this.runPoller();
+    this.pollLoops = Array.from({ length: this.pollers }, () => this.runPoller());
   }
 
   /** Stops polling, runs the tasks the worker holds to their end, writes their results, and resolves. */
   async stop(): Promise<void> {
     if (!this.started) return;
     this.stopping = true;
-    this.pollAbort?.abort();
-    this.wake?.();
-    await this.pollLoop;
+    for (const a of this.pollAborts) a.abort();
+    this.wake();
+    await Promise.all(this.pollLoops);
     while (this.running.size) await Promise.all([...this.running]);
     this.wakeCompleter?.();
     await this.completeLoop;
@@ -139,9 +145,16 @@ export class Worker {
     this.started = false;
   }
 
+  /** Wakes the pollers waiting for free slots. */
+  private wake(): void {
+    const wakers = this.wakers;
+    this.wakers = [];
+    for (const w of wakers) w();
+  }
+
   private async poll(waitMs: number, max: number): Promise<Task[]> {
     const abort = new AbortController();
-    this.pollAbort = abort;
+    this.pollAborts.add(abort);
     try {
       const data = await this.client.transport.request<{ pollTasks: { tasks: RemoteTask[] } }>(POLL, {
         in: { functions: this.names, max, waitMs, leaseMs: this.leaseMs, worker: this.name },
@@ -157,15 +170,14 @@ export class Worker {
         return task;
       });
     } finally {
-      this.pollAbort = undefined;
+      this.pollAborts.delete(abort);
     }
   }
 
   private async runPoller(): Promise<void> {
     while (!this.stopping) {
       if (this.free === 0 || this.unsent >= MAX_COMPLETE_BATCH) {
-        await new Promise<void>((resolve) => { this.wake = resolve; });
-        this.wake = undefined;
+        await new Promise<void>((resolve) => { this.wakers.push(resolve); });
         continue;
       }
       const n = Math.min(this.free, MAX_POLL);
@@ -177,8 +189,7 @@ export class Worker {
         this.free += n;
         if (this.stopping) return;
         this.onError('poll failed; retrying in a second', e);
-        await new Promise<void>((resolve) => { this.wake = resolve; setTimeout(resolve, 1000); });
-        this.wake = undefined;
+        await new Promise<void>((resolve) => { this.wakers.push(resolve); setTimeout(resolve, 1000); });
         continue;
       }
       this.free += n - tasks.length;
@@ -190,7 +201,7 @@ export class Worker {
     const p = this.run(task).finally(() => {
       this.running.delete(p);
       this.free++;
-      this.wake?.();
+      this.wake();
     });
     this.running.add(p);
   }
@@ -233,7 +244,7 @@ export class Worker {
       for (let i = 0; i < oks.length; i += MAX_COMPLETE_BATCH) await this.complete(oks.slice(i, i + MAX_COMPLETE_BATCH));
       for (const f of fails) await this.fail(f.held, f.problem);
       this.unsent -= batch.length;
-      this.wake?.();
+      this.wake();
     }
   }
 
