@@ -45,6 +45,7 @@ class WorkerTest(unittest.TestCase):
         self.assertIn('"detail":"weight -1 is negative"', failed["lastError"])
         good = self.client.start_workflow(type_, {"weightKg": 3})
         self.assertEqual({"price": 6}, self.client.wait(good["id"], timeout=60)["output"])
+        worker.stop()  # the counts are the worker's once it has read cairn's answers
         self.assertEqual((1, 1), (worker.failed, worker.completed))
 
     def test_a_problem_is_what_the_workflow_catches(self):
@@ -67,9 +68,9 @@ class WorkerTest(unittest.TestCase):
 
         def slow(input):
             calls.append(current_task().attempt)
-            time.sleep(4.0)  # four leases of one second
+            time.sleep(5.0)  # more than three leases of 1.5 s
             return "done"
-        self.serve({function: slow}, lease_ms=1000)
+        self.serve({function: slow}, lease_ms=1500)
         wf = self.client.start_workflow(type_)
         ended = self.client.wait(wf["id"], timeout=60)
         self.assertEqual(("FINISHED", "done"), (ended["status"], ended["output"]))
@@ -129,6 +130,8 @@ class WorkerTest(unittest.TestCase):
         for i, wid in enumerate(ids):
             ended = self.client.wait(wid, timeout=120)
             self.assertEqual(("FINISHED", i), (ended["status"], ended["output"]))
+        for w in workers:
+            w.stop()
         self.assertEqual(n, len(served))
         self.assertEqual(n, len({task_id for task_id, _ in served}), "a task was served twice")
         self.assertEqual(n, sum(w.completed for w in workers))

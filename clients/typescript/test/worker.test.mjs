@@ -34,6 +34,7 @@ describe('Worker', needsServer, () => {
     assert.match(failed.lastError, /"detail":"weight -1 is negative"/);
     const good = await client.startWorkflow(type, { input: { weightKg: 3 } });
     assert.deepEqual((await client.wait(good.id, { timeoutMs: 60000 })).output, { price: 6 });
+    await w.stop(); // the counts are the worker's once it has read cairn's answers
     assert.deepEqual([w.stats.failed, w.stats.completed], [1, 1]);
   });
 
@@ -52,7 +53,7 @@ describe('Worker', needsServer, () => {
   test('heartbeats keep a long task', async () => {
     const { type, fn } = await deploy(client);
     const calls = [];
-    await serve({ [fn]: async (_, task) => { calls.push(task.attempt); await sleep(4000); return task.signal.aborted ? 'lost' : 'done'; } }, { leaseMs: 1000 });
+    await serve({ [fn]: async (_, task) => { calls.push(task.attempt); await sleep(5000); return task.signal.aborted ? 'lost' : 'done'; } }, { leaseMs: 1500 }); // more than three leases
     const wf = await client.startWorkflow(type);
     const ended = await client.wait(wf.id, { timeoutMs: 60000 });
     assert.deepEqual([ended.status, ended.output], ['FINISHED', 'done']);
@@ -103,6 +104,7 @@ describe('Worker', needsServer, () => {
       const ended = await client.wait(id, { timeoutMs: 120000 });
       assert.deepEqual([ended.status, ended.output], ['FINISHED', i]);
     }
+    await Promise.all(ws.map((w) => w.stop()));
     assert.equal(served.length, n);
     assert.equal(new Set(served).size, n, 'a task was served twice');
     assert.equal(ws.reduce((s, w) => s + w.stats.completed, 0), n);
