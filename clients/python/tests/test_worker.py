@@ -93,8 +93,10 @@ class WorkerTest(unittest.TestCase):
         self.addCleanup(doomed.wait)
         self.addCleanup(doomed.kill)
         wf = self.client.start_workflow(type_)
-        line = doomed.stdout.readline()
-        self.assertEqual("holding\n", line, "the worker did not take the task")
+        lines = []
+        while not lines or lines[-1] not in ("holding\n", ""):
+            lines.append(doomed.stdout.readline())
+        self.assertEqual("holding\n", lines[-1], "the worker did not take the task: %s" % "".join(lines))
         doomed.send_signal(signal.SIGKILL)
         doomed.wait()
 
