@@ -7,7 +7,7 @@ import threading
 import unittest
 import uuid
 
-from cairn_client import Client
+from cairn_client import Client, Worker
 
 URL = os.environ.get("CAIRN_URL", "")
 ADMIN_TOKEN = os.environ.get("CAIRN_ADMIN_TOKEN", "")
@@ -22,6 +22,21 @@ def require_server():
 
 def admin() -> Client:
     return Client(URL, ADMIN_TOKEN)
+
+
+class ServerTest(unittest.TestCase):
+    """A test with an admin client (self.client) and serve(), which starts a worker stopped when
+    the test ends."""
+
+    def setUp(self):
+        self.client = admin()
+        self.addCleanup(self.client.close)
+
+    def serve(self, functions, client=None, **options):
+        worker = Worker(client or self.client, functions, **options)
+        worker.start()
+        self.addCleanup(worker.stop)
+        return worker
 
 
 CALL = """

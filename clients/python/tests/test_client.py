@@ -7,24 +7,14 @@ import unittest
 from cairn_client import CairnError, Client, ConnectionFailed, Worker
 
 from . import support
-from .support import admin, deploy
+from .support import deploy
 
 
 def setUpModule():
     support.require_server()
 
 
-class ClientTest(unittest.TestCase):
-    def setUp(self):
-        self.client = admin()
-        self.addCleanup(self.client.close)
-
-    def serve(self, functions, **options):
-        worker = Worker(self.client, functions, **options)
-        worker.start()
-        self.addCleanup(worker.stop)
-        return worker
-
+class ClientTest(support.ServerTest):
     def test_start_get_and_wait(self):
         type_, function = deploy(self.client)
         self.serve({function: lambda input: {"echo": input}})

@@ -12,24 +12,14 @@ import unittest
 from cairn_client import CairnError, Client, Problem, Worker, current_task
 
 from . import support
-from .support import CATCH, admin, deploy, remote_attempts
+from .support import CATCH, deploy, remote_attempts
 
 
 def setUpModule():
     support.require_server()
 
 
-class WorkerTest(unittest.TestCase):
-    def setUp(self):
-        self.client = admin()
-        self.addCleanup(self.client.close)
-
-    def serve(self, functions, client=None, **options):
-        worker = Worker(client or self.client, functions, **options)
-        worker.start()
-        self.addCleanup(worker.stop)
-        return worker
-
+class WorkerTest(support.ServerTest):
     def test_a_raising_function_fails_its_task_and_the_worker_goes_on(self):
         type_, function = deploy(self.client)
 

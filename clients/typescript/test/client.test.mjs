@@ -3,18 +3,11 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 
 import { CairnError, Client, ConnectionFailed, Worker } from '../dist/index.js';
-import { ADMIN_TOKEN, URL_, Proxy, admin, deploy, needsServer, sleep } from './support.mjs';
+import { ADMIN_TOKEN, URL_, Proxy, admin, deploy, needsServer, serving, sleep } from './support.mjs';
 
 describe('Client', needsServer, () => {
   const client = admin();
-  const workers = [];
-  const serve = async (functions, opts = {}) => {
-    const w = new Worker(opts.client ?? client, { functions, ...opts });
-    await w.start();
-    workers.push(w);
-    return w;
-  };
-  after(async () => { await Promise.all(workers.map((w) => w.stop())); });
+  const serve = serving(client);
 
   test('starts, gets and waits for a workflow', async () => {
     const { type, fn } = await deploy(client);

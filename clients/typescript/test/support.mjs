@@ -3,7 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 
-import { Client } from '../dist/index.js';
+import { after } from 'node:test';
+
+import { Client, Worker } from '../dist/index.js';
 
 export const URL_ = process.env.CAIRN_URL ?? '';
 export const ADMIN_TOKEN = process.env.CAIRN_ADMIN_TOKEN ?? '';
@@ -14,6 +16,18 @@ export const WORKER_FUNCTION = process.env.CAIRN_WORKER_FUNCTION ?? '';
 export const needsServer = URL_ ? {} : { skip: 'CAIRN_URL is not set: run these tests through go test ./clients/' };
 
 export const admin = () => new Client({ url: URL_, token: ADMIN_TOKEN });
+
+/** Returns serve(functions, opts), which starts a worker (on client unless opts.client) stopped after the suite. */
+export function serving(client) {
+  const workers = [];
+  after(async () => { await Promise.all(workers.map((w) => w.stop())); });
+  return async (functions, opts = {}) => {
+    const w = new Worker(opts.client ?? client, { functions, ...opts });
+    await w.start();
+    workers.push(w);
+    return w;
+  };
+}
 
 export const CALL = (name, fn) => `
 document: {dsl: '1.0.0', namespace: ts, name: ${name}, version: '1.0.0'}

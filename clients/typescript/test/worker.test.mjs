@@ -6,18 +6,11 @@ import { once } from 'node:events';
 import { after, describe, test } from 'node:test';
 
 import { CairnError, Client, Problem, Worker } from '../dist/index.js';
-import { ADMIN_TOKEN, CATCH, URL_, WORKER_FUNCTION, WORKER_TOKEN, admin, deploy, needsServer, remoteAttempts, sleep } from './support.mjs';
+import { ADMIN_TOKEN, CATCH, URL_, WORKER_FUNCTION, WORKER_TOKEN, admin, deploy, needsServer, remoteAttempts, serving, sleep } from './support.mjs';
 
 describe('Worker', needsServer, () => {
   const client = admin();
-  const workers = [];
-  const serve = async (functions, opts = {}) => {
-    const w = new Worker(opts.client ?? client, { functions, ...opts });
-    await w.start();
-    workers.push(w);
-    return w;
-  };
-  after(async () => { await Promise.all(workers.map((w) => w.stop())); });
+  const serve = serving(client);
 
   test('a throwing function fails its task and the worker goes on', async () => {
     const { type, fn } = await deploy(client);
