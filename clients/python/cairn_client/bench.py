@@ -61,10 +61,12 @@ def main(argv=None) -> int:
         time.sleep(0.01)
     served = time.monotonic() - t1
     cpu = time.process_time() - cpu0
-    worker.stop()
+    # The worker serves on until every workflow has finished: tasks of an earlier run (its worker
+    # killed) may have come back to it too.
     while count(client, "FINISHED", since) < args.tasks:
         time.sleep(0.2)
     finished = time.monotonic() - t1
+    worker.stop()
     result = {"tasks": args.tasks, "concurrency": args.concurrency, "seconds": round(served, 3),
               "tasks_per_second": round(args.tasks / served),
               "worker_cpu_seconds": round(cpu, 3), "failed": worker.failed, "dropped": worker.dropped,
