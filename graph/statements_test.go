@@ -176,3 +176,41 @@ func TestCompleteTaskUnderAuthReadsTheTokenOnce(t *testing.T) {
 		require.Equal(t, 1, tokenReads, "statements: %q", stmts)
 	})
 }
+
+// TestCompleteTaskUnderAuthReadsNoTaskFirst completes a remote task with a worker token: whether
+// the worker may serve the task's function is part of the fenced update that ends the task, so no
+// statement reads the task before it.
+func TestCompleteTaskUnderAuthReadsNoTaskFirst(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		fns := "f"
+		require.NoError(t, store.APITokenInsert(ctx, &persistence.APIToken{Name: "py", Hash: persistence.HashToken("worker-secret"), Role: graph.RoleWorker, Functions: &fns}))
+		b := setup(t, store, func(c *server.Config) { c.Authenticate = server.StoreAuthenticator(store) })
+		for _, mutation := range []string{`completeTask(input: {token: %q, output: 1})`, `failTask(input: {token: %q, error: {type: "t", title: "no"}, retryable: false})`} {
+			addTask(t, b, "f")
+			_, resp := postAs(t, b, "Bearer worker-secret", `mutation { pollTasks(input: {functions: ["f"]}) { tasks { token } } }`)
+			require.Empty(t, resp.Errors)
+			var p struct {
+				PollTasks struct{ Tasks []struct{ Token string } }
+			}
+			require.NoError(t, json.Unmarshal(resp.Data, &p))
+			require.Len(t, p.PollTasks.Tasks, 1)
+
+			counter := &statementCounter{}
+			store.DB().AddQueryHook(counter) //lint:ignore SA1019 the hook must see the statements of this very DB, not of a copy
+			stmts := counter.count(func() {
+				_, resp = postAs(t, b, "Bearer worker-secret", fmt.Sprintf(`mutation { `+mutation+` { status } }`, p.PollTasks.Tasks[0].Token))
+			})
+			require.Empty(t, resp.Errors)
+			for _, s := range stmts {
+				if !strings.Contains(s, "remote_tasks") {
+					continue
+				}
+				require.True(t, strings.HasPrefix(strings.TrimSpace(s), "WITH v") || strings.HasPrefix(strings.TrimSpace(s), "UPDATE"),
+					"the first statement on remote_tasks ends the task; statements: %q", stmts)
+				break
+			}
+		}
+	})
+}

@@ -151,7 +151,8 @@ func (postgresDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatemen
 // endTasks writes every result in one UPDATE ... FROM (VALUES ...) RETURNING.
 func (postgresDialect) endTasks(ctx context.Context, s *Store, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error) {
 	var out []*RemoteTask
-	q, args := endTasksValues(ps, now, func(p, typ string) string { return p + "::" + typ }, "remote_tasks AS rt", "rt", "rt.*")
+	q, args := endTasksValues(ps, now, func(p, typ string) string { return p + "::" + typ }, "remote_tasks AS rt", "rt",
+		"v.fns @> to_jsonb(rt.function)", "rt.*")
 	err := s.idb.NewRaw(q, args...).Scan(ctx, &out)
 	return out, err
 }

@@ -259,18 +259,26 @@ func (e *Engine) taskFor(ctx context.Context, token string, allowed []string) (i
 		return 0, "", err
 	}
 	if allowed != nil {
-		t, err := e.store.RemoteTaskGet(ctx, id)
-		if errors.Is(err, persistence.ErrNotFound) {
-			return 0, "", conflictOn("token", "the token holds no task")
-		}
-		if err != nil {
+		if err := e.checkTaskFunction(ctx, id, allowed); err != nil {
 			return 0, "", err
-		}
-		if !slices.Contains(allowed, t.Function) {
-			return 0, "", forbidden("token", "this token may not serve function %q", t.Function)
 		}
 	}
 	return id, secret, nil
+}
+
+// checkTaskFunction reads task id and refuses it when its function is not among allowed.
+func (e *Engine) checkTaskFunction(ctx context.Context, id int64, allowed []string) error {
+	t, err := e.store.RemoteTaskGet(ctx, id)
+	if errors.Is(err, persistence.ErrNotFound) {
+		return conflictOn("token", "the token holds no task")
+	}
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(allowed, t.Function) {
+		return forbidden("token", "this token may not serve function %q", t.Function)
+	}
+	return nil
 }
 
 // HeartbeatTask extends the lease a token holds by the poll's leaseMs and returns the new
@@ -298,11 +306,12 @@ func (e *Engine) CompleteTask(ctx context.Context, token string, output json.Raw
 	if err := e.limits.checkValue("output", output); err != nil {
 		return nil, err
 	}
-	id, secret, err := e.taskFor(ctx, token, allowed)
+	id, secret, err := parseTaskToken(token)
 	if err != nil {
 		return nil, err
 	}
-	return e.endTask(ctx, persistence.RemoteTaskEndParams{ID: id, Token: secret, Status: persistence.RemoteTaskSucceeded, Output: output})
+	return e.endTask(ctx, persistence.RemoteTaskEndParams{ID: id, Token: secret, Status: persistence.RemoteTaskSucceeded, Output: output,
+		Functions: allowed})
 }
 
 // checkTaskOutput checks a task's output (none is null): a storable JSON value within
@@ -354,20 +363,27 @@ func (e *Engine) FailTask(ctx context.Context, token string, f TaskFailure, retr
 	if err != nil {
 		return nil, fmt.Errorf("error encoding a task's failure: %w", err)
 	}
-	id, secret, err := e.taskFor(ctx, token, allowed)
+	id, secret, err := parseTaskToken(token)
 	if err != nil {
 		return nil, err
 	}
 	return e.endTask(ctx, persistence.RemoteTaskEndParams{ID: id, Token: secret, Status: persistence.RemoteTaskFailed,
-		Error: problem, Retryable: retryable})
+		Error: problem, Retryable: retryable, Functions: allowed})
 }
 
-// endTask writes a worker's result (fenced by its token and lease) and wakes the task's workflow.
-// Results that arrive together share one transaction (see endBatch).
+// endTask writes a worker's result (fenced by its token, its lease and, with p.Functions, the
+// functions the caller may serve) and wakes the task's workflow. Results that arrive together
+// share one transaction (see endBatch). Only a refused result reads its task, to tell a function
+// the caller may not serve (FORBIDDEN) from a lost lease (CONFLICT).
 func (e *Engine) endTask(ctx context.Context, p persistence.RemoteTaskEndParams) (*persistence.RemoteTask, error) {
 	e.remote.init()
 	t, err := e.remote.ends.do(ctx, e, p)
 	if errors.Is(err, persistence.ErrConflict) {
+		if p.Functions != nil {
+			if err := e.checkTaskFunction(ctx, p.ID, p.Functions); err != nil {
+				return nil, err
+			}
+		}
 		return nil, conflictOn("token", "the lease is lost: it ran out (the task was offered again) or the task already ended")
 	}
 	return t, err
