@@ -21,7 +21,7 @@ import (
 // remoteEcho is a definition whose one step calls a remote function and keeps its result.
 func remoteEcho(typ, function string) workflow.Definition {
 	return workflow.Definition{Type: typ, States: []workflow.State{
-		{Name: "call", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+		{Name: "call", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 			out, err := c.CallRemote(function, map[string]any{})
 			if err != nil {
 				return workflow.Next{}, err

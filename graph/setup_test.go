@@ -24,10 +24,10 @@ var testFlow = workflow.Definition{
 	Type:        "test.flow",
 	Description: "a flow for the API tests",
 	States: []workflow.State{
-		{Name: "start", Kind: workflow.Start, Next: []string{"work", "review"}, Handler: func(*workflow.StepContext) (workflow.Next, error) {
+		{Name: "start", Kind: workflow.Start, Next: []string{"work", "review"}, Handler: func(workflow.StepContext) (workflow.Next, error) {
 			return workflow.MoveTo("work"), nil
 		}},
-		{Name: "work", Kind: workflow.Normal, Next: []string{"done", "failed"}, Handler: func(*workflow.StepContext) (workflow.Next, error) {
+		{Name: "work", Kind: workflow.Normal, Next: []string{"done", "failed"}, Handler: func(workflow.StepContext) (workflow.Next, error) {
 			return workflow.Finish(), nil
 		}},
 		{Name: "approval", Kind: workflow.Wait, Next: []string{"done"}, WaitFor: &workflow.WaitFor{Signal: "approve"}},

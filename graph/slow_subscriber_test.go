@@ -20,7 +20,7 @@ import (
 )
 
 var noopFlow = workflow.Definition{Type: "test.noop", States: []workflow.State{
-	{Name: "start", Kind: workflow.Start, Next: []string{"done"}, Handler: func(*workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }},
+	{Name: "start", Kind: workflow.Start, Next: []string{"done"}, Handler: func(workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }},
 	{Name: "done", Kind: workflow.End},
 }}
 

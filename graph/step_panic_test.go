@@ -52,7 +52,7 @@ func TestStepPanicShowsAnIncidentNotAStack(t *testing.T) {
 		engine := workflow.New(store, workflow.Options{Logger: log})
 		_, err := engine.Register(ctx, workflow.Definition{Type: "t.panic", States: []workflow.State{
 			{Name: "boom", Kind: workflow.Start, Next: []string{"done"}, Retry: &workflow.RetryPolicy{MaxAttempts: 2, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond},
-				Handler: func(*workflow.StepContext) (workflow.Next, error) {
+				Handler: func(workflow.StepContext) (workflow.Next, error) {
 					panic("could not connect with password=hunter2")
 				}},
 			{Name: "done", Kind: workflow.End},

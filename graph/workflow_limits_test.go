@@ -30,7 +30,7 @@ func TestMutationsRefuseValuesOverTheWorkflowLimits(t *testing.T) {
 		_, err := engine.Register(ctx, testFlow)
 		require.NoError(t, err)
 		_, err = engine.Register(ctx, workflow.Definition{Type: "limits.form", States: []workflow.State{
-			{Name: "start", Kind: workflow.Start, Next: []string{"review"}, Handler: func(*workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("review"), nil }},
+			{Name: "start", Kind: workflow.Start, Next: []string{"review"}, Handler: func(workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("review"), nil }},
 			{Name: "review", Kind: workflow.Manual, Next: []string{"done"}, FormSchema: json.RawMessage(`{"type": "object"}`)},
 			{Name: "done", Kind: workflow.End},
 		}})

@@ -31,7 +31,7 @@ var poolConcurrency = 20
 
 // quoteDef calls the remote function "quote" and keeps its output.
 var quoteDef = workflow.Definition{Type: "remote.quote", States: []workflow.State{
-	{Name: "call", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+	{Name: "call", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 		var in any
 		if err := c.Input(&in); err != nil {
 			return workflow.Next{}, err

@@ -45,7 +45,7 @@ func TestFormInChromium(t *testing.T) {
 	engine := workflow.New(store, workflow.Options{Logger: log})
 	ctx := context.Background()
 	_, err := engine.Register(ctx, workflow.Definition{Type: "form.review", States: []workflow.State{
-		{Name: "start", Kind: workflow.Start, Next: []string{"review"}, Handler: func(*workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("review"), nil }},
+		{Name: "start", Kind: workflow.Start, Next: []string{"review"}, Handler: func(workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("review"), nil }},
 		{Name: "review", Kind: workflow.Manual, Next: []string{"done"}, FormSchema: json.RawMessage(reviewForm)},
 		{Name: "done", Kind: workflow.End},
 	}})

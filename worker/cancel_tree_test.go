@@ -23,7 +23,7 @@ func TestCancelOfABusyTreeReachesEveryDescendant(t *testing.T) {
 		const mids, busyPerMid = 12, 3
 		var ticks atomic.Int64
 		spawn := func(typ string, n int, also ...string) workflow.StepFunc {
-			return func(c *workflow.StepContext) (workflow.Next, error) {
+			return func(c workflow.StepContext) (workflow.Next, error) {
 				for range n {
 					c.StartChild(workflow.ChildRequest{Type: typ})
 				}
@@ -40,18 +40,18 @@ func TestCancelOfABusyTreeReachesEveryDescendant(t *testing.T) {
 				{Name: "done", Kind: workflow.End}}}
 		}
 		busy := workflow.Definition{Type: "t.busy", States: []workflow.State{
-			{Name: "tick", Kind: workflow.Start, Next: []string{"tock"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+			{Name: "tick", Kind: workflow.Start, Next: []string{"tock"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 				ticks.Add(1)
 				return workflow.MoveTo("tock"), nil
 			}},
-			{Name: "tock", Kind: workflow.Normal, Next: []string{"tick", "done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+			{Name: "tock", Kind: workflow.Normal, Next: []string{"tick", "done"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 				return workflow.MoveTo("tick"), nil // runs until cancelled
 			}},
 			{Name: "done", Kind: workflow.End}}}
 		// A sleeper's step runs until the cancel interrupts it, then lets go of its workflow.
 		var asleep atomic.Int64
 		sleeper := workflow.Definition{Type: "t.sleeper", States: []workflow.State{
-			{Name: "sleep", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+			{Name: "sleep", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 				asleep.Add(1)
 				<-c.Done()
 				return workflow.Next{}, c.Err()

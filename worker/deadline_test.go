@@ -18,7 +18,7 @@ func TestStepDeadlineIsTheStatesTimeout(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		next := make(chan struct{})
 		wait := func(to string) workflow.StepFunc {
-			return func(ctx *workflow.StepContext) (workflow.Next, error) {
+			return func(ctx workflow.StepContext) (workflow.Next, error) {
 				select {
 				case <-next:
 				case <-ctx.Done():

@@ -23,7 +23,7 @@ func TestDeclaredDeadCancelsItsLateSteps(t *testing.T) {
 		var runs atomic.Int32
 		firstCancelled := make(chan struct{})
 		def := workflow.Definition{Type: "t.hang", States: []workflow.State{
-			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(ctx *workflow.StepContext) (workflow.Next, error) {
+			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(ctx workflow.StepContext) (workflow.Next, error) {
 				if runs.Add(1) > 1 {
 					return workflow.MoveTo("done"), nil
 				}

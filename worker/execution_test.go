@@ -20,7 +20,7 @@ import (
 
 var quickRetry = &workflow.RetryPolicy{MaxAttempts: 2, MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}
 
-func alwaysFails(ctx *workflow.StepContext) (workflow.Next, error) {
+func alwaysFails(ctx workflow.StepContext) (workflow.Next, error) {
 	return workflow.Next{}, errors.New("boom")
 }
 
@@ -32,7 +32,7 @@ func TestRetriesExhaustedGoToErrorStateOrManual(t *testing.T) {
 			{Name: "done", Kind: workflow.End}, {Name: "broken", Kind: workflow.ErrorKind}}}
 		var healed atomic.Bool
 		manual := workflow.Definition{Type: "t.manual", States: []workflow.State{
-			{Name: "run", Kind: workflow.Start, Retry: quickRetry, Next: []string{"done"}, Handler: func(ctx *workflow.StepContext) (workflow.Next, error) {
+			{Name: "run", Kind: workflow.Start, Retry: quickRetry, Next: []string{"done"}, Handler: func(ctx workflow.StepContext) (workflow.Next, error) {
 				if healed.Load() {
 					return workflow.MoveTo("done"), nil
 				}
@@ -86,20 +86,20 @@ func TestTimeoutsAndPanicsAreFailedAttempts(t *testing.T) {
 					Retry: &workflow.RetryPolicy{MaxAttempts: 1}},
 				{Name: "done", Kind: workflow.End}}}
 		}
-		polite := def("t.polite", func(ctx *workflow.StepContext) (workflow.Next, error) {
+		polite := def("t.polite", func(ctx workflow.StepContext) (workflow.Next, error) {
 			<-ctx.Done()
 			return workflow.Next{}, ctx.Err()
 		})
-		rude := def("t.rude", func(ctx *workflow.StepContext) (workflow.Next, error) {
+		rude := def("t.rude", func(ctx workflow.StepContext) (workflow.Next, error) {
 			<-block // ignores its context
 			return workflow.Finish(), nil
 		})
-		panics := def("t.panics", func(ctx *workflow.StepContext) (workflow.Next, error) {
+		panics := def("t.panics", func(ctx workflow.StepContext) (workflow.Next, error) {
 			var steps []string
 			_ = steps[len(ctx.State())] // index out of range: a bug in a step
 			return workflow.Finish(), nil
 		})
-		invalidMove := def("t.badmove", func(ctx *workflow.StepContext) (workflow.Next, error) {
+		invalidMove := def("t.badmove", func(ctx workflow.StepContext) (workflow.Next, error) {
 			return workflow.MoveTo("run"), nil
 		})
 		b := setup(t, store, polite, rude, panics, invalidMove)
@@ -261,7 +261,7 @@ func TestSideEffectOnceAcrossACrashAndStaleExecutorFenced(t *testing.T) {
 		var firstRun atomic.Bool
 		firstRun.Store(true)
 		def := workflow.Definition{Type: "t.crash", States: []workflow.State{
-			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(ctx *workflow.StepContext) (workflow.Next, error) {
+			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(ctx workflow.StepContext) (workflow.Next, error) {
 				v, err := workflow.SideEffect(ctx, "token", func() (string, error) {
 					calls.Add(1)
 					return time.Now().String(), nil
@@ -372,7 +372,7 @@ func TestDrainTimeoutReleasesStepsStillRunning(t *testing.T) {
 		ctx := context.Background()
 		var runs atomic.Int32
 		slow := workflow.Definition{Type: "t.slow", States: []workflow.State{
-			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 				if runs.Add(1) == 1 {
 					time.Sleep(700 * time.Millisecond) // ignores its context, as badly written steps do
 				}
@@ -415,7 +415,7 @@ func TestDrainCompletesTheLastStepThenReturns(t *testing.T) {
 		ctx := context.Background()
 		release, running := make(chan struct{}), make(chan struct{}, 1)
 		held := workflow.Definition{Type: "t.held", States: []workflow.State{
-			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 				running <- struct{}{}
 				<-release
 				return workflow.MoveTo("done"), nil

@@ -40,7 +40,7 @@ func TestHeartbeatLandsWhileAPIReadsHoldThePool(t *testing.T) {
 			var runs atomic.Int32
 			started := make(chan struct{}, 4)
 			def := workflow.Definition{Type: "t.long", States: []workflow.State{
-				{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(ctx *workflow.StepContext) (workflow.Next, error) {
+				{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(ctx workflow.StepContext) (workflow.Next, error) {
 					runs.Add(1)
 					started <- struct{}{}
 					select {

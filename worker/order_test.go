@@ -100,7 +100,7 @@ func TestRetriedStepReplaysItsSideEffectWithoutCallingItAgain(t *testing.T) {
 		calls := 0
 		var seen []string // the value each attempt got
 		def := workflow.Definition{Type: "t.charge", States: []workflow.State{
-			{Name: "charge", Kind: workflow.Start, Next: []string{"done"}, Retry: quickRetry, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+			{Name: "charge", Kind: workflow.Start, Next: []string{"done"}, Retry: quickRetry, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 				id, err := workflow.SideEffect(c, "chargeId", func() (string, error) {
 					mu.Lock()
 					defer mu.Unlock()

@@ -29,7 +29,7 @@ func newSlowStep() *slowStep {
 
 func (s *slowStep) definition() workflow.Definition {
 	return workflow.Definition{Type: "t.slow", States: []workflow.State{
-		{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(ctx *workflow.StepContext) (workflow.Next, error) {
+		{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(ctx workflow.StepContext) (workflow.Next, error) {
 			n := s.running.Add(1)
 			defer s.running.Add(-1)
 			for {

@@ -19,7 +19,7 @@ import (
 // workflow's input and keeps the output in the variable "result".
 func remoteEcho(typ, function string, retry *workflow.RetryPolicy) workflow.Definition {
 	return workflow.Definition{Type: typ, States: []workflow.State{
-		{Name: "call", Kind: workflow.Start, Next: []string{"done"}, Retry: retry, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+		{Name: "call", Kind: workflow.Start, Next: []string{"done"}, Retry: retry, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 			var in any
 			if err := c.Input(&in); err != nil {
 				return workflow.Next{}, err

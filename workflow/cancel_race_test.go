@@ -24,7 +24,7 @@ func TestCancelBetweenClaimAndStepStart(t *testing.T) {
 		engine := workflow.New(store, workflow.Options{})
 		_, err := engine.Register(ctx, workflow.Definition{Type: "test.blocking", States: []workflow.State{
 			{Name: "block", Kind: workflow.Start, Timeout: time.Minute, Next: []string{"done"},
-				Handler: func(sc *workflow.StepContext) (workflow.Next, error) {
+				Handler: func(sc workflow.StepContext) (workflow.Next, error) {
 					<-sc.Done()
 					return workflow.Next{}, sc.Err()
 				}},

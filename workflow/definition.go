@@ -18,8 +18,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
-
-	"github.com/cairnflow/cairn/persistence"
 )
 
 // StateKind says what a state is for.
@@ -120,8 +118,9 @@ const DefaultStepTimeout = time.Minute
 // DefaultGroup is the executor group of definitions and workers that name none.
 const DefaultGroup = "default"
 
-// withDefaults fills in what a definition left zero.
-func (d Definition) withDefaults() Definition {
+// WithDefaults fills in what a definition left zero: the retry policy, step timeout and executor
+// group that Register gives it.
+func (d Definition) WithDefaults() Definition {
 	if d.DefaultRetry.MaxAttempts == 0 {
 		d.DefaultRetry = DefaultRetryPolicy
 	}
@@ -154,8 +153,8 @@ func (d *Definition) StartState() *State {
 	return nil
 }
 
-// firstOfKind returns the first state of a kind (the END or ERROR a step finishes or fails to).
-func (d *Definition) firstOfKind(k StateKind) *State {
+// FirstOfKind returns the first state of a kind (the END or ERROR a step finishes or fails to).
+func (d *Definition) FirstOfKind(k StateKind) *State {
 	for i := range d.States {
 		if d.States[i].Kind == k {
 			return &d.States[i]
@@ -277,8 +276,8 @@ func (d *Definition) Validate() error {
 	return nil
 }
 
-// canMove reports whether a step in state from may move to state to.
-func (d *Definition) canMove(from *State, to string) bool {
+// CanMove reports whether a step in state from may move to state to.
+func (d *Definition) CanMove(from *State, to string) bool {
 	for _, n := range from.Next {
 		if n == to {
 			return true
@@ -305,13 +304,4 @@ func ParseSpec(spec []byte) (*Definition, error) {
 		return nil, fmt.Errorf("error decoding definition spec: %w", err)
 	}
 	return d, nil
-}
-
-// startable refuses a stored definition that starts no new workflow (OFFLINE), whatever the path:
-// a start, a step's child, a schedule's fire or a backfill. field names the input at fault.
-func startable(def *persistence.Definition, field string) error {
-	if def.ReleaseState != persistence.ReleaseOnline {
-		return conflictOn(field, "workflow definition %q is %s and starts no new workflow", def.Type, def.ReleaseState)
-	}
-	return nil
 }

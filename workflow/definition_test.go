@@ -12,7 +12,7 @@ import (
 	"github.com/cairnflow/cairn/workflow"
 )
 
-func step(ctx *workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }
+func step(ctx workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }
 
 func TestValidateNamesTheStateAtFault(t *testing.T) {
 	t.Parallel()

@@ -15,25 +15,6 @@ import (
 	"github.com/cairnflow/cairn/persistence"
 )
 
-// DocumentCompiler turns a declarative document (a Serverless Workflow definition, YAML or JSON)
-// into a Definition with handlers. cairn's compiler lives in internal/serverless; Install it on an
-// engine with SetCompiler. Every node that runs deployed definitions needs one.
-type DocumentCompiler interface {
-	// Compile parses and checks a document. A document at fault gives an *Error with Code
-	// INVALID_INPUT and Field the JSON pointer of the fault.
-	Compile(source []byte) (*CompiledDocument, error)
-}
-
-// CompiledDocument is what a DocumentCompiler makes of a document.
-type CompiledDocument struct {
-	// Definition is the state machine with its handlers; its Type names the document.
-	Definition Definition
-	// Canonical is the document in a canonical JSON form: its sha256 tells one version from the next.
-	Canonical []byte
-	// Label is the document's own version (document.version), kept as a label.
-	Label string
-}
-
 // deployedSpec is the stored spec of a deployed definition: the compiled states (for clients that
 // draw them) and the source every node compiles again.
 type deployedSpec struct {
@@ -41,9 +22,6 @@ type deployedSpec struct {
 	Source string `json:"source"`
 	Label  string `json:"label,omitempty"`
 }
-
-// MaxDocumentBytes bounds the source of a deployed document.
-const MaxDocumentBytes = 1 << 20
 
 // deployedTypeTTL is how long a node trusts its list of deployed types before reading it again: a
 // definition deployed on another node becomes claimable here within it.
@@ -71,13 +49,6 @@ func (e *Engine) compiler() DocumentCompiler {
 	return e.deploy.compiler
 }
 
-// DeployResult is a deployed definition version.
-type DeployResult struct {
-	Definition *persistence.Definition
-	// Created is false when the document was unchanged since a stored version, which is returned.
-	Created bool
-}
-
 // Deploy compiles a document and stores it as a new version of its type, unless an unchanged
 // version is stored already. Workflows already running keep the version they started with.
 func (e *Engine) Deploy(ctx context.Context, source string) (DeployResult, error) {
@@ -98,7 +69,7 @@ func (e *Engine) Deploy(ctx context.Context, source string) (DeployResult, error
 	if err != nil {
 		return DeployResult{}, err
 	}
-	def := doc.Definition.withDefaults()
+	def := doc.Definition.WithDefaults()
 	if err := def.Validate(); err != nil {
 		return DeployResult{}, err
 	}
@@ -173,22 +144,6 @@ func (e *Engine) DeployedVersion(ctx context.Context, typ, label string) (*persi
 	return nil, fmt.Errorf("no deployed version of %s is %q: %w", typ, label, persistence.ErrNotFound)
 }
 
-// OutputVariable is the variable that holds a workflow's output (a deployed definition's sets it
-// when the workflow finishes).
-const OutputVariable = "output"
-
-// OutputOf returns a workflow's output: its variable OutputVariable (nil when unset).
-func OutputOf(w *persistence.Workflow) json.RawMessage {
-	if !bytes.Contains(w.Variables, []byte(`"`+OutputVariable+`"`)) {
-		return nil
-	}
-	var vars map[string]json.RawMessage
-	if json.Unmarshal(w.Variables, &vars) != nil {
-		return nil
-	}
-	return vars[OutputVariable]
-}
-
 func sourceOf(spec json.RawMessage) string {
 	if !bytes.Contains(spec, []byte(`"source"`)) {
 		return ""
@@ -214,7 +169,7 @@ func (e *Engine) parseRow(row *persistence.Definition) (*Definition, error) {
 	if err != nil {
 		return nil, NonRetryable(fmt.Errorf("error compiling deployed definition %s v%d: %w", row.Type, row.Version, err))
 	}
-	def := doc.Definition.withDefaults()
+	def := doc.Definition.WithDefaults()
 	e.noteDeployed(row.Type, row.ExecutorGroup)
 	return &def, nil
 }

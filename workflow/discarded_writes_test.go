@@ -23,10 +23,10 @@ func TestAFailedAttemptLeavesNoVariablesBehind(t *testing.T) {
 		ctx := context.Background()
 		engine := newEngine(t, store)
 		_, err := engine.Register(ctx, workflow.Definition{Type: "t.halfway", States: []workflow.State{
-			{Name: "begin", Kind: workflow.Start, Next: []string{"work"}, Handler: func(sc *workflow.StepContext) (workflow.Next, error) {
+			{Name: "begin", Kind: workflow.Start, Next: []string{"work"}, Handler: func(sc workflow.StepContext) (workflow.Next, error) {
 				return workflow.MoveTo("work"), sc.SetVar("progress", "begun")
 			}},
-			{Name: "work", Kind: workflow.Normal, Next: []string{"done"}, Handler: func(sc *workflow.StepContext) (workflow.Next, error) {
+			{Name: "work", Kind: workflow.Normal, Next: []string{"done"}, Handler: func(sc workflow.StepContext) (workflow.Next, error) {
 				if err := sc.SetVar("progress", "half written"); err != nil {
 					return workflow.Next{}, err
 				}

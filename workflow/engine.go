@@ -80,7 +80,7 @@ func New(store *persistence.Store, opts Options) *Engine {
 	if n == nil {
 		n = persistence.NewNotifier(store, log)
 	}
-	return &Engine{store: store, notifier: n, log: log, limits: opts.Limits.withDefaults(), defs: map[string]*registered{}, running: map[int64]map[int]runningStep{},
+	return &Engine{store: store, notifier: n, log: log, limits: opts.Limits.WithDefaults(), defs: map[string]*registered{}, running: map[int64]map[int]runningStep{},
 		cancelled: map[int64]cancelHint{}}
 }
 
@@ -94,7 +94,7 @@ func (e *Engine) Logger() *slog.Logger { return e.log }
 // one; workflows already running keep the version they started with) and makes its handlers
 // available to this node's workers. It returns the stored version.
 func (e *Engine) Register(ctx context.Context, def Definition) (*persistence.Definition, error) {
-	def = def.withDefaults()
+	def = def.WithDefaults()
 	if err := def.Validate(); err != nil {
 		return nil, err
 	}

@@ -8,9 +8,6 @@ import (
 	"github.com/cairnflow/cairn/persistence"
 )
 
-// MaxEventDeliveries bounds the workflows one published event is delivered to.
-const MaxEventDeliveries = 1000
-
 // PublishEvent delivers a CloudEvent (a JSON object with specversion, id, source and type) to
 // every workflow waiting for a signal named by its type, as that signal with the event as its
 // payload. A workflow that is not waiting yet does not get it (signal it by ID for that). The same

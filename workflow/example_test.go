@@ -40,7 +40,7 @@ func Example() {
 	_, err = node.Register(ctx, workflow.Definition{
 		Type: "greeting",
 		States: []workflow.State{
-			{Name: "greet", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+			{Name: "greet", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 				var in struct{ Name string }
 				if err := c.Input(&in); err != nil {
 					return workflow.Next{}, err

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/cairnflow/cairn/internal/step"
+
 	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 )
@@ -194,7 +196,7 @@ func (e *Engine) run(ctx context.Context, o *outcome, def *Definition, state *St
 	defer cancel()
 	forget := e.trackRunning(w.ID, w.Version, o.executorID, cancel)
 	defer forget()
-	sc := &StepContext{Context: stepCtx, engine: e, workflow: w, attempt: w.Retries + 1, variables: vars,
+	sc := &stepContext{Context: stepCtx, engine: e, workflow: w, attempt: w.Retries + 1, variables: vars,
 		changed: map[string]bool{}, signal: sig}
 
 	done := make(chan stepResult, 1)
@@ -239,7 +241,7 @@ func (e *Engine) run(ctx context.Context, o *outcome, def *Definition, state *St
 }
 
 // collect keeps what a step buffered (logs, variables); failure drops the variables again.
-func (o *outcome) collect(sc *StepContext) {
+func (o *outcome) collect(sc *stepContext) {
 	if sc == nil || sc.overLimit != nil { // over a limit: nothing it buffered is stored (limits.go)
 		return
 	}
@@ -263,9 +265,10 @@ func (e *Engine) keep(w *persistence.Workflow, status persistence.Status) persis
 }
 
 // apply turns a successful step's Next into the outcome.
-func (e *Engine) apply(o *outcome, def *Definition, state *State, next Next, sc *StepContext, _ error) *outcome {
+func (e *Engine) apply(o *outcome, def *Definition, state *State, next Next, sc *stepContext, _ error) *outcome {
 	w := o.workflow
 	now := persistence.Now()
+	n := step.Next(next)
 	o.def = def
 	if err := e.checkStepLimits(sc); err != nil {
 		return e.failure(o, def, state, err, persistence.TaskFailed)
@@ -276,42 +279,42 @@ func (e *Engine) apply(o *outcome, def *Definition, state *State, next Next, sc 
 	}
 	c := e.keep(w, persistence.StatusInProgress)
 	c.LastError = nil
-	c.StateText = strPtr(next.text)
+	c.StateText = strPtr(n.Text())
 	target := state
-	switch next.kind {
-	case nextMove:
-		to, ok := def.State(next.state)
-		if !ok || !def.canMove(state, next.state) {
-			return e.failure(o, def, state, NonRetryable(fmt.Errorf("state %q cannot move to %q (allowed: %v)", state.Name, next.state, state.Next)), persistence.TaskFailed)
+	switch n.Kind() {
+	case step.Move:
+		to, ok := def.State(n.State())
+		if !ok || !def.CanMove(state, n.State()) {
+			return e.failure(o, def, state, NonRetryable(fmt.Errorf("state %q cannot move to %q (allowed: %v)", state.Name, n.State(), state.Next)), persistence.TaskFailed)
 		}
-		if !next.at.IsZero() && CheckTime("at", next.at) != nil {
+		if !n.At().IsZero() && CheckTime("at", n.At()) != nil {
 			return e.failure(o, def, state, NonRetryable(fmt.Errorf("MoveToAt(%q, %s): times must lie in the years 0001 to 9999 (UTC)",
-				next.state, next.at.UTC().Format(time.RFC3339Nano))), persistence.TaskFailed)
+				n.State(), n.At().UTC().Format(time.RFC3339Nano))), persistence.TaskFailed)
 		}
 		target = to
 		c.Retries = 0
-	case nextFinish:
-		target = def.firstOfKind(End)
+	case step.Finish:
+		target = def.FirstOfKind(End)
 		c.Retries = 0
-	case nextFail:
-		target = def.firstOfKind(ErrorKind)
-		c.LastError = strPtr(next.text)
-		c.StateText = strPtr(stateTextOf(next.text))
+	case step.Fail:
+		target = def.FirstOfKind(ErrorKind)
+		c.LastError = strPtr(n.Text())
+		c.StateText = strPtr(stateTextOf(n.Text()))
 		if target == nil {
 			target = state
 			c.Status = persistence.StatusManual
 		}
-	case nextManual:
+	case step.Manual:
 		c.Status = persistence.StatusManual
-	case nextRetry:
-		c.NextActivation = timePtr(now.Add(next.delay))
+	case step.Retry:
+		c.NextActivation = timePtr(now.Add(n.Delay()))
 	default:
 		return e.failure(o, def, state, NonRetryable(errors.New("step returned no next action (use MoveTo, Finish, ...)")), persistence.TaskFailed)
 	}
-	if next.kind == nextMove || next.kind == nextFinish || (next.kind == nextFail && c.Status != persistence.StatusManual) {
+	if n.Kind() == step.Move || n.Kind() == step.Finish || (n.Kind() == step.Fail && c.Status != persistence.StatusManual) {
 		at := now
-		if !next.at.IsZero() {
-			at = persistence.UTC(next.at)
+		if !n.At().IsZero() {
+			at = persistence.UTC(n.At())
 		}
 		tmp := *w
 		tmp.Finished = nil
@@ -331,7 +334,7 @@ func (e *Engine) apply(o *outcome, def *Definition, state *State, next Next, sc 
 	}
 	o.completion = c
 	o.task = e.task(o, state, persistence.TaskSucceeded, nil, sc)
-	if next.kind == nextFail {
+	if n.Kind() == step.Fail {
 		// The step failed its workflow: its attempt is the failing one, with the reason.
 		o.task.Status, o.task.Error = persistence.TaskFailed, c.LastError
 	}
@@ -381,7 +384,7 @@ func (e *Engine) failure(o *outcome, def *Definition, state *State, cause error,
 // state (status FAILED, finished now), or MANUAL status in the state it is in when it has none.
 func attemptsSpent(def *Definition, state string, now time.Time) (persistence.Status, string, *time.Time) {
 	if def != nil {
-		if errState := def.firstOfKind(ErrorKind); errState != nil {
+		if errState := def.FirstOfKind(ErrorKind); errState != nil {
 			return persistence.StatusFailed, errState.Name, &now
 		}
 	}
@@ -400,7 +403,7 @@ func taskTypeOf(state *State) string {
 }
 
 // task builds the task instance of an attempt.
-func (e *Engine) task(o *outcome, state *State, status persistence.TaskStatus, errText *string, sc *StepContext) *persistence.TaskInstance {
+func (e *Engine) task(o *outcome, state *State, status persistence.TaskStatus, errText *string, sc *stepContext) *persistence.TaskInstance {
 	now := persistence.Now()
 	ti := &persistence.TaskInstance{WorkflowID: o.workflow.ID, State: o.workflow.State, TaskType: taskTypeOf(state), Attempt: o.workflow.Retries + 1,
 		Status: status, ExecutorID: &o.executorID, Host: o.host, Started: o.started, Finished: &now, Error: errText}

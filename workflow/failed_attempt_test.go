@@ -22,7 +22,7 @@ func TestFailedWorkflowShowsItsFailingStep(t *testing.T) {
 		problem := `{"type":"https://serverlessworkflow.io/spec/1.0.0/errors/validation","status":400,"title":"Card Declined","detail":"the bank said no","instance":"/do/0/charge"}`
 		for typ, reason := range map[string]string{"t.fail.problem": problem, "t.fail.text": "card declined"} {
 			_, err := engine.Register(ctx, workflow.Definition{Type: typ, States: []workflow.State{
-				{Name: "charge", Kind: workflow.Start, Next: []string{"done"}, Handler: func(*workflow.StepContext) (workflow.Next, error) {
+				{Name: "charge", Kind: workflow.Start, Next: []string{"done"}, Handler: func(workflow.StepContext) (workflow.Next, error) {
 					return workflow.Fail(reason), nil
 				}},
 				{Name: "done", Kind: workflow.End},

@@ -1,10 +1,8 @@
 package workflow
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -21,24 +19,6 @@ type formKey struct {
 	state   string
 }
 
-// compileFormSchema compiles a state's form schema (a JSON Schema document).
-func compileFormSchema(typ, state string, raw json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, invalid("states", "definition %s: state %q: form schema is not JSON: %v", typ, state, err)
-	}
-	c := jsonschema.NewCompiler()
-	url := fmt.Sprintf("cairn:///%s/%s/form.json", typ, state)
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, invalid("states", "definition %s: state %q: form schema: %v", typ, state, err)
-	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		return nil, invalid("states", "definition %s: state %q: form schema: %v", typ, state, err)
-	}
-	return sch, nil
-}
-
 // formSchemaOf returns the compiled form schema of a state of a definition version.
 func (e *Engine) formSchemaOf(w *persistence.Workflow, s *State) (*jsonschema.Schema, error) {
 	key := formKey{w.Type, w.DefinitionVersion, s.Name}
@@ -53,17 +33,6 @@ func (e *Engine) formSchemaOf(w *persistence.Workflow, s *State) (*jsonschema.Sc
 	return sch, nil
 }
 
-// SubmitFormParams is the input of SubmitForm.
-type SubmitFormParams struct {
-	ID int64
-	// Data is what the person filled in: a JSON object valid against the state's form schema.
-	Data        json.RawMessage
-	SubmittedBy string
-	Signature   string
-	// IdempotencyKey makes the submission idempotent: the same key submits once.
-	IdempotencyKey string
-}
-
 // SubmitForm records the data a person submitted for the user task a workflow waits in: a WAIT
 // state (the form arrives as the signal it waits for) or a MANUAL state (the workflow moves on to
 // the state's only next state), whose form schema the data must satisfy. The data is also set as
@@ -71,14 +40,14 @@ type SubmitFormParams struct {
 // a CONFLICT; data that does not satisfy the schema is INVALID_INPUT on data. Either changes
 // nothing.
 func (e *Engine) SubmitForm(ctx context.Context, p SubmitFormParams) (*persistence.Workflow, error) {
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	data, raw, err := decodeObject("data", p.Data)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.limits.checkValue("data", raw); err != nil {
+	if err := checkValue(e.limits, "data", raw); err != nil {
 		return nil, err
 	}
 	if p.SubmittedBy == "" {
@@ -88,9 +57,8 @@ func (e *Engine) SubmitForm(ctx context.Context, p SubmitFormParams) (*persisten
 	if err := json.Unmarshal(p.Data, &compact); err != nil {
 		return nil, invalid("data", "must be a JSON object")
 	}
-	cp := ChangeParams{ID: p.ID, Reason: "form submitted by " + p.SubmittedBy, Actor: p.SubmittedBy, IdempotencyKey: p.IdempotencyKey,
-		request: []any{canonicalJSON(p.Data), p.Signature}, varsField: "data"}
-	return e.change(ctx, "submitForm", cp, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error) {
+	cp := ChangeParams{ID: p.ID, Reason: "form submitted by " + p.SubmittedBy, Actor: p.SubmittedBy, IdempotencyKey: p.IdempotencyKey}
+	return e.change(ctx, "submitForm", []any{canonicalJSON(p.Data), p.Signature}, cp, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error) {
 		s, ok := def.State(w.State)
 		if !ok || len(s.FormSchema) == 0 {
 			return nil, conflict("workflow %v is in state %q, which takes no form", workflowRef(w.ID), w.State)

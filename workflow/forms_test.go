@@ -16,7 +16,7 @@ var leaveForm = json.RawMessage(`{"type": "object", "required": ["days"], "prope
 
 // leaveRequest waits for a form in a WAIT state, then for a manager's form in a MANUAL state.
 var leaveRequest = workflow.Definition{Type: "leave.request", States: []workflow.State{
-	{Name: "ask", Kind: workflow.Start, Next: []string{"fill"}, Handler: func(*workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("fill"), nil }},
+	{Name: "ask", Kind: workflow.Start, Next: []string{"fill"}, Handler: func(workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("fill"), nil }},
 	{Name: "fill", Kind: workflow.Wait, WaitFor: &workflow.WaitFor{Signal: "leave"}, FormSchema: leaveForm, Next: []string{"decide"}},
 	{Name: "decide", Kind: workflow.Manual, FormSchema: json.RawMessage(`{"type": "object", "required": ["approved"]}`), Next: []string{"done"}},
 	{Name: "done", Kind: workflow.End},

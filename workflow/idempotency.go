@@ -48,8 +48,8 @@ func timeHash(t *time.Time) any {
 	return persistence.UTC(*t).Format(time.RFC3339Nano)
 }
 
-// hash fingerprints a start request.
-func (p *StartParams) hash() string {
+// hashStart fingerprints a start request.
+func hashStart(p StartParams) string {
 	return requestHash("start", p.Type, p.ExternalID, p.BusinessKey, p.LaunchToken, canonicalJSON(p.Input), p.Priority,
 		timeHash(p.StartAt), canonicalJSON(p.Variables))
 }
@@ -88,8 +88,10 @@ func remember(ctx context.Context, tx *persistence.Store, op string, id int64, k
 	return tx.IdempotencyKeyInsert(ctx, &persistence.IdempotencyKey{Operation: op, Key: fmt.Sprintf("%d/%s", id, key), WorkflowID: id, RequestHash: hash})
 }
 
-// hash fingerprints a signal's request.
-func (p *SignalParams) hash() string { return requestHash("signal", p.Name, canonicalJSON(p.Payload)) }
+// hashSignal fingerprints a signal's request.
+func hashSignal(p SignalParams) string {
+	return requestHash("signal", p.Name, canonicalJSON(p.Payload))
+}
 
 // idempotentTx runs fn in a transaction, and once more when it collides (ErrConflict) while a key
 // was given: a concurrent request with the same key committed first, and fn, run again, replays it.

@@ -25,10 +25,10 @@ func limitedEngine(t *testing.T, store *persistence.Store, l workflow.Limits) *w
 
 // oneStep registers a definition whose start state runs step and then finishes, with an ERROR
 // state and the default retry policy (5 attempts).
-func oneStep(t *testing.T, engine *workflow.Engine, typ string, step func(sc *workflow.StepContext) error) {
+func oneStep(t *testing.T, engine *workflow.Engine, typ string, step func(sc workflow.StepContext) error) {
 	t.Helper()
 	_, err := engine.Register(context.Background(), workflow.Definition{Type: typ, States: []workflow.State{
-		{Name: "go", Kind: workflow.Start, Next: []string{"done"}, Handler: func(sc *workflow.StepContext) (workflow.Next, error) {
+		{Name: "go", Kind: workflow.Start, Next: []string{"done"}, Handler: func(sc workflow.StepContext) (workflow.Next, error) {
 			if err := step(sc); err != nil {
 				return workflow.Next{}, err
 			}
@@ -61,15 +61,15 @@ func TestStepWritesAreBounded(t *testing.T) {
 		var setVarErr error
 		cases := []struct {
 			typ, flag string
-			step      func(sc *workflow.StepContext) error
+			step      func(sc workflow.StepContext) error
 		}{
-			{"big.var", "--max-value-bytes", func(sc *workflow.StepContext) error {
+			{"big.var", "--max-value-bytes", func(sc workflow.StepContext) error {
 				mu.Lock()
 				defer mu.Unlock()
 				setVarErr = sc.SetVar("v", big) // ignored: the attempt fails all the same
 				return nil
 			}},
-			{"big.vars", "--max-variables-bytes", func(sc *workflow.StepContext) error {
+			{"big.vars", "--max-variables-bytes", func(sc workflow.StepContext) error {
 				for i := range 3 {
 					if err := sc.SetVar(fmt.Sprintf("v%d", i), strings.Repeat("y", 80)); err != nil {
 						return err
@@ -77,25 +77,25 @@ func TestStepWritesAreBounded(t *testing.T) {
 				}
 				return nil
 			}},
-			{"big.output", "--max-value-bytes", func(sc *workflow.StepContext) error { return sc.SetOutput(big) }},
-			{"big.child", "--max-value-bytes", func(sc *workflow.StepContext) error {
+			{"big.output", "--max-value-bytes", func(sc workflow.StepContext) error { return sc.SetOutput(big) }},
+			{"big.child", "--max-value-bytes", func(sc workflow.StepContext) error {
 				sc.StartChild(workflow.ChildRequest{Type: "fits", Input: json.RawMessage(`{"a":"` + big + `"}`)})
 				return nil
 			}},
-			{"children.inputs", "--max-variables-bytes", func(sc *workflow.StepContext) error {
+			{"children.inputs", "--max-variables-bytes", func(sc workflow.StepContext) error {
 				for range 2 {
 					sc.StartChild(workflow.ChildRequest{Type: "fits", Input: json.RawMessage(`{"a":"` + strings.Repeat("c", 80) + `"}`)})
 				}
 				return nil
 			}},
-			{"many.children", "--max-children-per-step", func(sc *workflow.StepContext) error {
+			{"many.children", "--max-children-per-step", func(sc workflow.StepContext) error {
 				for range 3 {
 					sc.StartChild(workflow.ChildRequest{Type: "fits"})
 				}
 				return nil
 			}},
 		}
-		oneStep(t, engine, "fits", func(sc *workflow.StepContext) error {
+		oneStep(t, engine, "fits", func(sc workflow.StepContext) error {
 			return firstErr(sc.SetVar("a", strings.Repeat("z", 60)), sc.SetVar("b", strings.Repeat("z", 60)), sc.SetOutput("ok"))
 		})
 		ids := map[string]int64{}
@@ -155,7 +155,7 @@ func TestOperationsRefuseValuesOverTheLimits(t *testing.T) {
 		ctx := context.Background()
 		engine := limitedEngine(t, store, small)
 		_, err := engine.Register(ctx, workflow.Definition{Type: "form", States: []workflow.State{
-			{Name: "go", Kind: workflow.Start, Next: []string{"fill"}, Handler: func(*workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("fill"), nil }},
+			{Name: "go", Kind: workflow.Start, Next: []string{"fill"}, Handler: func(workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("fill"), nil }},
 			{Name: "fill", Kind: workflow.Manual, Next: []string{"done"}, FormSchema: json.RawMessage(`{"type": "object"}`)},
 			{Name: "done", Kind: workflow.End},
 		}})
@@ -208,7 +208,7 @@ func TestRetryPolicyAttemptsAreCapped(t *testing.T) {
 		engine := limitedEngine(t, store, workflow.Limits{})
 		states := func(retry *workflow.RetryPolicy) []workflow.State {
 			return []workflow.State{
-				{Name: "go", Kind: workflow.Start, Next: []string{"done"}, Retry: retry, Handler: func(*workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }},
+				{Name: "go", Kind: workflow.Start, Next: []string{"done"}, Retry: retry, Handler: func(workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }},
 				{Name: "done", Kind: workflow.End},
 			}
 		}
@@ -231,14 +231,14 @@ func TestStepBudget(t *testing.T) {
 		ctx := context.Background()
 		engine := limitedEngine(t, store, small)
 		_, err := engine.Register(ctx, workflow.Definition{Type: "t.poll", States: []workflow.State{
-			{Name: "poll", Kind: workflow.Start, Next: []string{"done"}, Handler: func(*workflow.StepContext) (workflow.Next, error) { return workflow.RetryAfter(0), nil }},
+			{Name: "poll", Kind: workflow.Start, Next: []string{"done"}, Handler: func(workflow.StepContext) (workflow.Next, error) { return workflow.RetryAfter(0), nil }},
 			{Name: "done", Kind: workflow.End},
 			{Name: "broken", Kind: workflow.ErrorKind},
 		}})
 		require.NoError(t, err)
 		_, err = engine.Register(ctx, workflow.Definition{Type: "t.loop", States: []workflow.State{
-			{Name: "a", Kind: workflow.Start, Next: []string{"b"}, Handler: func(*workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("b"), nil }},
-			{Name: "b", Kind: workflow.Normal, Next: []string{"b", "done"}, Handler: func(*workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("b"), nil }},
+			{Name: "a", Kind: workflow.Start, Next: []string{"b"}, Handler: func(workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("b"), nil }},
+			{Name: "b", Kind: workflow.Normal, Next: []string{"b", "done"}, Handler: func(workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("b"), nil }},
 			{Name: "done", Kind: workflow.End},
 		}})
 		require.NoError(t, err)
@@ -282,7 +282,7 @@ func TestChildDepthIsBounded(t *testing.T) {
 		ctx := context.Background()
 		engine := limitedEngine(t, store, small)
 		_, err := engine.Register(ctx, workflow.Definition{Type: "t.self", States: []workflow.State{
-			{Name: "spawn", Kind: workflow.Start, Next: []string{"await"}, Handler: func(sc *workflow.StepContext) (workflow.Next, error) {
+			{Name: "spawn", Kind: workflow.Start, Next: []string{"await"}, Handler: func(sc workflow.StepContext) (workflow.Next, error) {
 				sc.StartChild(workflow.ChildRequest{Type: "t.self"})
 				return workflow.MoveTo("await"), nil
 			}},
@@ -325,7 +325,7 @@ func TestWorkflowTreesAreBounded(t *testing.T) {
 		limits := workflow.Limits{ChildDepth: 5, ChildrenPerStep: 2, Children: 2, TreeWorkflows: 6}
 		engine := limitedEngine(t, store, limits)
 		_, err := engine.Register(ctx, workflow.Definition{Type: "t.bomb", States: []workflow.State{
-			{Name: "spawn", Kind: workflow.Start, Next: []string{"await"}, Handler: func(sc *workflow.StepContext) (workflow.Next, error) {
+			{Name: "spawn", Kind: workflow.Start, Next: []string{"await"}, Handler: func(sc workflow.StepContext) (workflow.Next, error) {
 				sc.StartChild(workflow.ChildRequest{Type: "t.bomb"})
 				sc.StartChild(workflow.ChildRequest{Type: "t.bomb"})
 				return workflow.MoveTo("await"), nil
@@ -365,11 +365,11 @@ func TestRemoteTasksKeepToTheLimits(t *testing.T) {
 		ctx := context.Background()
 		engine := limitedEngine(t, store, small)
 		big := strings.Repeat("x", 120)
-		oneStep(t, engine, "t.callbig", func(sc *workflow.StepContext) error {
+		oneStep(t, engine, "t.callbig", func(sc workflow.StepContext) error {
 			_, err := sc.CallRemote("f", big)
 			return err
 		})
-		oneStep(t, engine, "t.call", func(sc *workflow.StepContext) error {
+		oneStep(t, engine, "t.call", func(sc workflow.StepContext) error {
 			_, err := sc.CallRemote("f", "small")
 			return err
 		})
@@ -407,14 +407,14 @@ func TestStepLogsAndSideEffectsAreBounded(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
 		engine := limitedEngine(t, store, small)
-		oneStep(t, engine, "t.logs", func(sc *workflow.StepContext) error {
+		oneStep(t, engine, "t.logs", func(sc workflow.StepContext) error {
 			sc.Log("big", strings.Repeat("é", 200)+"\x00")
 			for i := range 10 {
 				sc.Log(fmt.Sprintf("n%d", i), "0123456789")
 			}
 			return nil
 		})
-		oneStep(t, engine, "t.effect", func(sc *workflow.StepContext) error {
+		oneStep(t, engine, "t.effect", func(sc workflow.StepContext) error {
 			_, err := workflow.SideEffect(sc, "k", func() (string, error) { return strings.Repeat("x", 200), nil })
 			return err
 		})
@@ -456,9 +456,9 @@ func TestChildrenPerWorkflowAreBounded(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
 		engine := limitedEngine(t, store, small)
-		oneStep(t, engine, "t.child", func(*workflow.StepContext) error { return nil })
+		oneStep(t, engine, "t.child", func(workflow.StepContext) error { return nil })
 		_, err := engine.Register(ctx, workflow.Definition{Type: "t.waves", States: []workflow.State{
-			{Name: "spawn", Kind: workflow.Start, Next: []string{"done"}, Handler: func(sc *workflow.StepContext) (workflow.Next, error) {
+			{Name: "spawn", Kind: workflow.Start, Next: []string{"done"}, Handler: func(sc workflow.StepContext) (workflow.Next, error) {
 				for range 2 {
 					sc.StartChild(workflow.ChildRequest{Type: "t.child"})
 				}

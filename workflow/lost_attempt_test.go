@@ -24,7 +24,7 @@ func registerPoison(t *testing.T, engine *workflow.Engine, typ string, withError
 	t.Helper()
 	states := []workflow.State{
 		{Name: "explode", Kind: workflow.Start, Next: []string{"done"}, Retry: &workflow.RetryPolicy{MaxAttempts: 3, MinBackoff: time.Hour, MaxBackoff: time.Hour},
-			Handler: func(*workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }},
+			Handler: func(workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }},
 		{Name: "done", Kind: workflow.End},
 	}
 	if withErrorState {
@@ -74,7 +74,7 @@ func TestAttemptsWhoseNodeDiedCount(t *testing.T) {
 		engine := newEngine(t, store)
 		registerPoison(t, engine, "t.poison", true)
 		_, err := engine.Register(ctx, workflow.Definition{Type: "t.parent", States: []workflow.State{
-			{Name: "spawn", Kind: workflow.Start, Next: []string{"await"}, Handler: func(sc *workflow.StepContext) (workflow.Next, error) {
+			{Name: "spawn", Kind: workflow.Start, Next: []string{"await"}, Handler: func(sc workflow.StepContext) (workflow.Next, error) {
 				sc.StartChild(workflow.ChildRequest{Type: "t.poison"})
 				return workflow.MoveTo("await"), nil
 			}},
@@ -226,7 +226,7 @@ func TestRecoveryNeverWaitsForABusyParent(t *testing.T) {
 			engine := newEngine(t, store)
 			registerPoison(t, engine, "t.poison.child", true)
 			_, err := engine.Register(ctx, workflow.Definition{Type: "t.parent.busy", States: []workflow.State{
-				{Name: "spawn", Kind: workflow.Start, Next: []string{"await"}, Handler: func(sc *workflow.StepContext) (workflow.Next, error) {
+				{Name: "spawn", Kind: workflow.Start, Next: []string{"await"}, Handler: func(sc workflow.StepContext) (workflow.Next, error) {
 					sc.StartChild(workflow.ChildRequest{Type: "t.poison.child"})
 					return workflow.MoveTo("await"), nil
 				}},

@@ -20,7 +20,7 @@ func TestStoredTextsNameNoRowNumbers(t *testing.T) {
 		ctx := context.Background()
 		engine := newEngine(t, store)
 		_, err := engine.Register(ctx, workflow.Definition{Type: "t.family", States: []workflow.State{
-			{Name: "spawn", Kind: workflow.Start, Next: []string{"join"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+			{Name: "spawn", Kind: workflow.Start, Next: []string{"join"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 				c.StartChild(workflow.ChildRequest{Type: "demo.approval"})
 				return workflow.MoveTo("join"), nil
 			}},

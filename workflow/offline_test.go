@@ -21,7 +21,7 @@ func TestOfflineTypeStartsNothing(t *testing.T) {
 		ctx := context.Background()
 		engine := newEngine(t, store)
 		_, err := engine.Register(ctx, workflow.Definition{Type: "t.parent", States: []workflow.State{
-			{Name: "spawn", Kind: workflow.Start, Next: []string{"join"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+			{Name: "spawn", Kind: workflow.Start, Next: []string{"join"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 				c.StartChild(workflow.ChildRequest{Type: "bench.noop"})
 				return workflow.MoveTo("join"), nil
 			}},

@@ -10,43 +10,16 @@ import (
 	"github.com/cairnflow/cairn/persistence"
 )
 
-// Event types written to the change-event stream besides the action types.
-const (
-	EventCreated  = "CREATED"
-	EventSignaled = "SIGNALED"
-	EventWoken    = "WOKEN"
-)
-
-// ChangeParams is the common input of the operations on one workflow.
-type ChangeParams struct {
-	ID     int64
-	Reason string
-	// Actor is who asks (recorded on the action).
-	Actor string
-	// IdempotencyKey makes the operation idempotent: the same key returns the workflow unchanged;
-	// the same key with another request is a CONFLICT.
-	IdempotencyKey string
-
-	// request is the rest of the operation's request (besides Reason), in its fingerprint.
-	request any
-	// varsField names the input the variables an operation sets come from ("" = variables).
-	varsField string
-}
-
-// hash fingerprints an operation's request.
-func (p *ChangeParams) hash(op string) string { return requestHash(op, p.Reason, p.request) }
-
-// RetryParams is the input of Retry.
-type RetryParams struct {
-	ChangeParams
-	// State to run again ("" = the state that failed).
-	State string
+// hashChange fingerprints an operation's request: its reason and the rest of the request, which
+// the operation passes (nil: none).
+func hashChange(op string, p ChangeParams, request any) string {
+	return requestHash(op, p.Reason, request)
 }
 
 // change loads a workflow in a transaction, lets fn change it, and saves it with an
 // EXTERNAL_CHANGE action and a change event. fn returns the variables it set (or nil).
-func (e *Engine) change(ctx context.Context, op string, p ChangeParams, fn func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error)) (*persistence.Workflow, error) {
-	if err := p.validate(); err != nil {
+func (e *Engine) change(ctx context.Context, op string, request any, p ChangeParams, fn func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error)) (*persistence.Workflow, error) {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	var out *persistence.Workflow
@@ -55,7 +28,7 @@ func (e *Engine) change(ctx context.Context, op string, p ChangeParams, fn func(
 	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
 		clear(wake)
 		var err error
-		out, interrupted, err = e.changeIn(ctx, tx, op, p, fn, wake)
+		out, interrupted, err = e.changeIn(ctx, tx, op, request, p, fn, wake)
 		return err
 	})
 	if err != nil {
@@ -71,7 +44,7 @@ func (e *Engine) change(ctx context.Context, op string, p ChangeParams, fn func(
 
 // changeIn is change inside transaction tx: it marks in wake the executor groups to wake once tx
 // commits, and reports whether the workflow's running step is to be interrupted then.
-func (e *Engine) changeIn(ctx context.Context, tx *persistence.Store, op string, p ChangeParams, fn func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error),
+func (e *Engine) changeIn(ctx context.Context, tx *persistence.Store, op string, request any, p ChangeParams, fn func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error),
 	wake map[string]bool) (out *persistence.Workflow, interrupted bool, err error) {
 	err = func() error {
 		w, err := tx.WorkflowGetForUpdate(ctx, p.ID)
@@ -82,7 +55,7 @@ func (e *Engine) changeIn(ctx context.Context, tx *persistence.Store, op string,
 		}
 		// Only now that the row is locked: a concurrent request with the same key has committed
 		// (and is replayed) or waits for this one.
-		if done, err := replay(ctx, tx, op, p.ID, p.IdempotencyKey, p.hash(op)); done != nil || err != nil {
+		if done, err := replay(ctx, tx, op, p.ID, p.IdempotencyKey, hashChange(op, p, request)); done != nil || err != nil {
 			out = done
 			return err
 		}
@@ -105,11 +78,11 @@ func (e *Engine) changeIn(ctx context.Context, tx *persistence.Store, op string,
 			if err != nil {
 				return err
 			}
-			field := p.varsField
-			if field == "" {
-				field = "variables"
+			field := "variables"
+			if op == "submitForm" {
+				field = "data" // a form's variables are its data
 			}
-			if err := e.limits.checkVariables(field, vars, merged); err != nil {
+			if err := checkVariablesSize(e.limits, field, vars, merged); err != nil {
 				return err
 			}
 			w.Variables = merged
@@ -162,7 +135,7 @@ func (e *Engine) changeIn(ctx context.Context, tx *persistence.Store, op string,
 			wake[w.ExecutorGroup] = true
 		}
 		interrupted = fromStatus == persistence.StatusExecuting && w.Status != persistence.StatusExecuting
-		if err := remember(ctx, tx, op, p.ID, p.IdempotencyKey, p.hash(op)); err != nil {
+		if err := remember(ctx, tx, op, p.ID, p.IdempotencyKey, hashChange(op, p, request)); err != nil {
 			return err
 		}
 		out = w
@@ -222,12 +195,10 @@ func (e *Engine) cachedSpec(typ string, version int) *Definition {
 // Retry runs a MANUAL or FAILED workflow again from a state (the one that failed by default), with
 // its retry count reset.
 func (e *Engine) Retry(ctx context.Context, p RetryParams) (*persistence.Workflow, error) {
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	cp := p.ChangeParams
-	cp.request = p.State
-	return e.change(ctx, "retry", cp, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error) {
+	return e.change(ctx, "retry", p.State, p.ChangeParams, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error) {
 		if w.Status != persistence.StatusManual && w.Status != persistence.StatusFailed {
 			return nil, conflict("workflow %v is %s; only MANUAL or FAILED workflows can be retried", workflowRef(w.ID), w.Status)
 		}
@@ -325,7 +296,7 @@ func enterState(w *persistence.Workflow, s *State, at, now time.Time) {
 // sees its context cancelled and is recorded as a CANCELLED task instance; its result is discarded
 // and the state runs again after resume, once that attempt has ended (never two at once).
 func (e *Engine) Pause(ctx context.Context, p ChangeParams) (*persistence.Workflow, error) {
-	return e.change(ctx, "pause", p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
+	return e.change(ctx, "pause", nil, p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
 		switch w.Status {
 		case persistence.StatusCreated, persistence.StatusInProgress, persistence.StatusWaiting, persistence.StatusExecuting:
 		default:
@@ -341,7 +312,7 @@ func (e *Engine) Pause(ctx context.Context, p ChangeParams) (*persistence.Workfl
 
 // Resume makes a PAUSED workflow run again (at its scheduled time, or now).
 func (e *Engine) Resume(ctx context.Context, p ChangeParams) (*persistence.Workflow, error) {
-	return e.change(ctx, "resume", p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
+	return e.change(ctx, "resume", nil, p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
 		if w.Status != persistence.StatusPaused {
 			return nil, conflict("workflow %v is %s; only PAUSED workflows can be resumed", workflowRef(w.ID), w.Status)
 		}
@@ -358,7 +329,7 @@ func (e *Engine) Resume(ctx context.Context, p ChangeParams) (*persistence.Workf
 // is claimed again and a step running for any of them sees its context cancelled.
 func (e *Engine) Cancel(ctx context.Context, p ChangeParams) (*persistence.Workflow, error) {
 	var cascaded []*persistence.Workflow
-	w, err := e.change(ctx, "cancel", p, e.cancelling(p, &cascaded))
+	w, err := e.change(ctx, "cancel", nil, p, e.cancelling(p, &cascaded))
 	for _, d := range cascaded {
 		e.interrupt(d.ID, d.Version)
 	}
@@ -432,24 +403,10 @@ func (e *Engine) cancelDescendants(ctx context.Context, tx *persistence.Store, r
 	return all, nil
 }
 
-// UpdateParams is the input of Update: an operator's change of a workflow (nFlow's external change).
-type UpdateParams struct {
-	ChangeParams
-	// State moves the workflow to this state (its status follows the state's kind).
-	State *string
-	// StateText sets the state text.
-	StateText *string
-	// NextActivation reschedules the workflow; ClearNextActivation unschedules it.
-	NextActivation      *time.Time
-	ClearNextActivation bool
-	// Variables are merged into the workflow's variables; a null value removes a key.
-	Variables json.RawMessage
-}
-
 // Update changes a workflow's state, state text, schedule or variables. It refuses a workflow whose
 // step is running (pause it first) and one that has ended (FINISHED, FAILED, CANCELLED): CONFLICT.
 func (e *Engine) Update(ctx context.Context, p UpdateParams) (*persistence.Workflow, error) {
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	var vars map[string]json.RawMessage
@@ -463,9 +420,8 @@ func (e *Engine) Update(ctx context.Context, p UpdateParams) (*persistence.Workf
 	if p.State == nil && p.StateText == nil && p.NextActivation == nil && !p.ClearNextActivation && vars == nil {
 		return nil, invalid("input", "nothing to update: give state, stateText, nextActivation or variables")
 	}
-	cp := p.ChangeParams
-	cp.request = []any{p.State, p.StateText, timeHash(p.NextActivation), p.ClearNextActivation, canonicalJSON(p.Variables)}
-	return e.change(ctx, "update", cp, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error) {
+	request := []any{p.State, p.StateText, timeHash(p.NextActivation), p.ClearNextActivation, canonicalJSON(p.Variables)}
+	return e.change(ctx, "update", request, p.ChangeParams, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, def *Definition) (map[string]json.RawMessage, error) {
 		if w.Status == persistence.StatusExecuting {
 			return nil, conflict("workflow %v is executing a step; pause it before updating it", workflowRef(w.ID))
 		}
@@ -501,7 +457,7 @@ func (e *Engine) Update(ctx context.Context, p UpdateParams) (*persistence.Workf
 
 // WakeUp makes a scheduled or waiting workflow due now.
 func (e *Engine) WakeUp(ctx context.Context, p ChangeParams) (*persistence.Workflow, error) {
-	return e.change(ctx, "wakeUp", p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
+	return e.change(ctx, "wakeUp", nil, p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *Definition) (map[string]json.RawMessage, error) {
 		if !claimable(w.Status) {
 			return nil, conflict("workflow %v is %s and cannot be woken up", workflowRef(w.ID), w.Status)
 		}

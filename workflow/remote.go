@@ -3,50 +3,8 @@ package workflow
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/cairnflow/cairn/persistence"
-)
-
-// ErrRemotePending is what StepContext.CallRemote returns while the remote task it asked for has
-// not ended: the handler returns it as its error, and the workflow waits (WAITING, holding no
-// worker slot) until a remote worker completes or fails the task; then the step runs again and
-// CallRemote returns the task's result.
-var ErrRemotePending = errors.New("the remote task has not ended yet")
-
-// RemoteError is how a remote task failed: a worker's failTask (an RFC 7807 problem), or its
-// leases running out more often than the state's retry policy allows.
-type RemoteError struct {
-	Function string `json:"-"`
-	Type     string `json:"type,omitempty"`
-	Status   int    `json:"status,omitempty"`
-	Title    string `json:"title,omitempty"`
-	Detail   string `json:"detail,omitempty"`
-	// Retryable says whether running the task again may help (the worker said so).
-	Retryable bool `json:"-"`
-	// Attempt is the attempt that failed.
-	Attempt int `json:"-"`
-}
-
-// Error says which function failed, on which attempt, and how.
-func (e *RemoteError) Error() string {
-	msg := fmt.Sprintf("remote function %s failed (attempt %d)", e.Function, e.Attempt)
-	if e.Title != "" {
-		msg += ": " + e.Title
-	}
-	if e.Detail != "" {
-		msg += ": " + e.Detail
-	}
-	return msg
-}
-
-// Problem types of the failures cairn itself gives remote tasks.
-const (
-	// RemoteLeaseExpiredType: every attempt's lease ran out without a result.
-	RemoteLeaseExpiredType = "https://serverlessworkflow.io/spec/1.0.0/errors/timeout"
-	// RemoteFailedType: the worker failed the task and named no type.
-	RemoteFailedType = "https://serverlessworkflow.io/spec/1.0.0/errors/runtime"
 )
 
 // remoteCall is what a step's CallRemote found or asked for.
@@ -58,53 +16,6 @@ type remoteCall struct {
 	existing *persistence.RemoteTask
 	// used is the ended task whose result the step read: its workflow records it.
 	used *persistence.RemoteTask
-}
-
-// CallRemote calls a function served by remote workers, durably: the first run of the step asks
-// for a task and gets ErrRemotePending, which the handler returns as its error (so the workflow
-// waits without holding a worker); once a worker completes the task, the step runs again from the
-// start, and CallRemote returns the worker's output. A failed task is a *RemoteError (wrapped in
-// NonRetryable unless the worker said a retry may help), which fails the attempt under the
-// state's retry policy, or which the handler may handle itself. One call per step: the step is
-// the unit that runs again.
-func (c *StepContext) CallRemote(function string, input any) (json.RawMessage, error) {
-	if err := CheckString("function", function, MaxKeyLength); err != nil || function == "" {
-		return nil, NonRetryable(fmt.Errorf("remote function name %.40q is not valid", function))
-	}
-	if c.remote != nil {
-		return nil, NonRetryable(fmt.Errorf("a step calls one remote function at most (%s, then %s)", c.remote.function, function))
-	}
-	rc := &remoteCall{function: function}
-	c.remote = rc
-	cur, err := c.engine.store.RemoteTaskCurrent(c, c.workflow.ID)
-	if err != nil && !errors.Is(err, persistence.ErrNotFound) {
-		return nil, err
-	}
-	if cur != nil && cur.State == c.workflow.State && cur.Function == function {
-		switch {
-		case cur.Status == persistence.RemoteTaskSucceeded:
-			rc.used = cur
-			return cur.Output, nil
-		case cur.Status == persistence.RemoteTaskFailed:
-			rc.used = cur
-			return nil, remoteFailure(cur)
-		case cur.Status == persistence.RemoteTaskPending || cur.Status == persistence.RemoteTaskLeased:
-			rc.existing = cur
-			return nil, ErrRemotePending
-		}
-	}
-	raw, err := json.Marshal(input)
-	if err != nil {
-		return nil, NonRetryable(fmt.Errorf("error encoding the input of remote function %s: %w", function, err))
-	}
-	if err := CheckJSON("input", raw); err != nil {
-		return nil, NonRetryable(fmt.Errorf("the input of remote function %s cannot be stored: %w", function, err))
-	}
-	if l := c.engine.limits; len(raw) > l.ValueBytes {
-		return nil, c.refuse(&LimitError{What: "the input of remote function " + function, Size: len(raw), Max: l.ValueBytes, Unit: "bytes", Flag: "max-value-bytes"})
-	}
-	rc.create = &persistence.RemoteTask{Function: function, Input: raw}
-	return nil, ErrRemotePending
 }
 
 // remoteFailure is the error a failed task gives its step.
@@ -124,7 +35,7 @@ func remoteFailure(t *persistence.RemoteTask) error {
 
 // awaitRemote is the outcome of a step waiting for its remote task: the workflow WAITs (no
 // action: its state does not change), and the task is created with the outcome.
-func (e *Engine) awaitRemote(o *outcome, def *Definition, state *State, sc *StepContext) *outcome {
+func (e *Engine) awaitRemote(o *outcome, def *Definition, state *State, sc *stepContext) *outcome {
 	w := o.workflow
 	o.def = def
 	o.completion = e.keep(w, persistence.StatusWaiting)
@@ -144,7 +55,7 @@ func (e *Engine) awaitRemote(o *outcome, def *Definition, state *State, sc *Step
 
 // recordRemote makes an outcome record the remote task whose result its step read: the task is
 // marked recorded with it, and its task instance says what the worker did.
-func recordRemote(o *outcome, sc *StepContext) *outcome {
+func recordRemote(o *outcome, sc *stepContext) *outcome {
 	if sc == nil || sc.remote == nil || sc.remote.used == nil {
 		return o
 	}

@@ -2,29 +2,12 @@ package workflow
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/cairnflow/cairn/persistence"
 )
-
-// MaxCompleteTasks bounds the results one CompleteTasks call writes.
-const MaxCompleteTasks = 500
-
-// TaskResult is one task's output, for CompleteTasks.
-type TaskResult struct {
-	Token  string
-	Output json.RawMessage
-}
-
-// EndedTask is what CompleteTasks did with one result: Task is the task as written, or nil when
-// the token no longer held it (a conflict: nothing was written for it). ID is the token's task.
-type EndedTask struct {
-	ID   int64
-	Task *persistence.RemoteTask
-}
 
 // CompleteTasks ends many leased tasks with their outputs, in one transaction with the results
 // that arrive meanwhile, and wakes their workflows. Every result is checked before anything is
@@ -43,7 +26,7 @@ func (e *Engine) CompleteTasks(ctx context.Context, results []TaskResult, allowe
 	for i, r := range results {
 		output, err := checkTaskOutput(fmt.Sprintf("results[%d].output", i), r.Output)
 		if err == nil {
-			err = e.limits.checkValue(fmt.Sprintf("results[%d].output", i), output)
+			err = checkValue(e.limits, fmt.Sprintf("results[%d].output", i), output)
 		}
 		if err != nil {
 			return nil, err

@@ -16,44 +16,6 @@ import (
 	"github.com/cairnflow/cairn/persistence"
 )
 
-// The limits of the remote task protocol.
-const (
-	// MaxPollTasks is the most tasks one poll may lease (max).
-	MaxPollTasks = 100
-	// MinTaskLease and MaxTaskLease bound a lease (leaseMs); DefaultTaskLease is used when a poll
-	// names none.
-	MinTaskLease     = time.Second
-	MaxTaskLease     = time.Hour
-	DefaultTaskLease = 30 * time.Second
-	// MaxPollWait bounds how long a poll waits for a task (waitMs); 0, the default, does not wait.
-	MaxPollWait = 60 * time.Second
-	// MaxPollFunctions bounds the functions one poll names.
-	MaxPollFunctions = 100
-	// MaxTaskOutputBytes bounds a task's output (its JSON text) and a failure's problem.
-	MaxTaskOutputBytes = 512 << 10
-	// RemoteLeaseSweep is how often each node looks for leases that ran out.
-	RemoteLeaseSweep = 250 * time.Millisecond
-)
-
-// PollTasksParams is the input of PollTasks.
-type PollTasksParams struct {
-	Functions []string
-	// Max, WaitMs and LeaseMs are nil when the caller gave none (defaults: 1, 0, 30000).
-	Max     *int
-	WaitMs  *int
-	LeaseMs *int
-	// Worker names the worker (for the list of workers and the task instances); "" is "unnamed".
-	Worker string
-	// Allowed, when not nil, are the only functions the caller may serve (a worker token's).
-	Allowed []string
-}
-
-// LeasedTask is a task a poll leased, with the token that holds it.
-type LeasedTask struct {
-	*persistence.RemoteTask
-	Token string
-}
-
 // remoteState is a node's part of the remote task protocol.
 type remoteState struct {
 	once sync.Once
@@ -303,7 +265,7 @@ func (e *Engine) CompleteTask(ctx context.Context, token string, output json.Raw
 	if err != nil {
 		return nil, err
 	}
-	if err := e.limits.checkValue("output", output); err != nil {
+	if err := checkValue(e.limits, "output", output); err != nil {
 		return nil, err
 	}
 	id, secret, err := parseTaskToken(token)
@@ -330,14 +292,6 @@ func checkTaskOutput(field string, output json.RawMessage) (json.RawMessage, err
 		return nil, err
 	}
 	return output, nil
-}
-
-// TaskFailure is how a worker says a task failed: an RFC 7807 problem.
-type TaskFailure struct {
-	Type   string
-	Status *int
-	Title  string
-	Detail string
 }
 
 // FailTask ends a leased task with an error and wakes its workflow: a retryable failure runs the

@@ -42,10 +42,10 @@ func TestRetryFromTheErrorStateDefaultsToTheStateThatFailed(t *testing.T) {
 		ctx := context.Background()
 		engine := newEngine(t, store)
 		_, err := engine.Register(ctx, workflow.Definition{Type: "t.refuse", States: []workflow.State{
-			{Name: "check", Kind: workflow.Start, Next: []string{"charge"}, Handler: func(*workflow.StepContext) (workflow.Next, error) {
+			{Name: "check", Kind: workflow.Start, Next: []string{"charge"}, Handler: func(workflow.StepContext) (workflow.Next, error) {
 				return workflow.MoveTo("charge"), nil
 			}},
-			{Name: "charge", Kind: workflow.Normal, Next: []string{"done", "rejected"}, Handler: func(*workflow.StepContext) (workflow.Next, error) {
+			{Name: "charge", Kind: workflow.Normal, Next: []string{"done", "rejected"}, Handler: func(workflow.StepContext) (workflow.Next, error) {
 				return workflow.Fail("card declined"), nil
 			}},
 			{Name: "done", Kind: workflow.End},

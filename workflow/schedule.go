@@ -10,33 +10,12 @@ import (
 	"github.com/cairnflow/cairn/persistence"
 )
 
-// Overlap policies of a schedule: what a fire does while the previous run is still going.
-const (
-	// OverlapSkip skips the fire.
-	OverlapSkip = "SKIP"
-	// OverlapAllow starts another run.
-	OverlapAllow = "ALLOW"
-)
-
-// ScheduleParams is the input of CreateSchedule.
-type ScheduleParams struct {
-	Type     string
-	Cron     string
-	Timezone string // IANA name; UTC when empty
-	StartAt  *time.Time
-	EndAt    *time.Time
-	Input    []byte // a JSON object handed to every run
-	Priority int
-	// OverlapPolicy is OverlapSkip (default) or OverlapAllow.
-	OverlapPolicy string
-}
-
 // CreateSchedule stores a schedule that starts a workflow of a type on a cron expression, in a
 // time zone, between optional start and end times. An expression that never fires, an `@every`
 // interval below MinScheduleInterval, a time zone inside the expression and the zone "Local" are
 // refused.
 func (e *Engine) CreateSchedule(ctx context.Context, p ScheduleParams) (*persistence.Schedule, error) {
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	if _, err := e.store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: p.Type}); errors.Is(err, persistence.ErrNotFound) {
@@ -58,7 +37,7 @@ func (e *Engine) CreateSchedule(ctx context.Context, p ScheduleParams) (*persist
 	if err != nil {
 		return nil, err
 	}
-	if err := e.limits.checkValue("input", input); err != nil {
+	if err := checkValue(e.limits, "input", input); err != nil {
 		return nil, err
 	}
 	policy := strings.ToUpper(p.OverlapPolicy)

@@ -8,15 +8,6 @@ import (
 	"github.com/cairnflow/cairn/persistence"
 )
 
-// SignalParams is the input of Signal.
-type SignalParams struct {
-	ID             int64
-	Name           string
-	Payload        json.RawMessage
-	IdempotencyKey string
-	Actor          string
-}
-
 // Signal delivers a message to a workflow. A workflow waiting for it wakes at once; one that is not
 // waiting yet keeps it until a WAIT state asks for it. The same idempotency key delivers once.
 func (e *Engine) Signal(ctx context.Context, p SignalParams) (*persistence.Workflow, error) {
@@ -43,7 +34,7 @@ func (e *Engine) Signal(ctx context.Context, p SignalParams) (*persistence.Workf
 
 // checkSignal refuses a signal that cannot be delivered to any workflow.
 func (e *Engine) checkSignal(p SignalParams) error {
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return err
 	}
 	if p.Name == "" {
@@ -52,14 +43,14 @@ func (e *Engine) checkSignal(p SignalParams) error {
 	if len(p.Payload) > 0 && !json.Valid(p.Payload) {
 		return invalid("payload", "payload must be JSON")
 	}
-	return e.limits.checkValue("payload", p.Payload)
+	return checkValue(e.limits, "payload", p.Payload)
 }
 
 // signalIn delivers a checked signal inside transaction tx and reports whether it woke its
 // workflow; a signal that was delivered already with its idempotency key changes nothing.
 func (e *Engine) signalIn(ctx context.Context, tx *persistence.Store, p SignalParams) (out *persistence.Workflow, woke bool, err error) {
 	err = func() error {
-		if done, err := replay(ctx, tx, "signal", p.ID, p.IdempotencyKey, p.hash()); done != nil || err != nil {
+		if done, err := replay(ctx, tx, "signal", p.ID, p.IdempotencyKey, hashSignal(p)); done != nil || err != nil {
 			out = done
 			return err
 		}
@@ -93,7 +84,7 @@ func (e *Engine) signalIn(ctx context.Context, tx *persistence.Store, p SignalPa
 		if err := tx.ChangeEventInsertMany(ctx, []*persistence.ChangeEvent{{WorkflowID: w.ID, Type: evType, Status: out.Status, State: out.State}}); err != nil {
 			return err
 		}
-		return remember(ctx, tx, "signal", p.ID, p.IdempotencyKey, p.hash())
+		return remember(ctx, tx, "signal", p.ID, p.IdempotencyKey, hashSignal(p))
 	}()
 	if err != nil {
 		return nil, false, err

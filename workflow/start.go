@@ -5,35 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/cairnflow/cairn/persistence"
 )
-
-// StartParams is the input of Start: a new workflow of a registered, ONLINE type.
-type StartParams struct {
-	Type string
-	// ExternalID is unique per type: starting again with the same one returns the existing workflow.
-	ExternalID  string
-	BusinessKey string
-	LaunchToken string
-	// Input is a JSON object handed to the steps (empty: {}).
-	Input    json.RawMessage
-	Priority int
-	// StartAt delays the first step (nil: now).
-	StartAt *time.Time
-	// IdempotencyKey makes the start idempotent: the same key returns the first result.
-	IdempotencyKey string
-	// Variables are the initial variables (a JSON object).
-	Variables json.RawMessage
-}
-
-// StartResult is one started (or found) workflow.
-type StartResult struct {
-	Workflow *persistence.Workflow
-	// Created is false when an existing workflow was returned (same externalId or idempotency key).
-	Created bool
-}
 
 // Start starts one workflow. See StartMany; its errors name the field at fault as it is ("type").
 func (e *Engine) Start(ctx context.Context, p StartParams) (StartResult, error) {
@@ -78,7 +52,7 @@ func (e *Engine) startMany(ctx context.Context, ps []StartParams, indexed bool) 
 			}
 			return fmt.Sprintf("workflows[%d].%s", i, f)
 		}
-		if err := p.validate(field); err != nil {
+		if err := p.Validate(field); err != nil {
 			return nil, err
 		}
 		if p.Type == "" {
@@ -109,14 +83,14 @@ func (e *Engine) startMany(ctx context.Context, ps []StartParams, indexed bool) 
 		if err != nil {
 			return nil, err
 		}
-		if err := firstError(e.limits.checkValue(field("input"), input), e.limits.checkVariables(field("variables"), varMap, vars)); err != nil {
+		if err := firstError(checkValue(e.limits, field("input"), input), checkVariablesSize(e.limits, field("variables"), varMap, vars)); err != nil {
 			return nil, err
 		}
 		due := now
 		if p.StartAt != nil {
 			due = persistence.UTC(*p.StartAt)
 		}
-		items[i] = prepared{p: p, hash: p.hash(), w: &persistence.Workflow{
+		items[i] = prepared{p: p, hash: hashStart(p), w: &persistence.Workflow{
 			Type: p.Type, DefinitionVersion: def.Version, ExternalID: strPtr(p.ExternalID), BusinessKey: strPtr(p.BusinessKey),
 			LaunchToken: strPtr(p.LaunchToken), Status: persistence.StatusCreated, State: spec.StartState().Name,
 			NextActivation: &due, Priority: p.Priority, ExecutorGroup: def.ExecutorGroup, Input: input, Variables: vars,
@@ -233,4 +207,13 @@ func (e *Engine) startMany(ctx context.Context, ps []StartParams, indexed bool) 
 	}
 	e.afterCommit(wake, true)
 	return results, nil
+}
+
+// startable refuses a stored definition that starts no new workflow (OFFLINE), whatever the path:
+// a start, a step's child, a schedule's fire or a backfill. field names the input at fault.
+func startable(def *persistence.Definition, field string) error {
+	if def.ReleaseState != persistence.ReleaseOnline {
+		return conflictOn(field, "workflow definition %q is %s and starts no new workflow", def.Type, def.ReleaseState)
+	}
+	return nil
 }

@@ -7,84 +7,21 @@ package workflow
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/cairnflow/cairn/persistence"
 )
 
-// SignalRequest is a signal a step sends to another workflow, delivered when the step completes.
-type SignalRequest struct {
-	ID      int64
-	Name    string
-	Payload json.RawMessage
-	// IdempotencyKey delivers the signal once per key and workflow. A signal whose key another
-	// request took is not delivered, and neither are its Cancels: a claim only one step can make.
-	IdempotencyKey string
-	// Cancels are the workflows to cancel once the signal is delivered (the losers of a race).
-	Cancels []CancelRequest
-}
-
-// CancelRequest is a workflow a step cancels, with its descendants, when the step completes. One
-// that has ended by then is left as it is.
-type CancelRequest struct {
-	ID     int64
-	Reason string
-}
-
 // stepActor is who the changes a step makes to other workflows are recorded as made by.
 const stepActor = "cairn"
 
-// SendSignal asks for a signal to another workflow, delivered in the transaction that completes
-// this step. A signal no workflow could take (no name, a payload that is not JSON or over the
-// engine's Limits) is refused now.
-func (c *StepContext) SendSignal(req SignalRequest) error {
-	if err := c.engine.checkSignal(req.params()); err != nil {
-		return err
-	}
-	for _, cr := range req.Cancels {
-		if err := cr.params().validate(); err != nil {
-			return err
-		}
-	}
-	c.signals = append(c.signals, req)
-	return nil
-}
-
-// CancelWorkflow asks for a workflow (and its descendants) to be cancelled in the transaction that
-// completes this step.
-func (c *StepContext) CancelWorkflow(req CancelRequest) error {
-	if err := req.params().validate(); err != nil {
-		return err
-	}
-	c.cancels = append(c.cancels, req)
-	return nil
-}
-
-func (r SignalRequest) params() SignalParams {
+func signalParamsOf(r SignalRequest) SignalParams {
 	return SignalParams{ID: r.ID, Name: r.Name, Payload: r.Payload, IdempotencyKey: r.IdempotencyKey, Actor: stepActor}
 }
 
-func (r CancelRequest) params() ChangeParams {
+func changeParamsOf(r CancelRequest) ChangeParams {
 	return ChangeParams{ID: r.ID, Reason: r.Reason, Actor: stepActor}
 }
-
-// Reader is what a step may read beyond its own workflow.
-type Reader interface {
-	// Children lists the newest children of workflow parent, newest first, at most limit.
-	Children(ctx context.Context, parent int64, limit int) ([]*persistence.Workflow, error)
-	// Signals lists the signals sent to a workflow named name, oldest first.
-	Signals(ctx context.Context, id int64, name string) ([]*persistence.Signal, error)
-	// Definition returns version of definition typ (0: the newest); persistence.ErrNotFound when
-	// there is none.
-	Definition(ctx context.Context, typ string, version int) (*persistence.Definition, error)
-	// DeployedVersion returns the newest deployed version of typ whose document version is label
-	// (see Engine.DeployedVersion).
-	DeployedVersion(ctx context.Context, typ, label string) (*persistence.Definition, error)
-}
-
-// Reader returns what the step may read beyond its own workflow.
-func (c *StepContext) Reader() Reader { return stepReader{c.engine} }
 
 type stepReader struct{ e *Engine }
 
@@ -123,7 +60,7 @@ func (e *Engine) applyEffects(ctx context.Context, tx *persistence.Store, writte
 	var interrupt []*persistence.Workflow
 	for _, o := range written {
 		for _, s := range o.signals {
-			delivered, err := e.deliver(ctx, tx, s.params(), wake)
+			delivered, err := e.deliver(ctx, tx, signalParamsOf(s), wake)
 			if err != nil {
 				return nil, err
 			}
@@ -131,14 +68,14 @@ func (e *Engine) applyEffects(ctx context.Context, tx *persistence.Store, writte
 				continue
 			}
 			for _, c := range s.Cancels {
-				if interrupt, err = e.cancelIn(ctx, tx, c.params(), wake, interrupt); err != nil {
+				if interrupt, err = e.cancelIn(ctx, tx, changeParamsOf(c), wake, interrupt); err != nil {
 					return nil, err
 				}
 			}
 		}
 		for _, c := range o.cancels {
 			var err error
-			if interrupt, err = e.cancelIn(ctx, tx, c.params(), wake, interrupt); err != nil {
+			if interrupt, err = e.cancelIn(ctx, tx, changeParamsOf(c), wake, interrupt); err != nil {
 				return nil, err
 			}
 		}
@@ -170,7 +107,7 @@ func (e *Engine) deliver(ctx context.Context, tx *persistence.Store, p SignalPar
 // running steps are to be interrupted to interrupt.
 func (e *Engine) cancelIn(ctx context.Context, tx *persistence.Store, p ChangeParams, wake map[string]bool, interrupt []*persistence.Workflow) ([]*persistence.Workflow, error) {
 	var cascaded []*persistence.Workflow
-	w, interrupted, err := e.changeIn(ctx, tx, "cancel", p, e.cancelling(p, &cascaded), wake)
+	w, interrupted, err := e.changeIn(ctx, tx, "cancel", nil, p, e.cancelling(p, &cascaded), wake)
 	if refused(err) {
 		return interrupt, nil // it ended meanwhile
 	} else if err != nil {

@@ -30,7 +30,7 @@ func TestStepEffectsCommitWithTheStep(t *testing.T) {
 			Fail           bool
 		}
 		_, err := engine.Register(ctx, workflow.Definition{Type: "t.effects", States: []workflow.State{
-			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 				var o order
 				if err := c.Input(&o); err != nil {
 					return workflow.Next{}, err

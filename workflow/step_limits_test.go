@@ -25,7 +25,7 @@ func TestStepsCannotStoreWhatTheAPIRefuses(t *testing.T) {
 		engine := newEngine(t, store)
 		tooLate := time.Date(9999, 12, 31, 23, 59, 59, 0, time.FixedZone("", -(23*3600+59*60)))
 		_, err := engine.Register(ctx, workflow.Definition{Type: "t.far", States: []workflow.State{
-			{Name: "plan", Kind: workflow.Start, Next: []string{"later"}, Handler: func(*workflow.StepContext) (workflow.Next, error) {
+			{Name: "plan", Kind: workflow.Start, Next: []string{"later"}, Handler: func(workflow.StepContext) (workflow.Next, error) {
 				return workflow.MoveToAt("later", tooLate), nil
 			}},
 			{Name: "later", Kind: workflow.End},
@@ -35,7 +35,7 @@ func TestStepsCannotStoreWhatTheAPIRefuses(t *testing.T) {
 		var mu sync.Mutex
 		var errs []error
 		_, err = engine.Register(ctx, workflow.Definition{Type: "t.vars", States: []workflow.State{
-			{Name: "set", Kind: workflow.Start, Next: []string{"done"}, Handler: func(sc *workflow.StepContext) (workflow.Next, error) {
+			{Name: "set", Kind: workflow.Start, Next: []string{"done"}, Handler: func(sc workflow.StepContext) (workflow.Next, error) {
 				mu.Lock()
 				defer mu.Unlock()
 				errs = append(errs, sc.SetVar("a\x00", 1), sc.SetVar(strings.Repeat("k", workflow.MaxKeyLength+1), 1),

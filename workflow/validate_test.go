@@ -47,7 +47,7 @@ func TestOperationsRefuseWhatCannotBeStored(t *testing.T) {
 			_, err := engine.Start(ctx, c.p)
 			requireCode(t, err, workflow.CodeInvalidInput, c.field)
 		}
-		finish := func(*workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }
+		finish := func(workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }
 		for _, def := range []workflow.Definition{
 			{Type: long, States: []workflow.State{{Name: "s", Kind: workflow.Start, Next: []string{"e"}, Handler: finish}, {Name: "e", Kind: workflow.End}}},
 			{Type: "t.nul", States: []workflow.State{{Name: "s\x00", Kind: workflow.Start, Next: []string{"e"}, Handler: finish}, {Name: "e", Kind: workflow.End}}},

@@ -39,7 +39,7 @@ func TestWaitDeadlineVariable(t *testing.T) {
 		ctx := context.Background()
 		engine := newEngine(t, store)
 		_, err := engine.Register(ctx, workflow.Definition{Type: "t.deadline", States: []workflow.State{
-			{Name: "arm", Kind: workflow.Start, Next: []string{"listen"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+			{Name: "arm", Kind: workflow.Start, Next: []string{"listen"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 				var in struct {
 					In time.Duration `json:"in"`
 				}
@@ -53,7 +53,7 @@ func TestWaitDeadlineVariable(t *testing.T) {
 				return workflow.MoveToAt("listen", until), nil
 			}},
 			{Name: "listen", Kind: workflow.Wait, WaitFor: &workflow.WaitFor{Signal: "go", DeadlineVariable: "until"}, Next: []string{"heard", "timedOut"},
-				Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+				Handler: func(c workflow.StepContext) (workflow.Next, error) {
 					if c.Signal() == nil {
 						return workflow.MoveTo("timedOut"), nil
 					}
@@ -98,7 +98,7 @@ func TestChildOfAVersion(t *testing.T) {
 		engine := newEngine(t, store)
 		child := func(start string) workflow.Definition {
 			return workflow.Definition{Type: "t.versioned", States: []workflow.State{
-				{Name: start, Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+				{Name: start, Kind: workflow.Start, Next: []string{"done"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 					return workflow.Finish(), nil
 				}},
 				{Name: "done", Kind: workflow.End},
@@ -110,7 +110,7 @@ func TestChildOfAVersion(t *testing.T) {
 		require.NoError(t, err)
 		require.Greater(t, v2.Version, v1.Version)
 		_, err = engine.Register(ctx, workflow.Definition{Type: "t.spawner", States: []workflow.State{
-			{Name: "spawn", Kind: workflow.Start, Next: []string{"join"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+			{Name: "spawn", Kind: workflow.Start, Next: []string{"join"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 				c.StartChild(workflow.ChildRequest{Type: "t.versioned", Version: v1.Version})
 				c.StartChild(workflow.ChildRequest{Type: "t.versioned"})
 				return workflow.MoveTo("join"), nil

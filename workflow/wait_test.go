@@ -24,11 +24,11 @@ func waitEngine(t *testing.T, store *persistence.Store, gate chan struct{}) *wor
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	engine := workflow.New(store, workflow.Options{Logger: quiet})
 	move := func(to string) workflow.StepFunc {
-		return func(*workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo(to), nil }
+		return func(workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo(to), nil }
 	}
 	for _, d := range []workflow.Definition{
 		{Type: "t.wait.gate", States: []workflow.State{
-			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 				select {
 				case <-gate:
 				case <-c.Done():
@@ -41,7 +41,7 @@ func waitEngine(t *testing.T, store *persistence.Store, gate chan struct{}) *wor
 			}},
 			{Name: "done", Kind: workflow.End}}},
 		{Type: "t.wait.fail", States: []workflow.State{
-			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(*workflow.StepContext) (workflow.Next, error) {
+			{Name: "run", Kind: workflow.Start, Next: []string{"done"}, Handler: func(workflow.StepContext) (workflow.Next, error) {
 				return workflow.Fail("no"), nil
 			}},
 			{Name: "done", Kind: workflow.End},

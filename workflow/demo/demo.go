@@ -85,7 +85,7 @@ func Register(ctx context.Context, e *workflow.Engine) error {
 	return nil
 }
 
-func validate(ctx *workflow.StepContext) (workflow.Next, error) {
+func validate(ctx workflow.StepContext) (workflow.Next, error) {
 	var in OrderInput
 	if err := ctx.Input(&in); err != nil {
 		return workflow.Fail(err.Error()), nil
@@ -96,7 +96,7 @@ func validate(ctx *workflow.StepContext) (workflow.Next, error) {
 	return workflow.MoveTo("charge").WithText(fmt.Sprintf("order of %.2f is valid", in.Amount)), nil
 }
 
-func charge(ctx *workflow.StepContext) (workflow.Next, error) {
+func charge(ctx workflow.StepContext) (workflow.Next, error) {
 	var in OrderInput
 	if err := ctx.Input(&in); err != nil {
 		return workflow.Next{}, err
@@ -119,7 +119,7 @@ func charge(ctx *workflow.StepContext) (workflow.Next, error) {
 	return workflow.MoveTo("ship").WithText("charged " + chargeID), nil
 }
 
-func ship(ctx *workflow.StepContext) (workflow.Next, error) {
+func ship(ctx workflow.StepContext) (workflow.Next, error) {
 	var in OrderInput
 	if err := ctx.Input(&in); err != nil {
 		return workflow.Next{}, err
@@ -137,11 +137,11 @@ func ship(ctx *workflow.StepContext) (workflow.Next, error) {
 	return workflow.MoveTo("done").WithText("shipped"), nil
 }
 
-func request(ctx *workflow.StepContext) (workflow.Next, error) {
+func request(ctx workflow.StepContext) (workflow.Next, error) {
 	return workflow.MoveTo("await").WithText("waiting for approve"), nil
 }
 
-func approved(ctx *workflow.StepContext) (workflow.Next, error) {
+func approved(ctx workflow.StepContext) (workflow.Next, error) {
 	if sig := ctx.Signal(); sig != nil && len(sig.Payload) > 0 {
 		if err := ctx.SetVar("approval", sig.Payload); err != nil {
 			return workflow.Next{}, err
@@ -150,7 +150,7 @@ func approved(ctx *workflow.StepContext) (workflow.Next, error) {
 	return workflow.MoveTo("approved"), nil
 }
 
-func spawn(ctx *workflow.StepContext) (workflow.Next, error) {
+func spawn(ctx workflow.StepContext) (workflow.Next, error) {
 	var in FanoutInput
 	if err := ctx.Input(&in); err != nil {
 		return workflow.Next{}, err
@@ -164,4 +164,4 @@ func spawn(ctx *workflow.StepContext) (workflow.Next, error) {
 	return workflow.MoveTo("await").WithText(fmt.Sprintf("started %d children", in.Children)), nil
 }
 
-func noop(ctx *workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }
+func noop(ctx workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }
