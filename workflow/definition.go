@@ -227,7 +227,7 @@ func (d *Definition) Validate() error {
 			if s.Kind != Wait && s.Kind != Manual {
 				return invalid("states", "definition %s: state %q: only WAIT and MANUAL states take a form", d.Type, s.Name)
 			}
-			if _, err := compileFormSchema(d.Type, s.Name, s.FormSchema); err != nil {
+			if _, err := CompileFormSchema(d.Type, s.Name, s.FormSchema); err != nil {
 				return err
 			}
 		}

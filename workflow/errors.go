@@ -80,25 +80,27 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-func newError(code Code, field, format string, args []any) *Error {
+// NewError returns an error with a code, about an input field ("" for none), whose message is
+// format with args (a Ref among args is named by MessageNaming).
+func NewError(code Code, field, format string, args ...any) *Error {
 	return &Error{Code: code, Field: field, Message: fmt.Sprintf(format, args...), format: format, args: args}
 }
 
 func invalid(field, format string, args ...any) *Error {
-	return newError(CodeInvalidInput, field, format, args)
+	return NewError(CodeInvalidInput, field, format, args...)
 }
 
 func conflict(format string, args ...any) *Error {
-	return newError(CodeConflict, "", format, args)
+	return NewError(CodeConflict, "", format, args...)
 }
 
 // conflictOn is a CONFLICT about one input field (an idempotency key reused for another request).
 func conflictOn(field, format string, args ...any) *Error {
-	return newError(CodeConflict, field, format, args)
+	return NewError(CodeConflict, field, format, args...)
 }
 
 func notFound(field, format string, args ...any) *Error {
-	e := newError(CodeNotFound, field, format, args)
+	e := NewError(CodeNotFound, field, format, args...)
 	e.Err = persistence.ErrNotFound
 	return e
 }

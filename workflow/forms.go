@@ -25,7 +25,7 @@ func (e *Engine) formSchemaOf(w *persistence.Workflow, s *State) (*jsonschema.Sc
 	if sch, ok := e.forms.m.Load(key); ok {
 		return sch.(*jsonschema.Schema), nil
 	}
-	sch, err := compileFormSchema(w.Type, s.Name, s.FormSchema)
+	sch, err := CompileFormSchema(w.Type, s.Name, s.FormSchema)
 	if err != nil {
 		return nil, err
 	}

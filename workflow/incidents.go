@@ -11,7 +11,7 @@ import (
 
 // stateTextOf is what an action says about a failure: a Problem's summary, or the error's text.
 func stateTextOf(text string) string {
-	if p := parseProblem(text); p != nil && p.Summary() != "" {
+	if p := ParseProblem(text); p != nil && p.Summary() != "" {
 		return p.Summary()
 	}
 	return text

@@ -38,9 +38,9 @@ func (p *Problem) Summary() string {
 	return p.Title + ": " + p.Detail
 }
 
-// parseProblem reads a Problem from its JSON text (nil when text is not one: it needs a type and a
+// ParseProblem reads a Problem from its JSON text (nil when text is not one: it needs a type and a
 // title or status).
-func parseProblem(text string) *Problem {
+func ParseProblem(text string) *Problem {
 	if !strings.HasPrefix(strings.TrimSpace(text), "{") {
 		return nil
 	}

@@ -55,7 +55,7 @@ func (e *Engine) RemoteStats() *RemoteStats {
 }
 
 func forbidden(field, format string, args ...any) *Error {
-	return newError(CodeForbidden, field, format, args)
+	return NewError(CodeForbidden, field, format, args...)
 }
 
 // intIn reads an optional int field in [min, max], def when nil.

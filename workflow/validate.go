@@ -298,8 +298,9 @@ func (d *Definition) checkStorable() error {
 	return firstError(errs...)
 }
 
-// compileFormSchema compiles a state's form schema (a JSON Schema document).
-func compileFormSchema(typ, state string, raw json.RawMessage) (*jsonschema.Schema, error) {
+// CompileFormSchema compiles the form schema (a JSON Schema document) of a state of definition typ;
+// a schema that does not compile is INVALID_INPUT naming the state.
+func CompileFormSchema(typ, state string, raw json.RawMessage) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, invalid("states", "definition %s: state %q: form schema is not JSON: %v", typ, state, err)
