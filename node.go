@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/internal/maintenance"
 	"github.com/cairnflow/cairn/persistence"
@@ -25,7 +26,7 @@ type Node struct {
 	opts     Options
 	log      *slog.Logger
 	notifier *persistence.Notifier
-	engine   *workflow.Engine
+	engine   *engine.Engine
 	pools    []*worker.Worker
 
 	// hints run for the whole of Run, outliving the pools' drain: a draining step can still be
@@ -52,7 +53,7 @@ func New(store *persistence.Store, opts Options) (*Node, error) {
 	}
 	n := &Node{store: store, opts: opts, log: opts.Logger}
 	n.notifier = persistence.NewNotifier(store, opts.Logger)
-	n.engine = workflow.New(store, workflow.Options{Logger: opts.Logger, Notifier: n.notifier, Limits: opts.Limits})
+	n.engine = engine.New(store, engine.Options{Logger: opts.Logger, Notifier: n.notifier, Limits: opts.Limits})
 	for _, group := range opts.Groups {
 		n.pools = append(n.pools, worker.New(n.engine, worker.Options{
 			Group:             group,
@@ -73,9 +74,9 @@ func New(store *persistence.Store, opts Options) (*Node, error) {
 
 // Engine returns the node's engine: the operations (start, signal, retry, wait, follow, deploy ...)
 // and the registration of definitions.
-func (n *Node) Engine() *workflow.Engine { return n.engine }
+func (n *Node) Engine() *engine.Engine { return n.engine }
 
-// Register registers a definition on the node's engine (see workflow.Engine.Register).
+// Register registers a definition on the node's engine (see engine.Engine.Register).
 func (n *Node) Register(ctx context.Context, def workflow.Definition) (*persistence.Definition, error) {
 	return n.engine.Register(ctx, def)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -36,7 +37,7 @@ func remoteEcho(typ, function string) workflow.Definition {
 }
 
 // pollTask polls a function's tasks until one arrives or the time is up (nil then).
-func pollTask(t *testing.T, e *workflow.Engine, function string, leaseMs int, worker string, within time.Duration) *workflow.LeasedTask {
+func pollTask(t *testing.T, e *engine.Engine, function string, leaseMs int, worker string, within time.Duration) *workflow.LeasedTask {
 	t.Helper()
 	wait := 500
 	for end := time.Now().Add(within); time.Now().Before(end); {

@@ -11,9 +11,9 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/cairnflow/cairn/graph/generated"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // DefaultMaxResponseBytes bounds the values of one response: far above a dashboard page (100
@@ -24,7 +24,7 @@ const DefaultMaxResponseBytes = 32 << 20
 // it from its own Config.
 type Config struct {
 	// Engine runs the mutations; its Store serves the queries and its notifier wakes subscriptions.
-	Engine *workflow.Engine
+	Engine *engine.Engine
 	// Logger receives internal errors and panics (the engine's logger when nil).
 	Logger *slog.Logger
 	// ExactCountUpTo is how many workflows totalCount and workflowStats count exactly; above it

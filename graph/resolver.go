@@ -7,13 +7,13 @@ package graph
 import (
 	"log/slog"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // Resolver holds the dependencies of every resolver.
 type Resolver struct {
-	engine *workflow.Engine
+	engine *engine.Engine
 	store  *persistence.Store
 	log    *slog.Logger
 	cfg    Config

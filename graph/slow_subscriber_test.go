@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/cairnflow/cairn/graph/model"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
@@ -43,7 +44,7 @@ func drain(t *testing.T, ch <-chan *model.WorkflowEvent) []*model.WorkflowEvent 
 }
 
 // newTestResolver returns a Resolver with its own change-event hub, as NewExecutor builds it.
-func newTestResolver(engine *workflow.Engine, cfg Config) *Resolver {
+func newTestResolver(engine *engine.Engine, cfg Config) *Resolver {
 	return &Resolver{engine: engine, store: engine.Store(), log: cfg.Logger, cfg: cfg,
 		hub: newLiveHub(engine.Store(), engineapi.Of(engine).Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
 }
@@ -52,7 +53,7 @@ func TestSlowSubscriberIsCutOffAndResumesByCursor(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		engine := workflow.New(store, workflow.Options{Logger: log})
+		engine := engine.New(store, engine.Options{Logger: log})
 		_, err := engine.Register(context.Background(), noopFlow)
 		require.NoError(t, err)
 		cfg := Config{Engine: engine, Logger: log, SubscriptionBuffer: 3, PollInterval: 20 * time.Millisecond}.withDefaults()

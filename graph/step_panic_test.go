@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph/server"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/worker"
@@ -49,7 +50,7 @@ func TestStepPanicShowsAnIncidentNotAStack(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		logs := &syncBuffer{}
 		log := slog.New(slog.NewJSONHandler(logs, nil))
-		engine := workflow.New(store, workflow.Options{Logger: log})
+		engine := engine.New(store, engine.Options{Logger: log})
 		_, err := engine.Register(ctx, workflow.Definition{Type: "t.panic", States: []workflow.State{
 			{Name: "boom", Kind: workflow.Start, Next: []string{"done"}, Retry: &workflow.RetryPolicy{MaxAttempts: 2, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond},
 				Handler: func(workflow.StepContext) (workflow.Next, error) {

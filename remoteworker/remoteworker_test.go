@@ -20,6 +20,7 @@ import (
 
 	"github.com/cairnflow/cairn"
 	"github.com/cairnflow/cairn/graph/server"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/remoteworker"
@@ -51,7 +52,7 @@ var quoteDef = workflow.Definition{Type: "remote.quote", States: []workflow.Stat
 // node is one cairn node of a test (cairn.New and Run: its worker pool and services) with its
 // GraphQL server, until the test ends.
 type node struct {
-	engine *workflow.Engine
+	engine *engine.Engine
 	url    string
 }
 

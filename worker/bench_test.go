@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
@@ -26,8 +27,8 @@ func benchStore(b *testing.B) *persistence.Store {
 	return store
 }
 
-func benchEngine(b *testing.B, store *persistence.Store) *workflow.Engine {
-	engine := workflow.New(store, workflow.Options{Logger: testLogger()})
+func benchEngine(b *testing.B, store *persistence.Store) *engine.Engine {
+	engine := engine.New(store, engine.Options{Logger: testLogger()})
 	for _, d := range demoDefs() {
 		_, err := engine.Register(context.Background(), d)
 		require.NoError(b, err)
@@ -43,9 +44,9 @@ func benchDefinition() string {
 	return "bench.noop"
 }
 
-func startNoops(b *testing.B, engine *workflow.Engine, n int) { startMany(b, engine, "bench.noop", n) }
+func startNoops(b *testing.B, engine *engine.Engine, n int) { startMany(b, engine, "bench.noop", n) }
 
-func startMany(b *testing.B, engine *workflow.Engine, typ string, n int) {
+func startMany(b *testing.B, engine *engine.Engine, typ string, n int) {
 	ps := make([]workflow.StartParams, 0, 1000)
 	for i := 0; i < n; i += 1000 {
 		ps = ps[:0]

@@ -4,16 +4,15 @@ import (
 	"context"
 	"time"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // RemoteCollector exposes the remote task protocol to Prometheus: the tasks waiting for a worker
 // per function (read from the database at each scrape), the leases this node found run out, how
 // long polls' lease statements took, and how long tasks waited from their creation to their lease.
 type RemoteCollector struct {
-	engine *workflow.Engine
+	engine *engine.Engine
 
 	waiting, expiries, poll, wait *prometheus.Desc
 }
@@ -21,7 +20,7 @@ type RemoteCollector struct {
 var _ prometheus.Collector = (*RemoteCollector)(nil)
 
 // NewRemoteCollector returns a Prometheus collector for an engine's remote tasks.
-func NewRemoteCollector(e *workflow.Engine) *RemoteCollector {
+func NewRemoteCollector(e *engine.Engine) *RemoteCollector {
 	return &RemoteCollector{
 		engine:   e,
 		waiting:  prometheus.NewDesc("cairn_remote_tasks_waiting", "Remote tasks waiting for a worker (PENDING), per function.", []string{"function"}, nil),
@@ -42,7 +41,7 @@ func (c *RemoteCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *RemoteCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.engine.RemoteStats()
 	ch <- prometheus.MustNewConstMetric(c.expiries, prometheus.CounterValue, float64(s.LeaseExpiries.Load()))
-	for desc, h := range map[*prometheus.Desc]*workflow.Histogram{c.poll: s.PollSeconds, c.wait: s.WaitSeconds} {
+	for desc, h := range map[*prometheus.Desc]*engine.Histogram{c.poll: s.PollSeconds, c.wait: s.WaitSeconds} {
 		n, sum, buckets := h.Snapshot()
 		ch <- prometheus.MustNewConstHistogram(desc, n, sum, buckets)
 	}

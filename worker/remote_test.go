@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -40,7 +41,7 @@ func remoteEcho(typ, function string, retry *workflow.RetryPolicy) workflow.Defi
 func ptr[T any](v T) *T { return &v }
 
 // pollOne polls until one task of a function arrives (failing after a while).
-func pollOne(t *testing.T, e *workflow.Engine, function string, leaseMs int, worker string) workflow.LeasedTask {
+func pollOne(t *testing.T, e *engine.Engine, function string, leaseMs int, worker string) workflow.LeasedTask {
 	t.Helper()
 	for i := 0; i < 30; i++ {
 		got, err := e.PollTasks(context.Background(), workflow.PollTasksParams{Functions: []string{function}, WaitMs: ptr(1000), LeaseMs: ptr(leaseMs), Worker: worker})

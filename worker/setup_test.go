@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/internal/maintenance"
 	"github.com/cairnflow/cairn/persistence"
@@ -21,7 +22,7 @@ import (
 // bundle is what a worker test works with.
 type bundle struct {
 	store  *persistence.Store
-	engine *workflow.Engine
+	engine *engine.Engine
 }
 
 func testLogger() *slog.Logger {
@@ -38,7 +39,7 @@ func setup(t *testing.T, store *persistence.Store, defs ...workflow.Definition) 
 	ctx := context.Background()
 	log := testLogger()
 	notifier := persistence.NewNotifier(store, log)
-	engine := workflow.New(store, workflow.Options{Logger: log, Notifier: notifier})
+	engine := engine.New(store, engine.Options{Logger: log, Notifier: notifier})
 	require.NoError(t, demo.Register(ctx, engine))
 	for _, d := range defs {
 		_, err := engine.Register(ctx, d)

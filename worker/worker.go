@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/internal/maintenance"
 	"github.com/cairnflow/cairn/persistence"
@@ -53,7 +54,7 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-func (o Options) withDefaults(e *workflow.Engine) Options {
+func (o Options) withDefaults(e *engine.Engine) Options {
 	if o.Group == "" {
 		o.Group = workflow.DefaultGroup
 	}
@@ -99,7 +100,7 @@ func (o Options) withDefaults(e *workflow.Engine) Options {
 
 // Worker is one node's pool for one executor group.
 type Worker struct {
-	engine  *workflow.Engine
+	engine  *engine.Engine
 	machine engineapi.Engine // the engine's side only the pool calls
 	store   *persistence.Store
 	opts    Options
@@ -138,7 +139,7 @@ type Stats struct {
 func (w *Worker) Stats() *Stats { return &w.stats }
 
 // New returns a Worker over an engine. Call Run to start it.
-func New(engine *workflow.Engine, opts Options) *Worker {
+func New(engine *engine.Engine, opts Options) *Worker {
 	opts = opts.withDefaults(engine)
 	return &Worker{
 		engine: engine, machine: engineapi.Of(engine), store: engine.Store(), opts: opts, log: opts.Logger.With("group", opts.Group),

@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/benchdata"
@@ -243,7 +244,7 @@ func (b *bench) snapshot(ctx context.Context) error {
 func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	cfg := b.cfg
 	notifier := persistence.NewNotifier(b.store, b.log)
-	engine := workflow.New(b.store, workflow.Options{Logger: b.log, Notifier: notifier})
+	engine := engine.New(b.store, engine.Options{Logger: b.log, Notifier: notifier})
 	serverless.Install(engine, serverless.Options{})
 	if err := demo.Register(ctx, engine); err != nil {
 		return nil, err
@@ -335,7 +336,7 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 }
 
 // start starts n workflows in one call and remembers their IDs.
-func (b *bench) start(ctx context.Context, engine *workflow.Engine, n int) error {
+func (b *bench) start(ctx context.Context, engine *engine.Engine, n int) error {
 	ps := make([]workflow.StartParams, n)
 	for i := range ps {
 		ps[i] = workflow.StartParams{Type: b.cfg.definition, Input: json.RawMessage(b.cfg.input)}
@@ -354,7 +355,7 @@ func (b *bench) start(ctx context.Context, engine *workflow.Engine, n int) error
 
 // startAtRate starts workflows at --rate for --duration in small batches, every 10ms as many as are
 // due, and returns how many it started.
-func (b *bench) startAtRate(ctx context.Context, engine *workflow.Engine, began time.Time) (int, error) {
+func (b *bench) startAtRate(ctx context.Context, engine *engine.Engine, began time.Time) (int, error) {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	started := 0

@@ -11,9 +11,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // runDefinitions deploys Serverless Workflow documents from files: `definitions apply FILE...`.
@@ -38,14 +38,14 @@ func runDefinitions(ctx context.Context, env *environment, args []string) error 
 	if err := store.CheckSchema(ctx); err != nil {
 		return err
 	}
-	engine := workflow.New(store, workflow.Options{})
+	engine := engine.New(store, engine.Options{})
 	serverless.Install(engine, serverless.Options{})
 	return deployFiles(ctx, engine, positional[1:], env.stdout)
 }
 
 // deployFiles deploys documents from files in order, printing one line each; it stops at the
 // first that is refused, naming the file.
-func deployFiles(ctx context.Context, engine *workflow.Engine, paths []string, out io.Writer) error {
+func deployFiles(ctx context.Context, engine *engine.Engine, paths []string, out io.Writer) error {
 	for _, path := range paths {
 		src, err := os.ReadFile(path)
 		if err != nil {

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/cairnflow/cairn/graph/server"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/ui"
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // healthChecks answers the probes: /healthz (the process is up) and /readyz (the database answers
@@ -57,7 +57,7 @@ func (h *healthChecks) notReady(ctx context.Context) string {
 // newHTTPHandler builds the node's HTTP handler: the API's server (graph/server) with the probes,
 // /metrics and the dashboard beside it. Streaming requests (websocket and SSE subscriptions) end
 // when shutdown begins, so that they do not hold the server open for the whole drain timeout.
-func newHTTPHandler(cfg *serveConfig, engine *workflow.Engine, health *healthChecks, metrics http.Handler, log *slog.Logger, shutdown <-chan struct{}) http.Handler {
+func newHTTPHandler(cfg *serveConfig, engine *engine.Engine, health *healthChecks, metrics http.Handler, log *slog.Logger, shutdown <-chan struct{}) http.Handler {
 	var auth server.Authenticator
 	if cfg.auth {
 		auth = server.StoreAuthenticator(engine.Store())

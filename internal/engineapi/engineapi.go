@@ -1,4 +1,4 @@
-// Package engineapi is the side of a workflow.Engine that the worker pool drives and embedders never
+// Package engineapi is the side of an engine.Engine that the worker pool drives and embedders never
 // call: running a claimed workflow's step, writing the outcomes, recovering dead executors' work,
 // firing schedules, and the hints and claim parameters the pool needs. Package workflow implements
 // it with unexported methods and registers the accessor; Of returns it for an engine.
@@ -49,7 +49,7 @@ type RecoverParams struct {
 	Stopping bool
 }
 
-// Engine is what the worker pool calls on a workflow.Engine.
+// Engine is what the worker pool calls on an engine.Engine.
 type Engine interface {
 	// Execute runs the current state of a workflow claimed by an executor and returns the outcome
 	// to pass to Complete. It never panics and never blocks past the state's timeout (plus a short
@@ -92,7 +92,7 @@ var of func(engine any) Engine
 // Register installs the accessor Of uses. Package workflow calls it from its init.
 func Register(accessor func(engine any) Engine) { of = accessor }
 
-// Of returns the machinery of a *workflow.Engine. It panics when engine is something else.
+// Of returns the machinery of a *engine.Engine. It panics when engine is something else.
 func Of(engine any) Engine {
 	if of == nil {
 		panic("engineapi: no engine registered (package workflow is not linked in)")

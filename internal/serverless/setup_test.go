@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/worker"
@@ -19,7 +20,7 @@ import (
 // node is one cairn node of a test: an engine that runs Serverless Workflow documents.
 type node struct {
 	store  *persistence.Store
-	engine *workflow.Engine
+	engine *engine.Engine
 }
 
 func testLogger() *slog.Logger {
@@ -48,7 +49,7 @@ func newNodeLimited(t *testing.T, store *persistence.Store, limits workflow.Limi
 	t.Helper()
 	log := testLogger()
 	notifier := persistence.NewNotifier(store, log)
-	engine := workflow.New(store, workflow.Options{Logger: log, Notifier: notifier, Limits: limits})
+	engine := engine.New(store, engine.Options{Logger: log, Notifier: notifier, Limits: limits})
 	serverless.Install(engine, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

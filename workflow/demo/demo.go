@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -76,7 +77,7 @@ func Definitions() []workflow.Definition {
 }
 
 // Register registers every demo definition with an engine.
-func Register(ctx context.Context, e *workflow.Engine) error {
+func Register(ctx context.Context, e *engine.Engine) error {
 	for _, d := range Definitions() {
 		if _, err := e.Register(ctx, d); err != nil {
 			return fmt.Errorf("error registering demo definition %s: %w", d.Type, err)

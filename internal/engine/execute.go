@@ -1,0 +1,427 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/cairnflow/cairn/internal/step"
+	"github.com/cairnflow/cairn/workflow"
+
+	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/persistence"
+)
+
+// outcome is the result of running one claimed workflow's step: everything complete writes for it.
+// It is the engineapi.Outcome the worker pool carries from execute to complete.
+type outcome struct {
+	workflow   *persistence.Workflow
+	executorID int64
+	host       string
+	started    time.Time
+
+	completion persistence.WorkflowCompletion
+	task       *persistence.TaskInstance // nil: nothing ran (a WAIT state still waiting)
+	action     *persistence.Action       // nil: no change of state to record
+	vars       map[string]json.RawMessage
+	logs       []*persistence.ActivityLog
+	children   []workflow.ChildRequest
+	signals    []workflow.SignalRequest // sent by this step (step_effects.go)
+	cancels    []workflow.CancelRequest
+	signal     *persistence.Signal  // consumed by this step
+	wait       *workflow.WaitFor    // entered a WAIT state: check whether it is already satisfied
+	def        *workflow.Definition // the definition the step ran (nil: it could not be loaded)
+	// group is the executor group, to wake when the outcome makes work due now.
+	group string
+	// The remote task the outcome creates, waits for again, or records (see remote.go).
+	remoteCreate  *persistence.RemoteTask
+	remoteWait    int64
+	remoteConsume int64
+}
+
+// WorkflowID is the ID of the workflow the outcome belongs to.
+func (o *outcome) WorkflowID() int64 { return o.workflow.ID }
+
+// ClaimedVersion is the workflow's version when its executor claimed it for this attempt: with the
+// workflow ID, it names the attempt.
+func (o *outcome) ClaimedVersion() int { return o.workflow.Version }
+
+// Status is the status the workflow will have once the outcome is written.
+func (o *outcome) Status() persistence.Status { return o.completion.Status }
+
+// TaskStatus is the status of the attempt ("" when nothing ran).
+func (o *outcome) TaskStatus() persistence.TaskStatus {
+	if o.task == nil {
+		return ""
+	}
+	return o.task.Status
+}
+
+// stepGrace is how long past its deadline a handler may take to return before the attempt is
+// recorded as timed out without it (its goroutine is abandoned).
+const stepGrace = 2 * time.Second
+
+// execute runs the current state of a workflow claimed by an executor and returns the outcome to
+// pass to complete. It never panics and never blocks past the state's timeout (plus a short grace):
+// a handler that panics is a failed attempt, one that does not return in time a timed-out attempt.
+func (e *Engine) execute(ctx context.Context, p engineapi.ExecuteParams) *outcome {
+	w := p.Workflow
+	now := persistence.Now()
+	o := &outcome{workflow: w, executorID: p.ExecutorID, host: p.Host, started: now, group: w.ExecutorGroup}
+	def, err := e.specOf(ctx, e.store, w)
+	if err != nil {
+		return e.failure(o, nil, nil, fmt.Errorf("error loading definition %s v%d: %w", w.Type, w.DefinitionVersion, err), persistence.TaskFailed)
+	}
+	state, ok := def.State(w.State)
+	if !ok {
+		return e.failure(o, def, nil, workflow.NonRetryable(fmt.Errorf("definition %s v%d has no state %q", w.Type, w.DefinitionVersion, w.State)), persistence.TaskFailed)
+	}
+	if spent := e.outOfSteps(o, def, state); spent != nil {
+		return spent
+	}
+	if state.Kind != workflow.Wait {
+		return e.run(ctx, o, def, state, nil)
+	}
+	// A WAIT state: run on only when what it waits for has come.
+	ready, sig, err := e.waitSatisfied(ctx, w, state)
+	if err != nil {
+		return e.failure(o, def, state, err, persistence.TaskFailed)
+	}
+	if !ready {
+		deadline, err := e.waitDeadline(ctx, w, state)
+		if err != nil {
+			return e.failure(o, def, state, err, persistence.TaskFailed)
+		}
+		if deadline != nil && !deadline.After(now) {
+			return e.failure(o, def, state, fmt.Errorf("timed out after %s waiting in state %q", state.Timeout, state.Name), persistence.TaskTimedOut)
+		}
+		if own := variableDeadline(w, state); own != nil {
+			if !own.After(now) {
+				// The workflow's own deadline passed: its handler decides what a timeout means.
+				return e.run(ctx, o, def, state, nil)
+			}
+			if deadline == nil || own.Before(*deadline) {
+				deadline = own
+			}
+		}
+		// Woken early (another signal, a child still running): wait on, recording nothing. The
+		// condition is checked again inside the completion transaction, where a signal or child
+		// that lands meanwhile is seen (or sees this workflow WAITING): no wake-up is lost.
+		o.completion = e.keep(w, persistence.StatusWaiting)
+		o.completion.WaitSignal = w.WaitSignal
+		o.completion.NextActivation = deadline
+		o.wait = state.WaitFor
+		return o
+	}
+	o.signal = sig
+	if state.Handler == nil {
+		return e.apply(o, def, state, workflow.MoveTo(state.Next[0]), nil, nil)
+	}
+	return e.run(ctx, o, def, state, sig)
+}
+
+// waitDeadline returns when a WAIT state with a timeout gives up: its timeout after the action that
+// entered it (nil without a timeout).
+func (e *Engine) waitDeadline(ctx context.Context, w *persistence.Workflow, s *workflow.State) (*time.Time, error) {
+	if s.Timeout <= 0 {
+		return nil, nil
+	}
+	last, err := e.store.ActionList(ctx, persistence.ActionListParams{WorkflowIDs: []int64{w.ID}, Page: persistence.PageParams{Limit: 1, Desc: true}})
+	if err != nil {
+		return nil, err
+	}
+	entered := w.Modified
+	if len(last) == 1 {
+		entered = last[0].At
+	}
+	return timePtr(entered.Add(s.Timeout)), nil
+}
+
+// variableDeadline is the deadline a WAIT state reads from the workflow's variables
+// (WaitFor.DeadlineVariable), nil when it has none or the variable holds no time.
+func variableDeadline(w *persistence.Workflow, s *workflow.State) *time.Time {
+	if s.WaitFor.DeadlineVariable == "" || s.Handler == nil || len(w.Variables) == 0 {
+		return nil
+	}
+	var vars map[string]json.RawMessage
+	if json.Unmarshal(w.Variables, &vars) != nil {
+		return nil
+	}
+	var t *time.Time
+	if raw, ok := vars[s.WaitFor.DeadlineVariable]; !ok || json.Unmarshal(raw, &t) != nil || t == nil {
+		return nil
+	}
+	return t
+}
+
+// waitSatisfied reports whether a WAIT state may go on, with the signal it consumes.
+func (e *Engine) waitSatisfied(ctx context.Context, w *persistence.Workflow, s *workflow.State) (bool, *persistence.Signal, error) {
+	if s.WaitFor.Signal != "" {
+		pending, err := e.store.SignalPending(ctx, []int64{w.ID}, s.WaitFor.Signal)
+		if err != nil {
+			return false, nil, err
+		}
+		sig := pending[w.ID]
+		return sig != nil, sig, nil
+	}
+	active, err := e.store.WorkflowActiveChildren(ctx, []int64{w.ID})
+	if err != nil {
+		return false, nil, err
+	}
+	return active[w.ID] == 0, nil, nil
+}
+
+type stepResult struct {
+	next workflow.Next
+	err  error
+}
+
+// run calls a state's handler with its deadline and turns what it returns into the outcome.
+func (e *Engine) run(ctx context.Context, o *outcome, def *workflow.Definition, state *workflow.State, sig *persistence.Signal) *outcome {
+	w := o.workflow
+	if state.Handler == nil {
+		return e.failure(o, def, state, workflow.NonRetryable(fmt.Errorf("state %q has no handler on this node", state.Name)), persistence.TaskFailed)
+	}
+	vars := map[string]json.RawMessage{}
+	if len(w.Variables) > 0 {
+		if err := json.Unmarshal(w.Variables, &vars); err != nil {
+			return e.failure(o, def, state, fmt.Errorf("error decoding variables: %w", err), persistence.TaskFailed)
+		}
+	}
+	timeout := def.TimeoutOf(state)
+	// ctx ends only when the worker gives up on its drain: the step is cancelled then too.
+	stepCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	forget := e.trackRunning(w.ID, w.Version, o.executorID, cancel)
+	defer forget()
+	sc := &stepContext{Context: stepCtx, engine: e, workflow: w, attempt: w.Retries + 1, variables: vars,
+		changed: map[string]bool{}, signal: sig}
+
+	done := make(chan stepResult, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				// The stack names source paths and the panic's value may hold anything: they stay in
+				// the node's log, and the API shows the incident that finds them there.
+				incident := newIncident()
+				e.log.Error("step panicked", "incident", incident, "workflow", w.ID, "type", w.Type, "state", state.Name,
+					"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				done <- stepResult{err: incidentProblem(incident)}
+			}
+		}()
+		next, err := state.Handler(sc)
+		done <- stepResult{next: next, err: err}
+	}()
+	var res stepResult
+	timer := time.NewTimer(timeout + stepGrace)
+	defer timer.Stop()
+	select {
+	case res = <-done:
+	case <-timer.C:
+		// The handler ignores its context: record the timeout and leave it behind. Its late
+		// writes are fenced off, and what it had buffered is dropped.
+		return e.failure(o, def, state, fmt.Errorf("step did not return within its timeout of %s", timeout), persistence.TaskTimedOut)
+	}
+	switch {
+	case sc.remote != nil && errors.Is(res.err, workflow.ErrRemotePending) && stepCtx.Err() == nil && (sc.remote.create != nil || sc.remote.existing != nil):
+		return e.awaitRemote(o, def, state, sc)
+	case res.err == nil && stepCtx.Err() == nil:
+		return recordRemote(failedAttempt(e.apply(o, def, state, res.next, sc, nil), res.next), sc)
+	case errors.Is(stepCtx.Err(), context.DeadlineExceeded):
+		return e.failure(o, def, state, fmt.Errorf("step timed out after %s: %v", timeout, res.err), persistence.TaskTimedOut)
+	case stepCtx.Err() != nil:
+		// Cancelled (the workflow was cancelled or paused): the completion is fenced off anyway.
+		return e.failure(o, def, state, fmt.Errorf("step cancelled: %v", res.err), persistence.TaskCancelled)
+	default:
+		o.collect(sc)
+		return recordRemote(e.failure(o, def, state, res.err, persistence.TaskFailed), sc)
+	}
+}
+
+// collect keeps what a step buffered (logs, variables); failure drops the variables again.
+func (o *outcome) collect(sc *stepContext) {
+	if sc == nil || sc.overLimit != nil { // over a limit: nothing it buffered is stored (limits.go)
+		return
+	}
+	o.logs = sc.logs
+	if len(sc.changed) > 0 {
+		o.vars = map[string]json.RawMessage{}
+		for _, k := range sc.changedKeys() {
+			if v, ok := sc.variables[k]; ok {
+				o.vars[k] = v
+			} else {
+				o.vars[k] = json.RawMessage("null")
+			}
+		}
+	}
+}
+
+// keep returns a completion that leaves the workflow where it is.
+func (e *Engine) keep(w *persistence.Workflow, status persistence.Status) persistence.WorkflowCompletion {
+	return persistence.WorkflowCompletion{ID: w.ID, ExecutorID: *w.ExecutorID, ClaimedVersion: w.Version, Status: status,
+		State: w.State, StateText: w.StateText, Retries: w.Retries, Variables: w.Variables, LastError: w.LastError}
+}
+
+// apply turns a successful step's Next into the outcome.
+func (e *Engine) apply(o *outcome, def *workflow.Definition, state *workflow.State, next workflow.Next, sc *stepContext, _ error) *outcome {
+	w := o.workflow
+	now := persistence.Now()
+	n := step.Next(next)
+	o.def = def
+	if err := e.checkStepLimits(sc); err != nil {
+		return e.failure(o, def, state, err, persistence.TaskFailed)
+	}
+	o.collect(sc)
+	if sc != nil {
+		o.children, o.signals, o.cancels = sc.children, sc.signals, sc.cancels
+	}
+	c := e.keep(w, persistence.StatusInProgress)
+	c.LastError = nil
+	c.StateText = strPtr(n.Text())
+	target := state
+	switch n.Kind() {
+	case step.Move:
+		to, ok := def.State(n.State())
+		if !ok || !def.CanMove(state, n.State()) {
+			return e.failure(o, def, state, workflow.NonRetryable(fmt.Errorf("state %q cannot move to %q (allowed: %v)", state.Name, n.State(), state.Next)), persistence.TaskFailed)
+		}
+		if !n.At().IsZero() && workflow.CheckTime("at", n.At()) != nil {
+			return e.failure(o, def, state, workflow.NonRetryable(fmt.Errorf("MoveToAt(%q, %s): times must lie in the years 0001 to 9999 (UTC)",
+				n.State(), n.At().UTC().Format(time.RFC3339Nano))), persistence.TaskFailed)
+		}
+		target = to
+		c.Retries = 0
+	case step.Finish:
+		target = def.FirstOfKind(workflow.End)
+		c.Retries = 0
+	case step.Fail:
+		target = def.FirstOfKind(workflow.ErrorKind)
+		c.LastError = strPtr(n.Text())
+		c.StateText = strPtr(stateTextOf(n.Text()))
+		if target == nil {
+			target = state
+			c.Status = persistence.StatusManual
+		}
+	case step.Manual:
+		c.Status = persistence.StatusManual
+	case step.Retry:
+		c.NextActivation = timePtr(now.Add(n.Delay()))
+	default:
+		return e.failure(o, def, state, workflow.NonRetryable(errors.New("step returned no next action (use MoveTo, Finish, ...)")), persistence.TaskFailed)
+	}
+	if n.Kind() == step.Move || n.Kind() == step.Finish || (n.Kind() == step.Fail && c.Status != persistence.StatusManual) {
+		at := now
+		if !n.At().IsZero() {
+			at = persistence.UTC(n.At())
+		}
+		tmp := *w
+		tmp.Finished = nil
+		enterState(&tmp, target, at, now)
+		c.Status, c.NextActivation, c.WaitSignal, c.Finished = tmp.Status, tmp.NextActivation, tmp.WaitSignal, tmp.Finished
+		c.State = target.Name
+		if target.Kind == workflow.Wait {
+			o.wait = target.WaitFor
+		}
+	}
+	if len(o.vars) > 0 {
+		merged, err := mergeVariables(w.Variables, o.vars)
+		if err != nil {
+			return e.failure(o, def, state, err, persistence.TaskFailed)
+		}
+		c.Variables = merged
+	}
+	o.completion = c
+	o.task = e.task(o, state, persistence.TaskSucceeded, nil, sc)
+	if n.Kind() == step.Fail {
+		// The step failed its workflow: its attempt is the failing one, with the reason.
+		o.task.Status, o.task.Error = persistence.TaskFailed, c.LastError
+	}
+	o.action = &persistence.Action{WorkflowID: w.ID, Type: persistence.ActionStateExecution, FromState: &w.State, State: c.State,
+		StateText: c.StateText, RetryNo: w.Retries, ExecutorID: &o.executorID, At: now}
+	return o
+}
+
+// failure records a failed attempt: retry with backoff while the policy allows, then the ERROR
+// state (status FAILED), or MANUAL when the definition has none.
+func (e *Engine) failure(o *outcome, def *workflow.Definition, state *workflow.State, cause error, status persistence.TaskStatus) *outcome {
+	w := o.workflow
+	o.def = def
+	now := persistence.Now()
+	msg := cause.Error()
+	c := e.keep(w, persistence.StatusInProgress)
+	c.Retries = w.Retries + 1
+	c.LastError = &msg
+	c.WaitSignal = nil
+	// A failed attempt's variable writes are discarded: the next attempt (or an operator's retry)
+	// starts from what the last successful step left. Its logs are kept, to tell what happened.
+	o.vars = nil
+	policy := workflow.DefaultRetryPolicy
+	if def != nil {
+		policy = def.RetryPolicyOf(state)
+	}
+	if !workflow.IsNonRetryable(cause) && c.Retries < policy.MaxAttempts {
+		c.NextActivation = timePtr(now.Add(policy.Backoff(c.Retries)))
+		if state != nil && state.Kind == workflow.Wait {
+			c.Status = persistence.StatusWaiting
+			c.WaitSignal = w.WaitSignal
+		}
+	} else {
+		c.Status, c.State, c.Finished = attemptsSpent(def, w.State, now)
+	}
+	c.StateText = strPtr(stateTextOf(msg))
+	o.completion = c
+	o.task = e.task(o, state, status, &msg, nil)
+	o.action = &persistence.Action{WorkflowID: w.ID, Type: persistence.ActionStateExecutionFailed, FromState: &w.State,
+		State: c.State, StateText: c.StateText, RetryNo: w.Retries, ExecutorID: &o.executorID, At: now}
+	o.children, o.signals, o.cancels = nil, nil, nil
+	o.signal = nil
+	return o
+}
+
+// attemptsSpent is where a workflow goes when a failed attempt was its last: the definition's ERROR
+// state (status FAILED, finished now), or MANUAL status in the state it is in when it has none.
+func attemptsSpent(def *workflow.Definition, state string, now time.Time) (persistence.Status, string, *time.Time) {
+	if def != nil {
+		if errState := def.FirstOfKind(workflow.ErrorKind); errState != nil {
+			return persistence.StatusFailed, errState.Name, &now
+		}
+	}
+	return persistence.StatusManual, state, nil
+}
+
+// taskTypeOf names what runs in a state: its handler, or a WAIT state's check (and handler).
+func taskTypeOf(state *workflow.State) string {
+	if state != nil && state.Kind == workflow.Wait {
+		if state.Handler != nil {
+			return "wait+handler"
+		}
+		return "wait"
+	}
+	return "handler"
+}
+
+// task builds the task instance of an attempt.
+func (e *Engine) task(o *outcome, state *workflow.State, status persistence.TaskStatus, errText *string, sc *stepContext) *persistence.TaskInstance {
+	now := persistence.Now()
+	ti := &persistence.TaskInstance{WorkflowID: o.workflow.ID, State: o.workflow.State, TaskType: taskTypeOf(state), Attempt: o.workflow.Retries + 1,
+		Status: status, ExecutorID: &o.executorID, Host: o.host, Started: o.started, Finished: &now, Error: errText}
+	if sc != nil {
+		ti.Output = sc.output
+	}
+	return ti
+}
+
+// failOutcome replaces an outcome that could not be written with a plain failed attempt (no
+// children, variables or logs), so a step whose results the database refuses still moves on.
+func (e *Engine) failOutcome(o *outcome, cause error) *outcome {
+	fresh := &outcome{workflow: o.workflow, executorID: o.executorID, host: o.host, started: o.started, group: o.group}
+	def, err := e.specOf(context.Background(), e.store, o.workflow)
+	if err != nil {
+		return e.failure(fresh, nil, nil, fmt.Errorf("error writing the step's result: %w", cause), persistence.TaskFailed)
+	}
+	state, _ := def.State(o.workflow.State)
+	return e.failure(fresh, def, state, fmt.Errorf("error writing the step's result: %w", cause), persistence.TaskFailed)
+}
