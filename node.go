@@ -12,7 +12,7 @@ import (
 	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/internal/maintenance"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/worker"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -27,7 +27,7 @@ type Node struct {
 	log      *slog.Logger
 	notifier *persistence.Notifier
 	engine   *engine.Engine
-	pools    []*worker.Worker
+	pools    []*pool.Worker
 
 	// hints run for the whole of Run, outliving the pools' drain: a draining step can still be
 	// cancelled, its completion still wakes other nodes, and remote leases still run out.
@@ -55,7 +55,7 @@ func New(store *persistence.Store, opts Options) (*Node, error) {
 	n.notifier = persistence.NewNotifier(store, opts.Logger)
 	n.engine = engine.New(store, engine.Options{Logger: opts.Logger, Notifier: n.notifier, Limits: opts.Limits})
 	for _, group := range opts.Groups {
-		n.pools = append(n.pools, worker.New(n.engine, worker.Options{
+		n.pools = append(n.pools, pool.New(n.engine, pool.Options{
 			Group:             group,
 			Concurrency:       opts.Concurrency,
 			PollInterval:      opts.PollInterval,
@@ -85,7 +85,7 @@ func (n *Node) Register(ctx context.Context, def workflow.Definition) (*persiste
 func (n *Node) Store() *persistence.Store { return n.store }
 
 // Pools returns the node's worker pools, one per executor group (none with NoWorkers).
-func (n *Node) Pools() []*worker.Worker { return n.pools }
+func (n *Node) Pools() []*pool.Worker { return n.pools }
 
 // Run starts the worker pools and the node services, once, and runs them until ctx ends. Then it
 // drains: the pools stop claiming, long polls of remote workers answer, running steps get up to

@@ -16,7 +16,7 @@ import (
 	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
-	"github.com/cairnflow/cairn/worker"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/workflow/demo"
 )
 
@@ -81,7 +81,7 @@ func TestDemoOrderRunsToTheEndWhileASubscriberWatches(t *testing.T) {
 		notifier := persistence.NewNotifier(store, log)
 		engine := engine.New(store, engine.Options{Logger: log, Notifier: notifier})
 		require.NoError(t, demo.Register(ctx, engine))
-		w := worker.New(engine, worker.Options{PollInterval: 50 * time.Millisecond, Logger: log})
+		w := pool.New(engine, pool.Options{PollInterval: 50 * time.Millisecond, Logger: log})
 		done := make(chan struct{})
 		go func() { defer close(done); go notifier.Run(ctx); _ = w.Run(ctx) }()
 		t.Cleanup(func() { cancel(); <-done })

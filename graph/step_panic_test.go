@@ -19,7 +19,7 @@ import (
 	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
-	"github.com/cairnflow/cairn/worker"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -60,7 +60,7 @@ func TestStepPanicShowsAnIncidentNotAStack(t *testing.T) {
 			{Name: "failed", Kind: workflow.ErrorKind},
 		}})
 		require.NoError(t, err)
-		w := worker.New(engine, worker.Options{PollInterval: 20 * time.Millisecond, Logger: log})
+		w := pool.New(engine, pool.Options{PollInterval: 20 * time.Millisecond, Logger: log})
 		done := make(chan struct{})
 		go func() { defer close(done); _ = w.Run(ctx) }()
 		t.Cleanup(func() { cancel(); <-done })

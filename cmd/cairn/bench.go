@@ -20,7 +20,7 @@ import (
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/benchdata"
-	"github.com/cairnflow/cairn/worker"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/workflow"
 	"github.com/cairnflow/cairn/workflow/demo"
 )
@@ -292,7 +292,7 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	var pools sync.WaitGroup
 	poolErrs := make(chan error, cfg.nodes)
 	for range cfg.nodes {
-		w := worker.New(engine, worker.Options{
+		w := pool.New(engine, pool.Options{
 			Concurrency:   cfg.workers,
 			ClaimBatch:    cfg.claimBatch,
 			CompleteBatch: cfg.completeBatch,

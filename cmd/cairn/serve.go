@@ -17,7 +17,7 @@ import (
 	"github.com/cairnflow/cairn"
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/worker"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/workflow"
 	"github.com/cairnflow/cairn/workflow/demo"
 )
@@ -245,7 +245,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	var srv *http.Server
 	if ln != nil {
 		srv = &http.Server{
-			Handler: newHTTPHandler(cfg, engine, health, metricsHandler(store, node.Pools(), worker.NewRemoteCollector(engine)), log, runCtx.Done()),
+			Handler: newHTTPHandler(cfg, engine, health, metricsHandler(store, node.Pools(), pool.NewRemoteCollector(engine)), log, runCtx.Done()),
 			// No WriteTimeout: it would cut websocket and SSE streams. ReadTimeout bounds reading
 			// a request (header and body); streams clear it once their request is read.
 			ReadHeaderTimeout: cfg.limits.readHeaderTimeout,

@@ -12,7 +12,7 @@ import (
 	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
-	"github.com/cairnflow/cairn/worker"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -62,7 +62,7 @@ func waitEngine(t *testing.T, store *persistence.Store, gate chan struct{}) *eng
 func runPool(t *testing.T, engine *engine.Engine) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	pool := worker.New(engine, worker.Options{Concurrency: 4, PollInterval: 50 * time.Millisecond,
+	pool := pool.New(engine, pool.Options{Concurrency: 4, PollInterval: 50 * time.Millisecond,
 		HeartbeatInterval: 100 * time.Millisecond, Expiry: 10 * time.Second, DrainTimeout: 5 * time.Second, Logger: engine.Logger()})
 	done := make(chan error, 1)
 	go func() { done <- pool.Run(ctx) }()

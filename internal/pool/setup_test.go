@@ -1,4 +1,4 @@
-package worker_test
+package pool_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/internal/maintenance"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/worker"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/workflow"
 	"github.com/cairnflow/cairn/workflow/demo"
 )
@@ -57,14 +57,14 @@ func setup(t *testing.T, store *persistence.Store, defs ...workflow.Definition) 
 }
 
 // fastOptions are worker options that make recovery and polling quick enough for tests.
-func fastOptions() worker.Options {
-	return worker.Options{Concurrency: 20, PollInterval: 50 * time.Millisecond, HeartbeatInterval: 100 * time.Millisecond,
+func fastOptions() pool.Options {
+	return pool.Options{Concurrency: 20, PollInterval: 50 * time.Millisecond, HeartbeatInterval: 100 * time.Millisecond,
 		Expiry: 600 * time.Millisecond, DrainTimeout: 5 * time.Second, Logger: testLogger()}
 }
 
 // steadyOptions are fastOptions with an expiry no loaded machine misses, for tests that assert
 // nothing was recovered (recovery has tests of its own).
-func steadyOptions() worker.Options {
+func steadyOptions() pool.Options {
 	o := fastOptions()
 	o.Expiry = 10 * time.Second
 	return o
@@ -72,9 +72,9 @@ func steadyOptions() worker.Options {
 
 // startWorker runs a worker until the test ends (and waits for its drain), with the recovery of
 // dead executors' work that a node runs beside its pools (as this pool's executor).
-func (b *bundle) startWorker(t *testing.T, opts worker.Options) *worker.Worker {
+func (b *bundle) startWorker(t *testing.T, opts pool.Options) *pool.Worker {
 	t.Helper()
-	w := worker.New(b.engine, opts)
+	w := pool.New(b.engine, opts)
 	interval := opts.HeartbeatInterval
 	if interval <= 0 {
 		interval = 2 * time.Second

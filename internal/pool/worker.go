@@ -3,7 +3,7 @@
 // in batches (one transaction per batch), and drains gracefully on shutdown. A node (package cairn)
 // runs one pool per executor group, beside the services that recover dead executors' work, fire
 // schedules and apply the retention once per node: embedders run the node, not a pool.
-package worker
+package pool
 
 import (
 	"context"

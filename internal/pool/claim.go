@@ -1,7 +1,7 @@
 // Claiming: wake-ups and the poll make the claim loop take due workflows, as many as slots are
 // free, and start each one's step.
 
-package worker
+package pool
 
 import (
 	"context"

@@ -1,7 +1,7 @@
 // The pool's own upkeep: releasing what it holds but does not run, and registering again when it
 // was declared dead. Its heartbeat is a maintenance.Heartbeat (one per executor, owned by the pool).
 
-package worker
+package pool
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package worker_test
+package pool_test
 
 import (
 	"context"

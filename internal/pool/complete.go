@@ -1,7 +1,7 @@
 // Completing: finished steps are written in batches, and a workflow whose next step is due at
 // once may stay claimed for it (a chain, bounded by maxChain).
 
-package worker
+package pool
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package worker_test
+package pool_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
-	"github.com/cairnflow/cairn/worker"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -382,7 +382,7 @@ func TestDrainTimeoutReleasesStepsStillRunning(t *testing.T) {
 		b := setup(t, store, slow)
 		opts := fastOptions()
 		opts.DrainTimeout = 100 * time.Millisecond
-		first := worker.New(b.engine, opts)
+		first := pool.New(b.engine, opts)
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- first.Run(runCtx) }()
@@ -424,7 +424,7 @@ func TestDrainCompletesTheLastStepThenReturns(t *testing.T) {
 		b := setup(t, store, held)
 		opts := steadyOptions()
 		opts.DrainTimeout = time.Minute
-		pool := worker.New(b.engine, opts)
+		pool := pool.New(b.engine, opts)
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- pool.Run(runCtx) }()

@@ -1,4 +1,4 @@
-package worker_test
+package pool_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
-	"github.com/cairnflow/cairn/worker"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -115,7 +115,7 @@ func BenchmarkDrain(b *testing.B) {
 	engine := benchEngine(b, store)
 	startMany(b, engine, benchDefinition(), b.N)
 	b.ResetTimer()
-	w := worker.New(engine, worker.Options{Concurrency: 8000, PollInterval: 20 * time.Millisecond, Logger: testLogger()})
+	w := pool.New(engine, pool.Options{Concurrency: 8000, PollInterval: 20 * time.Millisecond, Logger: testLogger()})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
