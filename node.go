@@ -9,10 +9,9 @@ import (
 	"sync/atomic"
 
 	"github.com/cairnflow/cairn/internal/engine"
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/internal/maintenance"
-	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/internal/pool"
+	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -158,7 +157,7 @@ func (n *Node) recover(ctx context.Context) (int, error) {
 	if id == 0 {
 		return 0, nil // not registered yet
 	}
-	count, err := engineapi.Of(n.engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: id})
+	count, err := n.engine.Recover(ctx, engine.RecoverParams{ExecutorID: id})
 	if count > 0 {
 		pool.Stats().Recovered.Add(int64(count))
 	}

@@ -3,7 +3,6 @@ package cairn
 import (
 	"context"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/internal/maintenance"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
@@ -48,8 +47,7 @@ func (n *Node) buildServices() error {
 	if err != nil {
 		return err
 	}
-	machine := engineapi.Of(n.engine)
-	schedules, err := maintenance.NewScheduler(maintenance.SchedulerConfig{Interval: n.opts.HeartbeatInterval, Fire: machine.FireSchedules, Logger: n.log})
+	schedules, err := maintenance.NewScheduler(maintenance.SchedulerConfig{Interval: n.opts.HeartbeatInterval, Fire: n.engine.FireSchedules, Logger: n.log})
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/cairnflow/cairn/graph/generated"
 	"github.com/cairnflow/cairn/internal/engine"
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 )
 
@@ -81,7 +80,7 @@ func NewExecutor(cfg Config) *handler.Server {
 	cfg = cfg.withDefaults()
 	r := &Resolver{engine: cfg.Engine, store: cfg.Engine.Store(), log: cfg.Logger, cfg: cfg,
 		subs: &subscriptionSlots{perConnection: int64(cfg.MaxSubscriptionsPerConnection), perNode: int64(cfg.MaxSubscriptions)},
-		hub:  newLiveHub(cfg.Engine.Store(), engineapi.Of(cfg.Engine).Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
+		hub:  newLiveHub(cfg.Engine.Store(), cfg.Engine.Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
 	gql := generated.Config{Resolvers: r}
 	setComplexity(&gql.Complexity)
 	srv := handler.New(generated.NewExecutableSchema(gql))

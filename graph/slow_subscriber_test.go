@@ -14,7 +14,6 @@ import (
 
 	"github.com/cairnflow/cairn/graph/model"
 	"github.com/cairnflow/cairn/internal/engine"
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -46,7 +45,7 @@ func drain(t *testing.T, ch <-chan *model.WorkflowEvent) []*model.WorkflowEvent 
 // newTestResolver returns a Resolver with its own change-event hub, as NewExecutor builds it.
 func newTestResolver(engine *engine.Engine, cfg Config) *Resolver {
 	return &Resolver{engine: engine, store: engine.Store(), log: cfg.Logger, cfg: cfg,
-		hub: newLiveHub(engine.Store(), engineapi.Of(engine).Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
+		hub: newLiveHub(engine.Store(), engine.Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
 }
 
 func TestSlowSubscriberIsCutOffAndResumesByCursor(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -33,19 +32,19 @@ func TestCompleteBatchWithTwoAttemptsOfOneWorkflow(t *testing.T) {
 			return exec.ID, claimed[0]
 		}
 		deadExec, late := claim(200 * time.Millisecond)
-		lateOutcome := engineapi.Of(engine).Execute(ctx, engineapi.ExecuteParams{Workflow: late, ExecutorID: deadExec, Host: "h"})
+		lateOutcome := engine.Execute(ctx, executeParams{Workflow: late, ExecutorID: deadExec, Host: "h"})
 		time.Sleep(300 * time.Millisecond)
 		liveExec, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 2, Group: "default", Expiry: time.Minute})
 		require.NoError(t, err)
-		n, err := engineapi.Of(engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: liveExec.ID})
+		n, err := engine.Recover(ctx, recoverParams{ExecutorID: liveExec.ID})
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		newExec, fresh := claim(time.Minute)
-		freshOutcome := engineapi.Of(engine).Execute(ctx, engineapi.ExecuteParams{Workflow: fresh, ExecutorID: newExec, Host: "h"})
+		freshOutcome := engine.Execute(ctx, executeParams{Workflow: fresh, ExecutorID: newExec, Host: "h"})
 
-		written, err := engineapi.Of(engine).Complete(ctx, []engineapi.Outcome{freshOutcome, lateOutcome})
+		written, err := engine.Complete(ctx, []*outcome{freshOutcome, lateOutcome})
 		require.NoError(t, err)
-		require.Equal(t, []engineapi.Outcome{freshOutcome}, written)
+		require.Equal(t, []*outcome{freshOutcome}, written)
 		w, err := store.WorkflowGet(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, persistence.StatusFinished, w.Status)

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/internal/engine"
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -45,18 +44,18 @@ func TestCancelBetweenClaimAndStepStart(t *testing.T) {
 		_, err = engine.Cancel(ctx, workflow.ChangeParams{ID: res.Workflow.ID, Reason: "before the step starts"})
 		require.NoError(t, err)
 
-		done := make(chan engineapi.Outcome, 1)
+		done := make(chan *outcome, 1)
 		go func() {
-			done <- engineapi.Of(engine).Execute(ctx, engineapi.ExecuteParams{Workflow: claimed[0], ExecutorID: exec.ID, Host: "h"})
+			done <- engine.Execute(ctx, executeParams{Workflow: claimed[0], ExecutorID: exec.ID, Host: "h"})
 		}()
-		var o engineapi.Outcome
+		var o *outcome
 		select {
 		case o = <-done:
 		case <-time.After(20 * time.Second):
 			t.Fatal("the step did not see the cancel that came before it started")
 		}
 		require.Equal(t, persistence.TaskCancelled, o.TaskStatus())
-		written, err := engineapi.Of(engine).Complete(ctx, []engineapi.Outcome{o})
+		written, err := engine.Complete(ctx, []*outcome{o})
 		require.NoError(t, err)
 		require.Empty(t, written, "the cancelled attempt's result was written")
 		tasks, err := store.TaskInstanceList(ctx, persistence.TaskInstanceListParams{WorkflowIDs: []int64{res.Workflow.ID}})

@@ -13,19 +13,19 @@ import (
 	"github.com/cairnflow/cairn/workflow"
 )
 
-// complete writes a batch of outcomes in one transaction: each workflow row (only where the
+// Complete writes a batch of outcomes in one transaction: each workflow row (only where the
 // executor still holds it at the claimed version), then its task instance, action, variable
 // changes, activity logs, consumed signal, children and change events. It returns the outcomes
 // that were written; the others lost their claim and left no trace.
-func (e *Engine) complete(ctx context.Context, outcomes []*outcome) ([]*outcome, error) {
-	written, _, err := e.completeAndContinue(ctx, outcomes, nil)
+func (e *Engine) Complete(ctx context.Context, outcomes []*Outcome) ([]*Outcome, error) {
+	written, _, err := e.CompleteAndContinue(ctx, outcomes, nil)
 	return written, err
 }
 
-// completeAndContinue is complete, except that a workflow whose next step is due now, and that keep
+// CompleteAndContinue is Complete, except that a workflow whose next step is due now, and that keep
 // accepts, stays claimed by its executor: it is returned (as it now is, EXECUTING at its new
 // version) for the executor to run the next step at once, without releasing and claiming it again.
-func (e *Engine) completeAndContinue(ctx context.Context, outcomes []*outcome, keep func(*outcome) bool) (written []*outcome, continued []*persistence.Workflow, err error) {
+func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, keep func(*Outcome) bool) (written []*Outcome, continued []*persistence.Workflow, err error) {
 	if len(outcomes) == 0 {
 		return nil, nil, nil
 	}
@@ -33,10 +33,10 @@ func (e *Engine) completeAndContinue(ctx context.Context, outcomes []*outcome, k
 		// Two attempts of one workflow (a late one of this node's former executor, declared dead,
 		// and a new one): the fenced statement tells written rows apart by workflow only, so each
 		// goes in its own transaction.
-		if written, continued, err = e.completeAndContinue(ctx, first, keep); err != nil {
+		if written, continued, err = e.CompleteAndContinue(ctx, first, keep); err != nil {
 			return nil, nil, err
 		}
-		w2, c2, err := e.completeAndContinue(ctx, later, keep)
+		w2, c2, err := e.CompleteAndContinue(ctx, later, keep)
 		return append(written, w2...), append(continued, c2...), err
 	}
 	// The rows to write: each outcome's completion, or, for a workflow kept for its next step, a
@@ -223,7 +223,7 @@ func (e *Engine) completeAndContinue(ctx context.Context, outcomes []*outcome, k
 	e.afterCommit(wake, len(written) > 0)
 	e.notifyRemote(written)
 	if len(kept) > 0 {
-		wrote := make(map[*outcome]bool, len(written))
+		wrote := make(map[*Outcome]bool, len(written))
 		for _, o := range written {
 			wrote[o] = true
 		}
@@ -237,7 +237,7 @@ func (e *Engine) completeAndContinue(ctx context.Context, outcomes []*outcome, k
 }
 
 // endingParents returns the parents of the workflows the outcomes end.
-func endingParents(outcomes []*outcome) []int64 {
+func endingParents(outcomes []*Outcome) []int64 {
 	var ids []int64
 	for _, o := range outcomes {
 		if o.completion.Status.Terminal() && o.workflow.ParentID != nil {
@@ -248,7 +248,7 @@ func endingParents(outcomes []*outcome) []int64 {
 }
 
 // splitAttempts keeps the first outcome of each workflow in first and puts any other in later.
-func splitAttempts(outcomes []*outcome) (first, later []*outcome) {
+func splitAttempts(outcomes []*Outcome) (first, later []*Outcome) {
 	seen := make(map[int64]bool, len(outcomes))
 	for i, o := range outcomes {
 		if seen[o.workflow.ID] {
@@ -269,7 +269,7 @@ func splitAttempts(outcomes []*outcome) (first, later []*outcome) {
 }
 
 // nextTimeout is how long the step of the state an outcome moves to may run.
-func (o *outcome) nextTimeout(state string) time.Duration {
+func (o *Outcome) nextTimeout(state string) time.Duration {
 	if o.def == nil {
 		return workflow.DefaultStepTimeout
 	}
@@ -281,7 +281,7 @@ func (o *outcome) nextTimeout(state string) time.Duration {
 // an operator paused, cancelled or changed it while the step ran (a recovery would have taken the
 // claim away). Their results are discarded; each attempt that ran is returned as a CANCELLED task
 // instance to record, and the groups of released workflows are marked to wake.
-func (e *Engine) releaseFenced(ctx context.Context, tx *persistence.Store, outcomes []*outcome, written map[int64]bool, wake map[string]bool) ([]*persistence.TaskInstance, error) {
+func (e *Engine) releaseFenced(ctx context.Context, tx *persistence.Store, outcomes []*Outcome, written map[int64]bool, wake map[string]bool) ([]*persistence.TaskInstance, error) {
 	byExecutor := map[int64][]int64{}
 	for _, o := range outcomes {
 		if !written[o.workflow.ID] {
@@ -320,7 +320,7 @@ func (e *Engine) releaseFenced(ctx context.Context, tx *persistence.Store, outco
 }
 
 // continuation is the workflow row as a kept completion c left it: EXECUTING, still held.
-func (o *outcome) continuation(c persistence.WorkflowCompletion, now time.Time) *persistence.Workflow {
+func (o *Outcome) continuation(c persistence.WorkflowCompletion, now time.Time) *persistence.Workflow {
 	w := *o.workflow
 	w.Status, w.State, w.StateText, w.NextActivation, w.Retries = c.Status, c.State, c.StateText, c.NextActivation, c.Retries
 	w.Variables, w.WaitSignal, w.LastError, w.Finished, w.StepDeadline = c.Variables, c.WaitSignal, c.LastError, c.Finished, c.StepDeadline
@@ -331,7 +331,7 @@ func (o *outcome) continuation(c persistence.WorkflowCompletion, now time.Time) 
 }
 
 // childWorkflow builds the row of a child a step asked for.
-func (e *Engine) childWorkflow(ctx context.Context, tx *persistence.Store, defs map[string]*persistence.Definition, parent *outcome, req workflow.ChildRequest, now time.Time) (*persistence.Workflow, error) {
+func (e *Engine) childWorkflow(ctx context.Context, tx *persistence.Store, defs map[string]*persistence.Definition, parent *Outcome, req workflow.ChildRequest, now time.Time) (*persistence.Workflow, error) {
 	key := fmt.Sprintf("%s\x00%d", req.Type, req.Version)
 	def, ok := defs[key]
 	if !ok {

@@ -88,6 +88,9 @@ func New(store *persistence.Store, opts Options) *Engine {
 // Store returns the Store the engine works on.
 func (e *Engine) Store() *persistence.Store { return e.store }
 
+// Notifier is the engine's notifier: wake-up, change-event and cancel hints.
+func (e *Engine) Notifier() *persistence.Notifier { return e.notifier }
+
 // Logger returns the engine's logger.
 func (e *Engine) Logger() *slog.Logger { return e.log }
 
@@ -141,9 +144,9 @@ func (e *Engine) groups() []string {
 	return out
 }
 
-// types returns the types registered on this node in an executor group, sorted: what its worker
+// Types returns the types registered on this node in an executor group, sorted: what its worker
 // pool for that group may claim.
-func (e *Engine) types(group string) []string {
+func (e *Engine) Types(group string) []string {
 	e.mu.RLock()
 	var out []string
 	for typ, r := range e.defs {
@@ -157,10 +160,10 @@ func (e *Engine) types(group string) []string {
 	return out
 }
 
-// stepTimeouts lists the states of an executor group's definitions (those registered on this node
+// StepTimeouts lists the states of an executor group's definitions (those registered on this node
 // and every stored version it has read) whose steps may run for another time than
 // DefaultStepTimeout: a claim gives their workflows the attempt's real deadline.
-func (e *Engine) stepTimeouts(group string) []persistence.StepTimeout {
+func (e *Engine) StepTimeouts(group string) []persistence.StepTimeout {
 	var out []persistence.StepTimeout
 	add := func(d *workflow.Definition, version int) {
 		if d.ExecutorGroup != group {
@@ -291,10 +294,10 @@ func parseCancelHint(payload string) (id int64, version int, ok bool) {
 	return id, version, true
 }
 
-// cancelExecutorSteps cancels the steps running on this node for an executor, and returns how
+// CancelExecutorSteps cancels the steps running on this node for an executor, and returns how
 // many: when the executor was declared dead, its workflows went to other executors, and what its
 // steps would write is fenced off anyway.
-func (e *Engine) cancelExecutorSteps(executorID int64) int {
+func (e *Engine) CancelExecutorSteps(executorID int64) int {
 	e.runMu.Lock()
 	var cancels []context.CancelFunc
 	for _, byVersion := range e.running {

@@ -11,13 +11,13 @@ import (
 	"github.com/cairnflow/cairn/internal/step"
 	"github.com/cairnflow/cairn/workflow"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 )
 
-// outcome is the result of running one claimed workflow's step: everything complete writes for it.
-// It is the engineapi.Outcome the worker pool carries from execute to complete.
-type outcome struct {
+// Outcome is the result of running one claimed workflow's step: everything Complete writes for it.
+// The worker pool (internal/pool) carries it from Execute to Complete; only the engine reads its
+// contents.
+type Outcome struct {
 	workflow   *persistence.Workflow
 	executorID int64
 	host       string
@@ -43,34 +43,41 @@ type outcome struct {
 }
 
 // WorkflowID is the ID of the workflow the outcome belongs to.
-func (o *outcome) WorkflowID() int64 { return o.workflow.ID }
+func (o *Outcome) WorkflowID() int64 { return o.workflow.ID }
 
 // ClaimedVersion is the workflow's version when its executor claimed it for this attempt: with the
 // workflow ID, it names the attempt.
-func (o *outcome) ClaimedVersion() int { return o.workflow.Version }
+func (o *Outcome) ClaimedVersion() int { return o.workflow.Version }
 
 // Status is the status the workflow will have once the outcome is written.
-func (o *outcome) Status() persistence.Status { return o.completion.Status }
+func (o *Outcome) Status() persistence.Status { return o.completion.Status }
 
 // TaskStatus is the status of the attempt ("" when nothing ran).
-func (o *outcome) TaskStatus() persistence.TaskStatus {
+func (o *Outcome) TaskStatus() persistence.TaskStatus {
 	if o.task == nil {
 		return ""
 	}
 	return o.task.Status
 }
 
+// ExecuteParams is the input of Execute: a workflow its executor claimed.
+type ExecuteParams struct {
+	Workflow   *persistence.Workflow
+	ExecutorID int64
+	Host       string
+}
+
 // stepGrace is how long past its deadline a handler may take to return before the attempt is
 // recorded as timed out without it (its goroutine is abandoned).
 const stepGrace = 2 * time.Second
 
-// execute runs the current state of a workflow claimed by an executor and returns the outcome to
+// Execute runs the current state of a workflow claimed by an executor and returns the outcome to
 // pass to complete. It never panics and never blocks past the state's timeout (plus a short grace):
 // a handler that panics is a failed attempt, one that does not return in time a timed-out attempt.
-func (e *Engine) execute(ctx context.Context, p engineapi.ExecuteParams) *outcome {
+func (e *Engine) Execute(ctx context.Context, p ExecuteParams) *Outcome {
 	w := p.Workflow
 	now := persistence.Now()
-	o := &outcome{workflow: w, executorID: p.ExecutorID, host: p.Host, started: now, group: w.ExecutorGroup}
+	o := &Outcome{workflow: w, executorID: p.ExecutorID, host: p.Host, started: now, group: w.ExecutorGroup}
 	def, err := e.specOf(ctx, e.store, w)
 	if err != nil {
 		return e.failure(o, nil, nil, fmt.Errorf("error loading definition %s v%d: %w", w.Type, w.DefinitionVersion, err), persistence.TaskFailed)
@@ -180,7 +187,7 @@ type stepResult struct {
 }
 
 // run calls a state's handler with its deadline and turns what it returns into the outcome.
-func (e *Engine) run(ctx context.Context, o *outcome, def *workflow.Definition, state *workflow.State, sig *persistence.Signal) *outcome {
+func (e *Engine) run(ctx context.Context, o *Outcome, def *workflow.Definition, state *workflow.State, sig *persistence.Signal) *Outcome {
 	w := o.workflow
 	if state.Handler == nil {
 		return e.failure(o, def, state, workflow.NonRetryable(fmt.Errorf("state %q has no handler on this node", state.Name)), persistence.TaskFailed)
@@ -242,7 +249,7 @@ func (e *Engine) run(ctx context.Context, o *outcome, def *workflow.Definition, 
 }
 
 // collect keeps what a step buffered (logs, variables); failure drops the variables again.
-func (o *outcome) collect(sc *stepContext) {
+func (o *Outcome) collect(sc *stepContext) {
 	if sc == nil || sc.overLimit != nil { // over a limit: nothing it buffered is stored (limits.go)
 		return
 	}
@@ -266,7 +273,7 @@ func (e *Engine) keep(w *persistence.Workflow, status persistence.Status) persis
 }
 
 // apply turns a successful step's Next into the outcome.
-func (e *Engine) apply(o *outcome, def *workflow.Definition, state *workflow.State, next workflow.Next, sc *stepContext, _ error) *outcome {
+func (e *Engine) apply(o *Outcome, def *workflow.Definition, state *workflow.State, next workflow.Next, sc *stepContext, _ error) *Outcome {
 	w := o.workflow
 	now := persistence.Now()
 	n := step.Next(next)
@@ -346,7 +353,7 @@ func (e *Engine) apply(o *outcome, def *workflow.Definition, state *workflow.Sta
 
 // failure records a failed attempt: retry with backoff while the policy allows, then the ERROR
 // state (status FAILED), or MANUAL when the definition has none.
-func (e *Engine) failure(o *outcome, def *workflow.Definition, state *workflow.State, cause error, status persistence.TaskStatus) *outcome {
+func (e *Engine) failure(o *Outcome, def *workflow.Definition, state *workflow.State, cause error, status persistence.TaskStatus) *Outcome {
 	w := o.workflow
 	o.def = def
 	now := persistence.Now()
@@ -404,7 +411,7 @@ func taskTypeOf(state *workflow.State) string {
 }
 
 // task builds the task instance of an attempt.
-func (e *Engine) task(o *outcome, state *workflow.State, status persistence.TaskStatus, errText *string, sc *stepContext) *persistence.TaskInstance {
+func (e *Engine) task(o *Outcome, state *workflow.State, status persistence.TaskStatus, errText *string, sc *stepContext) *persistence.TaskInstance {
 	now := persistence.Now()
 	ti := &persistence.TaskInstance{WorkflowID: o.workflow.ID, State: o.workflow.State, TaskType: taskTypeOf(state), Attempt: o.workflow.Retries + 1,
 		Status: status, ExecutorID: &o.executorID, Host: o.host, Started: o.started, Finished: &now, Error: errText}
@@ -414,10 +421,10 @@ func (e *Engine) task(o *outcome, state *workflow.State, status persistence.Task
 	return ti
 }
 
-// failOutcome replaces an outcome that could not be written with a plain failed attempt (no
+// FailOutcome replaces an outcome that could not be written with a plain failed attempt (no
 // children, variables or logs), so a step whose results the database refuses still moves on.
-func (e *Engine) failOutcome(o *outcome, cause error) *outcome {
-	fresh := &outcome{workflow: o.workflow, executorID: o.executorID, host: o.host, started: o.started, group: o.group}
+func (e *Engine) FailOutcome(o *Outcome, cause error) *Outcome {
+	fresh := &Outcome{workflow: o.workflow, executorID: o.executorID, host: o.host, started: o.started, group: o.group}
 	def, err := e.specOf(context.Background(), e.store, o.workflow)
 	if err != nil {
 		return e.failure(fresh, nil, nil, fmt.Errorf("error writing the step's result: %w", cause), persistence.TaskFailed)

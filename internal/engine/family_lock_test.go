@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
@@ -33,7 +32,7 @@ func TestChildCompletionLocksParentFirst(t *testing.T) {
 		Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: []string{"bench.noop"}})
 	require.NoError(t, err)
 	require.Len(t, claimed, 1)
-	o := engineapi.Of(engine).Execute(ctx, engineapi.ExecuteParams{Workflow: claimed[0], ExecutorID: exec.ID, Host: "h"})
+	o := engine.Execute(ctx, executeParams{Workflow: claimed[0], ExecutorID: exec.ID, Host: "h"})
 	require.Equal(t, persistence.StatusFinished, o.Status())
 
 	// An operation on the family holds the parent...
@@ -44,7 +43,7 @@ func TestChildCompletionLocksParentFirst(t *testing.T) {
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() {
-		written, err := engineapi.Of(engine).Complete(ctx, []engineapi.Outcome{o})
+		written, err := engine.Complete(ctx, []*outcome{o})
 		if err == nil && len(written) != 1 {
 			err = context.Canceled
 		}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -30,12 +29,12 @@ func TestFencedAttemptOfAnUnchangedWorkflowIsRecovered(t *testing.T) {
 			Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: []string{"bench.noop"}})
 		require.NoError(t, err)
 		require.Len(t, claimed, 1)
-		o := engineapi.Of(engine).Execute(ctx, engineapi.ExecuteParams{Workflow: claimed[0], ExecutorID: exec.ID, Host: "h"})
+		o := engine.Execute(ctx, executeParams{Workflow: claimed[0], ExecutorID: exec.ID, Host: "h"})
 		// The attempt believes it holds the next version (as after a kept claim whose commit was lost).
 		_, err = store.DB().NewUpdate().TableExpr("workflows").Set("version = version - 1").Where("id = ?", res.Workflow.ID).Exec(ctx)
 		require.NoError(t, err)
 
-		written, err := engineapi.Of(engine).Complete(ctx, []engineapi.Outcome{o})
+		written, err := engine.Complete(ctx, []*outcome{o})
 		require.NoError(t, err)
 		require.Empty(t, written, "fenced off")
 		w, err := store.WorkflowGet(ctx, res.Workflow.ID)
@@ -43,7 +42,7 @@ func TestFencedAttemptOfAnUnchangedWorkflowIsRecovered(t *testing.T) {
 		require.Equal(t, persistence.StatusExecuting, w.Status)
 		require.NotNil(t, w.ExecutorID, "an EXECUTING workflow with no executor is lost")
 
-		n, err := engineapi.Of(engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: exec.ID, Held: []int64{w.ID}})
+		n, err := engine.Recover(ctx, recoverParams{ExecutorID: exec.ID, Held: []int64{w.ID}})
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		w, err = store.WorkflowGet(ctx, res.Workflow.ID)

@@ -9,7 +9,7 @@ import (
 // failedAttempt records a step that returned Fail, or a Next with AfterFailure, as the failed
 // attempt it is: its task instance FAILED with the reason, not SUCCEEDED; a Problem's title and
 // detail, not its JSON, are the state text.
-func failedAttempt(o *outcome, next workflow.Next) *outcome {
+func failedAttempt(o *Outcome, next workflow.Next) *Outcome {
 	if o.task == nil || o.action == nil || o.action.Type != persistence.ActionStateExecution {
 		return o // the step's result was refused: already a failed attempt
 	}

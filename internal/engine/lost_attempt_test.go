@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/internal/engine"
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -43,13 +42,13 @@ func dieHolding(t *testing.T, store *persistence.Store, engine *engine.Engine, i
 	dead, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "doomed", PID: 1, Group: poisonGroup, Expiry: -time.Second})
 	require.NoError(t, err)
 	claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: dead.ID, Group: poisonGroup, Limit: 10,
-		Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: engineapi.Of(engine).Types(poisonGroup)})
+		Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: engine.Types(poisonGroup)})
 	require.NoError(t, err)
 	require.Len(t, claimed, 1)
 	require.Equal(t, id, claimed[0].ID)
 	live, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "survivor", PID: 2, Group: poisonGroup, Expiry: time.Hour})
 	require.NoError(t, err)
-	n, err := engineapi.Of(engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: live.ID})
+	n, err := engine.Recover(ctx, recoverParams{ExecutorID: live.ID})
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 }
@@ -172,11 +171,11 @@ func TestStepReleasedAtShutdownIsNotCounted(t *testing.T) {
 		exec, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: poisonGroup, Expiry: time.Hour})
 		require.NoError(t, err)
 		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: poisonGroup, Limit: 1,
-			Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: engineapi.Of(engine).Types(poisonGroup)})
+			Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: engine.Types(poisonGroup)})
 		require.NoError(t, err)
 		require.Len(t, claimed, 1)
 		require.NoError(t, store.ExecutorStop(ctx, exec.ID))
-		n, err := engineapi.Of(engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: exec.ID, Stopping: true})
+		n, err := engine.Recover(ctx, recoverParams{ExecutorID: exec.ID, Stopping: true})
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		w, err := store.WorkflowGet(ctx, res.Workflow.ID)
@@ -200,10 +199,10 @@ func TestFrozenNodesOwnRecoveryCountsItsStep(t *testing.T) {
 		frozen, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: poisonGroup, Expiry: -time.Second})
 		require.NoError(t, err)
 		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: frozen.ID, Group: poisonGroup, Limit: 1,
-			Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: engineapi.Of(engine).Types(poisonGroup)})
+			Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: engine.Types(poisonGroup)})
 		require.NoError(t, err)
 		require.Len(t, claimed, 1)
-		n, err := engineapi.Of(engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: frozen.ID})
+		n, err := engine.Recover(ctx, recoverParams{ExecutorID: frozen.ID})
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		w, err := store.WorkflowGet(ctx, res.Workflow.ID)
@@ -250,7 +249,7 @@ func TestRecoveryNeverWaitsForABusyParent(t *testing.T) {
 			dead, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "doomed", PID: 1, Group: poisonGroup, Expiry: -time.Second})
 			require.NoError(t, err)
 			claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: dead.ID, Group: poisonGroup, Limit: 1,
-				Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: engineapi.Of(engine).Types(poisonGroup)})
+				Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: engine.Types(poisonGroup)})
 			require.NoError(t, err)
 			require.Len(t, claimed, 1)
 			live, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "survivor", PID: 2, Group: poisonGroup, Expiry: time.Hour})
@@ -271,7 +270,7 @@ func TestRecoveryNeverWaitsForABusyParent(t *testing.T) {
 			<-locked
 			// Bounded only so that a recovery that waits for the parent fails here instead of hanging.
 			rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			n, err := engineapi.Of(engine).Recover(rctx, engineapi.RecoverParams{ExecutorID: live.ID})
+			n, err := engine.Recover(rctx, recoverParams{ExecutorID: live.ID})
 			cancel()
 			close(release)
 			require.NoError(t, err, "recovery waited for the busy parent")
@@ -281,7 +280,7 @@ func TestRecoveryNeverWaitsForABusyParent(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, persistence.StatusExecuting, w.Status)
 
-			n, err = engineapi.Of(engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: live.ID})
+			n, err = engine.Recover(ctx, recoverParams{ExecutorID: live.ID})
 			require.NoError(t, err)
 			require.Equal(t, 1, n)
 			w, err = store.WorkflowGet(ctx, child)

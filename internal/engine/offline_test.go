@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -41,7 +40,7 @@ func TestOfflineTypeStartsNothing(t *testing.T) {
 		requireCode(t, err, workflow.CodeConflict, "type")
 		_, err = engine.StartMany(ctx, []workflow.StartParams{{Type: "t.parent"}, {Type: "bench.noop"}})
 		requireCode(t, err, workflow.CodeConflict, "workflows[1].type")
-		n, err := engineapi.Of(engine).FireSchedules(ctx, hourly.NextFire.Add(time.Second))
+		n, err := engine.FireSchedules(ctx, hourly.NextFire.Add(time.Second))
 		require.NoError(t, err)
 		require.Zero(t, n)
 		from := time.Now().Add(-5 * time.Hour)
@@ -56,11 +55,11 @@ func TestOfflineTypeStartsNothing(t *testing.T) {
 			Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: []string{"t.parent"}})
 		require.NoError(t, err)
 		require.Len(t, ws, 1)
-		o := engineapi.Of(engine).Execute(ctx, engineapi.ExecuteParams{Workflow: ws[0], ExecutorID: e.ID, Host: "test"})
-		_, err = engineapi.Of(engine).Complete(ctx, []engineapi.Outcome{o})
+		o := engine.Execute(ctx, executeParams{Workflow: ws[0], ExecutorID: e.ID, Host: "test"})
+		_, err = engine.Complete(ctx, []*outcome{o})
 		require.Error(t, err)
 		require.True(t, workflow.IsNonRetryable(err), "error: %v", err)
-		written, err := engineapi.Of(engine).Complete(ctx, []engineapi.Outcome{engineapi.Of(engine).FailOutcome(o, err)})
+		written, err := engine.Complete(ctx, []*outcome{engine.FailOutcome(o, err)})
 		require.NoError(t, err)
 		require.Len(t, written, 1)
 		w, err := store.WorkflowGet(ctx, parent.Workflow.ID)

@@ -6,16 +6,29 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
 
-// recoverOrphans declares dead the executors whose heartbeat expired and takes over the workflows they
+// RecoverParams is the input of Recover.
+type RecoverParams struct {
+	// ExecutorID is the live executor doing the recovery (recorded on the RECOVERY actions).
+	ExecutorID int64
+	// Limit caps how many workflows one call takes over.
+	Limit int
+	// Held, when set, recovers these workflows of ExecutorID itself instead: ones the database says
+	// it holds but it is not running (a completion lost in a database crash).
+	Held []int64
+	// Stopping says ExecutorID is stopping: the steps it still holds (a drain that ran out) are
+	// released without spending an attempt, unlike those of executors that died.
+	Stopping bool
+}
+
+// Recover declares dead the executors whose heartbeat expired and takes over the workflows they
 // held: each running attempt is recorded as a LOST task instance and counted as a failed attempt
 // (see countLostAttempt), with a RECOVERY action. The dead executor's late completions are fenced
 // off by the version bump. It returns how many workflows were recovered.
-func (e *Engine) recoverOrphans(ctx context.Context, p engineapi.RecoverParams) (int, error) {
+func (e *Engine) Recover(ctx context.Context, p RecoverParams) (int, error) {
 	if p.Limit <= 0 {
 		p.Limit = 500
 	}

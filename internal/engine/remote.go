@@ -36,7 +36,7 @@ func remoteFailure(t *persistence.RemoteTask) error {
 
 // awaitRemote is the outcome of a step waiting for its remote task: the workflow WAITs (no
 // action: its state does not change), and the task is created with the outcome.
-func (e *Engine) awaitRemote(o *outcome, def *workflow.Definition, state *workflow.State, sc *stepContext) *outcome {
+func (e *Engine) awaitRemote(o *Outcome, def *workflow.Definition, state *workflow.State, sc *stepContext) *Outcome {
 	w := o.workflow
 	o.def = def
 	o.completion = e.keep(w, persistence.StatusWaiting)
@@ -56,7 +56,7 @@ func (e *Engine) awaitRemote(o *outcome, def *workflow.Definition, state *workfl
 
 // recordRemote makes an outcome record the remote task whose result its step read: the task is
 // marked recorded with it, and its task instance says what the worker did.
-func recordRemote(o *outcome, sc *stepContext) *outcome {
+func recordRemote(o *Outcome, sc *stepContext) *Outcome {
 	if sc == nil || sc.remote == nil || sc.remote.used == nil {
 		return o
 	}
@@ -89,7 +89,7 @@ func recordRemote(o *outcome, sc *stepContext) *outcome {
 // transaction: it creates the tasks asked for, marks those read as recorded, and wakes the
 // workflows that went back to WAITING for a task that ended meanwhile (their step read it still
 // running; the worker's wake-up found them not yet WAITING). It returns the workflows it woke.
-func (e *Engine) completeRemote(ctx context.Context, tx *persistence.Store, written []*outcome) ([]int64, error) {
+func (e *Engine) completeRemote(ctx context.Context, tx *persistence.Store, written []*Outcome) ([]int64, error) {
 	var consume, waits []int64
 	var create []*persistence.RemoteTask
 	for _, o := range written {
@@ -122,7 +122,7 @@ func (e *Engine) completeRemote(ctx context.Context, tx *persistence.Store, writ
 }
 
 // notifyRemote tells long-polling workers, here and on other nodes, of the tasks just created.
-func (e *Engine) notifyRemote(written []*outcome) {
+func (e *Engine) notifyRemote(written []*Outcome) {
 	sent := map[string]bool{}
 	for _, o := range written {
 		if t := o.remoteCreate; t != nil && !sent[t.Function] {

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/internal/engine"
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -22,16 +21,16 @@ func runDue(t *testing.T, store *persistence.Store, engine *engine.Engine) {
 	require.NoError(t, err)
 	for range 20 {
 		ws, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: e.ID, Group: workflow.DefaultGroup, Limit: 100,
-			Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: engineapi.Of(engine).Types(workflow.DefaultGroup)})
+			Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: engine.Types(workflow.DefaultGroup)})
 		require.NoError(t, err)
 		if len(ws) == 0 {
 			return
 		}
-		var outcomes []engineapi.Outcome
+		var outcomes []*outcome
 		for _, w := range ws {
-			outcomes = append(outcomes, engineapi.Of(engine).Execute(ctx, engineapi.ExecuteParams{Workflow: w, ExecutorID: e.ID, Host: "test"}))
+			outcomes = append(outcomes, engine.Execute(ctx, executeParams{Workflow: w, ExecutorID: e.ID, Host: "test"}))
 		}
-		_, err = engineapi.Of(engine).Complete(ctx, outcomes)
+		_, err = engine.Complete(ctx, outcomes)
 		require.NoError(t, err)
 	}
 }

@@ -101,7 +101,7 @@ const (
 	maxCountedSkips = 100_000
 )
 
-// fireSchedules starts the runs of every schedule due at now, and returns how many it started. It
+// FireSchedules starts the runs of every schedule due at now, and returns how many it started. It
 // reads due schedules until none is left, so that a schedule waits for no other: each tick fires
 // every due fire time of every schedule (an @every 1s schedule fires twice on a 2 s tick).
 //
@@ -112,7 +112,7 @@ const (
 // ScheduleAdvance moves next_fire on (and counts the skipped fires) only where it still holds the
 // fire time (a conditional update), so a fire is never taken as pending again once one node
 // advanced it.
-func (e *Engine) fireSchedules(ctx context.Context, now time.Time) (int, error) {
+func (e *Engine) FireSchedules(ctx context.Context, now time.Time) (int, error) {
 	started := 0
 	for {
 		due, err := e.store.ScheduleDue(ctx, now, scheduleBatch)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -37,7 +36,7 @@ func TestSchedulesFireUntilNothingIsDue(t *testing.T) {
 		for _, sc := range created {
 			want += int(latest.Sub(*sc.NextFire)/time.Second) + 1
 		}
-		n, err := engineapi.Of(engine).FireSchedules(ctx, latest)
+		n, err := engine.FireSchedules(ctx, latest)
 		require.NoError(t, err)
 		require.Equal(t, want, n)
 		due, err := store.ScheduleDue(ctx, latest, schedules)
@@ -60,7 +59,7 @@ func TestScheduleSkippedFiresAreCounted(t *testing.T) {
 		ctx := context.Background()
 		engine := newEngine(t, store)
 		fire := func(at time.Time) int {
-			n, err := engineapi.Of(engine).FireSchedules(ctx, at)
+			n, err := engine.FireSchedules(ctx, at)
 			require.NoError(t, err)
 			return n
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -41,14 +40,14 @@ func TestSchedules(t *testing.T) {
 		require.Zero(t, sc.NextFire.Second())
 
 		// Nothing is due yet.
-		n, err := engineapi.Of(engine).FireSchedules(ctx, persistence.Now())
+		n, err := engine.FireSchedules(ctx, persistence.Now())
 		require.NoError(t, err)
 		require.Zero(t, n)
 
 		// At the fire time one run starts, however many nodes fire at once.
 		at := *sc.NextFire
 		for range 3 {
-			_, err := engineapi.Of(engine).FireSchedules(ctx, at)
+			_, err := engine.FireSchedules(ctx, at)
 			require.NoError(t, err)
 		}
 		got, err := store.ScheduleGet(ctx, sc.ID)
@@ -61,7 +60,7 @@ func TestSchedules(t *testing.T) {
 		require.JSONEq(t, `{"from": "schedule"}`, string(runs[0].Input))
 
 		// The run has not ended: with SKIP, the next fire starts nothing but still moves on.
-		n, err = engineapi.Of(engine).FireSchedules(ctx, at.Add(5*time.Minute))
+		n, err = engine.FireSchedules(ctx, at.Add(5*time.Minute))
 		require.NoError(t, err)
 		require.Zero(t, n)
 		got, err = store.ScheduleGet(ctx, sc.ID)
@@ -71,7 +70,7 @@ func TestSchedules(t *testing.T) {
 		paused, err := engine.SetSchedulePaused(ctx, sc.ID, true)
 		require.NoError(t, err)
 		require.True(t, paused.Paused)
-		n, err = engineapi.Of(engine).FireSchedules(ctx, at.Add(time.Hour))
+		n, err = engine.FireSchedules(ctx, at.Add(time.Hour))
 		require.NoError(t, err)
 		require.Zero(t, n, "a paused schedule does not fire")
 		_, err = engine.SetSchedulePaused(ctx, 424242, true)
@@ -83,7 +82,7 @@ func TestSchedules(t *testing.T) {
 		require.NoError(t, err)
 		fires := 0
 		for next := allow.NextFire; next != nil; {
-			n, err := engineapi.Of(engine).FireSchedules(ctx, *next)
+			n, err := engine.FireSchedules(ctx, *next)
 			require.NoError(t, err)
 			fires += n
 			s, err := store.ScheduleGet(ctx, allow.ID)

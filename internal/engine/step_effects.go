@@ -57,7 +57,7 @@ func (r stepReader) DeployedVersion(ctx context.Context, typ, label string) (*pe
 // applyEffects delivers the signals and cancellations the steps of written outcomes asked for,
 // inside the transaction that writes them. It marks in wake the executor groups to wake once tx
 // commits and returns the workflows whose running steps are to be interrupted then.
-func (e *Engine) applyEffects(ctx context.Context, tx *persistence.Store, written []*outcome, wake map[string]bool) ([]*persistence.Workflow, error) {
+func (e *Engine) applyEffects(ctx context.Context, tx *persistence.Store, written []*Outcome, wake map[string]bool) ([]*persistence.Workflow, error) {
 	var interrupt []*persistence.Workflow
 	for _, o := range written {
 		for _, s := range o.signals {

@@ -108,7 +108,7 @@ func (e *Engine) checkStepLimits(sc *stepContext) error {
 
 // stepsAfter is the workflow's count of attempts once the outcome is written: one more when an
 // attempt ran (a WAIT state woken before its time runs none).
-func (o *outcome) stepsAfter() int {
+func (o *Outcome) stepsAfter() int {
 	if o.task != nil {
 		return o.workflow.Steps + 1
 	}
@@ -119,7 +119,7 @@ func (o *outcome) stepsAfter() int {
 // policy without a delay, or a loop between states, ends there instead of running for ever. It
 // goes to its ERROR state, or is FAILED where it is when its definition has none: no person can
 // give it more steps but by retrying it.
-func (e *Engine) outOfSteps(o *outcome, def *workflow.Definition, state *workflow.State) *outcome {
+func (e *Engine) outOfSteps(o *Outcome, def *workflow.Definition, state *workflow.State) *Outcome {
 	if o.workflow.Steps < e.limits.Steps {
 		return nil
 	}

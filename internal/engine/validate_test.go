@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -105,7 +104,7 @@ func TestOperationsRefuseWhatCannotBeStored(t *testing.T) {
 		sc, err := engine.CreateSchedule(ctx, workflow.ScheduleParams{Type: "demo.order", Cron: "0 * * * *", StartAt: &lastHours})
 		require.NoError(t, err)
 		require.Equal(t, time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC), *sc.NextFire)
-		fired, err := engineapi.Of(engine).FireSchedules(ctx, *sc.NextFire)
+		fired, err := engine.FireSchedules(ctx, *sc.NextFire)
 		require.NoError(t, err)
 		require.Equal(t, 1, fired)
 		sc, err = store.ScheduleGet(ctx, sc.ID)

@@ -9,10 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/internal/engine"
-	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
-	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -91,17 +90,17 @@ func BenchmarkComplete(b *testing.B) {
 	ctx := context.Background()
 	e, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "b", PID: 1, Group: "default", Expiry: time.Hour})
 	require.NoError(b, err)
-	var outcomes []engineapi.Outcome
+	var outcomes []*outcome
 	for len(outcomes) < b.N {
 		ws, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: e.ID, Group: "default", Limit: 500, Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: []string{"bench.noop", "t.crash"}})
 		require.NoError(b, err)
 		for _, w := range ws {
-			outcomes = append(outcomes, engineapi.Of(engine).Execute(ctx, engineapi.ExecuteParams{Workflow: w, ExecutorID: e.ID, Host: "b"}))
+			outcomes = append(outcomes, engine.Execute(ctx, executeParams{Workflow: w, ExecutorID: e.ID, Host: "b"}))
 		}
 	}
 	b.ResetTimer()
 	for i := 0; i < len(outcomes); i += 500 {
-		written, err := engineapi.Of(engine).Complete(ctx, outcomes[i:min(len(outcomes), i+500)])
+		written, err := engine.Complete(ctx, outcomes[i:min(len(outcomes), i+500)])
 		require.NoError(b, err)
 		require.Len(b, written, min(len(outcomes), i+500)-i)
 	}

@@ -7,14 +7,14 @@ import (
 	"context"
 	"time"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
 
 // listenWake turns wake-up hints for this group into a poke of the claim loop.
 func (w *Worker) listenWake(ctx context.Context) {
-	ch, unsubscribe := w.machine.Notifier().Subscribe(persistence.TopicWake)
+	ch, unsubscribe := w.engine.Notifier().Subscribe(persistence.TopicWake)
 	defer unsubscribe()
 	for {
 		select {
@@ -57,8 +57,8 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 			limit := min(free, w.opts.ClaimBatch)
 			now := persistence.Now()
 			claimed, err := w.store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: w.ExecutorID(), Group: w.opts.Group,
-				Limit: limit, Now: now, StepDeadline: now.Add(workflow.DefaultStepTimeout), StepTimeouts: w.machine.StepTimeouts(w.opts.Group),
-				Types: w.machine.Types(w.opts.Group)})
+				Limit: limit, Now: now, StepDeadline: now.Add(workflow.DefaultStepTimeout), StepTimeouts: w.engine.StepTimeouts(w.opts.Group),
+				Types: w.engine.Types(w.opts.Group)})
 			if err != nil {
 				if ctx.Err() == nil {
 					w.log.Warn("claim failed", "error", err, "retry_in", backoff)
@@ -96,6 +96,6 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 }
 
 func (w *Worker) execute(ctx context.Context, wf *persistence.Workflow) {
-	o := w.machine.Execute(ctx, engineapi.ExecuteParams{Workflow: wf, ExecutorID: *wf.ExecutorID, Host: w.opts.Host})
+	o := w.engine.Execute(ctx, engine.ExecuteParams{Workflow: wf, ExecutorID: *wf.ExecutorID, Host: w.opts.Host})
 	w.results <- o
 }

@@ -7,7 +7,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 )
 
@@ -15,11 +15,11 @@ import (
 // written goes into the next transaction, and while other steps are still running it waits up to
 // CompleteDelay for more, so that a busy pool writes few large transactions.
 func (w *Worker) completeLoop(ctx context.Context) {
-	batch := make([]engineapi.Outcome, 0, w.opts.CompleteBatch)
+	batch := make([]*engine.Outcome, 0, w.opts.CompleteBatch)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
-		var o engineapi.Outcome
+		var o *engine.Outcome
 		select {
 		case o = <-w.results:
 		case <-w.drained:
@@ -100,10 +100,10 @@ func (w *Worker) completeLoop(ctx context.Context) {
 // complete writes a batch, retrying while the database is unreachable, and returns the workflows
 // kept for their next step. A batch that keeps failing is written one outcome at a time, so one bad
 // outcome cannot hold back the others.
-func (w *Worker) complete(ctx context.Context, batch []engineapi.Outcome) []*persistence.Workflow {
+func (w *Worker) complete(ctx context.Context, batch []*engine.Outcome) []*persistence.Workflow {
 	backoff := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		written, continued, err := w.machine.CompleteAndContinue(ctx, batch, w.keep)
+		written, continued, err := w.engine.CompleteAndContinue(ctx, batch, w.keep)
 		if err == nil {
 			w.stats.Completed.Add(int64(len(written)))
 			w.stats.Fenced.Add(int64(len(batch) - len(written)))
@@ -120,13 +120,13 @@ func (w *Worker) complete(ctx context.Context, batch []engineapi.Outcome) []*per
 		if attempt >= 3 && len(batch) > 1 {
 			var all []*persistence.Workflow
 			for _, o := range batch {
-				all = append(all, w.complete(ctx, []engineapi.Outcome{o})...)
+				all = append(all, w.complete(ctx, []*engine.Outcome{o})...)
 			}
 			return all
 		}
 		if attempt >= 3 {
 			w.log.Error("completion keeps failing; recording the step as failed", "workflow", batch[0].WorkflowID(), "error", err)
-			batch = []engineapi.Outcome{w.machine.FailOutcome(batch[0], err)}
+			batch = []*engine.Outcome{w.engine.FailOutcome(batch[0], err)}
 		} else {
 			w.log.Warn("completion failed; retrying", "error", err, "batch", len(batch))
 		}
@@ -162,7 +162,7 @@ const maxChain = 16
 
 // keep decides whether a workflow whose next step is due now stays claimed for it: not while the
 // pool drains, and not past maxChain steps in a row.
-func (w *Worker) keep(o engineapi.Outcome) bool {
+func (w *Worker) keep(o *engine.Outcome) bool {
 	if w.stopping.Load() {
 		return false
 	}

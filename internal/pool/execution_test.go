@@ -11,10 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
-	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -286,9 +285,9 @@ func TestSideEffectOnceAcrossACrashAndStaleExecutorFenced(t *testing.T) {
 		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: dead.ID, Group: "default", Limit: 1, Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: []string{"bench.noop", "t.crash"}})
 		require.NoError(t, err)
 		require.Len(t, claimed, 1)
-		staleOutcome := make(chan engineapi.Outcome, 1)
+		staleOutcome := make(chan *outcome, 1)
 		go func() {
-			staleOutcome <- engineapi.Of(b.engine).Execute(ctx, engineapi.ExecuteParams{Workflow: claimed[0], ExecutorID: dead.ID, Host: "dead"})
+			staleOutcome <- b.engine.Execute(ctx, executeParams{Workflow: claimed[0], ExecutorID: dead.ID, Host: "dead"})
 		}()
 		require.Eventually(t, func() bool { return calls.Load() == 1 }, 5*time.Second, 5*time.Millisecond)
 
@@ -310,7 +309,7 @@ func TestSideEffectOnceAcrossACrashAndStaleExecutorFenced(t *testing.T) {
 
 		// The dead executor wakes up and completes: fenced, nothing written.
 		close(release)
-		written, err := engineapi.Of(b.engine).Complete(ctx, []engineapi.Outcome{<-staleOutcome})
+		written, err := b.engine.Complete(ctx, []*outcome{<-staleOutcome})
 		require.NoError(t, err)
 		require.Empty(t, written)
 		require.Len(t, b.actions(t, w.ID), 2)

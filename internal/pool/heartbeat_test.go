@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -68,7 +67,7 @@ func TestHeartbeatLandsWhileAPIReadsHoldThePool(t *testing.T) {
 			}
 			recovered := 0
 			for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
-				n, err := engineapi.Of(b.engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: 0})
+				n, err := b.engine.Recover(ctx, recoverParams{ExecutorID: 0})
 				require.NoError(t, err)
 				recovered += n
 				time.Sleep(100 * time.Millisecond)

@@ -7,7 +7,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 )
 
@@ -39,7 +39,7 @@ func (w *Worker) declaredDead(ctx context.Context) {
 		w.log.Error("error registering again after being declared dead", "error", err)
 		return
 	}
-	n := w.machine.CancelExecutorSteps(old)
+	n := w.engine.CancelExecutorSteps(old)
 	w.log.Warn("executor was declared dead; registered again", "old", old, "new", w.ExecutorID(), "cancelled_steps", n)
 }
 
@@ -61,7 +61,7 @@ func (w *Worker) reconcile(ctx context.Context) int {
 	if len(stale) == 0 {
 		return 0
 	}
-	n, err := w.machine.Recover(ctx, engineapi.RecoverParams{ExecutorID: w.ExecutorID(), Held: stale})
+	n, err := w.engine.Recover(ctx, engine.RecoverParams{ExecutorID: w.ExecutorID(), Held: stale})
 	if err != nil {
 		w.log.Warn("error releasing held workflows that are not running", "error", err)
 		return 0

@@ -11,10 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/internal/engine"
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/internal/maintenance"
-	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/internal/pool"
+	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 	"github.com/cairnflow/cairn/workflow/demo"
 )
@@ -84,7 +83,7 @@ func (b *bundle) startWorker(t *testing.T, opts pool.Options) *pool.Worker {
 			if w.ExecutorID() == 0 {
 				return 0, nil
 			}
-			return engineapi.Of(b.engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: w.ExecutorID()})
+			return b.engine.Recover(ctx, recoverParams{ExecutorID: w.ExecutorID()})
 		}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

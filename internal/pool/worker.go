@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/cairnflow/cairn/internal/engine"
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/internal/maintenance"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
@@ -100,16 +99,15 @@ func (o Options) withDefaults(e *engine.Engine) Options {
 
 // Worker is one node's pool for one executor group.
 type Worker struct {
-	engine  *engine.Engine
-	machine engineapi.Engine // the engine's side only the pool calls
-	store   *persistence.Store
-	opts    Options
-	log     *slog.Logger
+	engine *engine.Engine
+	store  *persistence.Store
+	opts   Options
+	log    *slog.Logger
 
 	executorID atomic.Int64
 	slots      chan struct{}
-	results    chan engineapi.Outcome // buffered for every slot: a finished step never blocks
-	drained    chan struct{}          // closed when claiming stopped and the drain ended
+	results    chan *engine.Outcome // buffered for every slot: a finished step never blocks
+	drained    chan struct{}        // closed when claiming stopped and the drain ended
 	wake       chan struct{}
 	idle       chan struct{} // signalled when a completer released the last slot: the drain looks again
 
@@ -139,12 +137,12 @@ type Stats struct {
 func (w *Worker) Stats() *Stats { return &w.stats }
 
 // New returns a Worker over an engine. Call Run to start it.
-func New(engine *engine.Engine, opts Options) *Worker {
-	opts = opts.withDefaults(engine)
+func New(e *engine.Engine, opts Options) *Worker {
+	opts = opts.withDefaults(e)
 	return &Worker{
-		engine: engine, machine: engineapi.Of(engine), store: engine.Store(), opts: opts, log: opts.Logger.With("group", opts.Group),
+		engine: e, store: e.Store(), opts: opts, log: opts.Logger.With("group", opts.Group),
 		slots:   make(chan struct{}, opts.Concurrency),
-		results: make(chan engineapi.Outcome, opts.Concurrency),
+		results: make(chan *engine.Outcome, opts.Concurrency),
 		drained: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		idle:    make(chan struct{}, 1),
@@ -248,7 +246,7 @@ func (w *Worker) release() {
 		w.log.Error("error stopping executor", "executor", id, "error", err)
 		return
 	}
-	if n, err := w.machine.Recover(ctx, engineapi.RecoverParams{ExecutorID: id, Stopping: true}); err != nil {
+	if n, err := w.engine.Recover(ctx, engine.RecoverParams{ExecutorID: id, Stopping: true}); err != nil {
 		w.log.Error("error releasing held workflows", "error", err)
 	} else if n > 0 {
 		w.log.Info("released workflows still held at shutdown", "count", n)
