@@ -53,6 +53,9 @@ type Options struct {
 	EventRetention time.Duration
 	// Host names this node on its executor rows (os.Hostname()).
 	Host string
+	// Documents compiles the documents Deploy takes (Serverless Workflow YAML or JSON); without it
+	// the node deploys none, and runs only definitions registered in Go.
+	Documents workflow.DocumentCompiler
 }
 
 // validate checks the options once and fills in the defaults.

@@ -5,14 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 
+	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/maintenance"
 	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/workflow"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ErrRunning is returned by a second Run of a node.
@@ -53,6 +55,9 @@ func New(store *persistence.Store, opts Options) (*Node, error) {
 	n := &Node{store: store, opts: opts, log: opts.Logger}
 	n.notifier = persistence.NewNotifier(store, opts.Logger)
 	n.engine = engine.New(store, engine.Options{Logger: opts.Logger, Notifier: n.notifier, Limits: opts.Limits})
+	if opts.Documents != nil {
+		n.engine.SetCompiler(opts.Documents)
+	}
 	for _, group := range opts.Groups {
 		n.pools = append(n.pools, pool.New(n.engine, pool.Options{
 			Group:             group,
@@ -71,20 +76,20 @@ func New(store *persistence.Store, opts Options) (*Node, error) {
 	return n, nil
 }
 
-// Engine returns the node's engine: the operations (start, signal, retry, wait, follow, deploy ...)
-// and the registration of definitions.
-func (n *Node) Engine() *engine.Engine { return n.engine }
-
-// Register registers a definition on the node's engine (see engine.Engine.Register).
-func (n *Node) Register(ctx context.Context, def workflow.Definition) (*persistence.Definition, error) {
-	return n.engine.Register(ctx, def)
+// Handler returns the HTTP handler of the node's GraphQL API (package graph/server: transports,
+// auth, limits, CORS, the routes in cfg.Routes), whose mutations run this node's operations and
+// whose queries read its store. cfg.Engine is set to the node's engine.
+func (n *Node) Handler(cfg server.Config) http.Handler {
+	cfg.Engine = n.engine
+	return server.New(cfg)
 }
 
-// Store returns the store the node runs on.
-func (n *Node) Store() *persistence.Store { return n.store }
-
-// Pools returns the node's worker pools, one per executor group (none with NoWorkers).
-func (n *Node) Pools() []*pool.Worker { return n.pools }
+// MetricsCollectors returns the node's Prometheus collectors: each pool's counters (claims,
+// completions, recoveries, steps in flight) and the remote tasks' (waiting tasks, lease expiries,
+// poll and wait times).
+func (n *Node) MetricsCollectors() []prometheus.Collector {
+	return []prometheus.Collector{pool.NewCollector(n.pools...), pool.NewRemoteCollector(n.engine)}
+}
 
 // Run starts the worker pools and the node services, once, and runs them until ctx ends. Then it
 // drains: the pools stop claiming, long polls of remote workers answer, running steps get up to

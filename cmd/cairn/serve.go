@@ -17,7 +17,6 @@ import (
 	"github.com/cairnflow/cairn"
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/workflow"
 	"github.com/cairnflow/cairn/workflow/demo"
 )
@@ -190,6 +189,10 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if !cfg.noWorkers {
 		groups = cfg.groupList()
 	}
+	secrets, err := loadSecrets(cfg.secretsFile, os.Environ())
+	if err != nil {
+		return err
+	}
 	node, err := cairn.New(store, cairn.Options{
 		Logger:            log,
 		Limits:            cfg.workflowLimits.options(),
@@ -202,29 +205,24 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		DrainTimeout:      cfg.drainTimeout,
 		Retention:         cfg.retention,
 		EventRetention:    cfg.eventRetention,
+		Documents: serverless.NewCompiler(serverless.Options{Secrets: secrets, HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow),
+			Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}, Expressions: cfg.exprs.options()}),
 	})
 	if err != nil {
 		return err
 	}
-	engine := node.Engine()
-	secrets, err := loadSecrets(cfg.secretsFile, os.Environ())
-	if err != nil {
-		return err
-	}
-	serverless.Install(engine, serverless.Options{Secrets: secrets, HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow),
-		Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}, Expressions: cfg.exprs.options()})
 	if cfg.definitions != "" {
 		files, err := definitionFiles(cfg.definitions)
 		if err != nil {
 			return err
 		}
-		if err := deployFiles(ctx, engine, files, io.Discard); err != nil {
+		if err := deployFiles(ctx, node, files, io.Discard); err != nil {
 			return err
 		}
 		log.Info("definitions deployed", "dir", cfg.definitions, "files", len(files))
 	}
 	if cfg.demo {
-		if err := demo.Register(ctx, engine); err != nil {
+		if err := demo.Register(ctx, node); err != nil {
 			return err
 		}
 	}
@@ -245,7 +243,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	var srv *http.Server
 	if ln != nil {
 		srv = &http.Server{
-			Handler: newHTTPHandler(cfg, engine, health, metricsHandler(store, node.Pools(), pool.NewRemoteCollector(engine)), log, runCtx.Done()),
+			Handler: newHTTPHandler(cfg, node, store, health, metricsHandler(store, node.MetricsCollectors()...), log, runCtx.Done()),
 			// No WriteTimeout: it would cut websocket and SSE streams. ReadTimeout bounds reading
 			// a request (header and body); streams clear it once their request is read.
 			ReadHeaderTimeout: cfg.limits.readHeaderTimeout,

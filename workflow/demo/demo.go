@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cairnflow/cairn/internal/engine"
+	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -76,8 +76,13 @@ func Definitions() []workflow.Definition {
 	}
 }
 
+// Registrar is what registers definitions: a cairn.Node.
+type Registrar interface {
+	Register(ctx context.Context, def workflow.Definition) (*persistence.Definition, error)
+}
+
 // Register registers every demo definition with an engine.
-func Register(ctx context.Context, e *engine.Engine) error {
+func Register(ctx context.Context, e Registrar) error {
 	for _, d := range Definitions() {
 		if _, err := e.Register(ctx, d); err != nil {
 			return fmt.Errorf("error registering demo definition %s: %w", d.Type, err)
