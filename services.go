@@ -3,9 +3,9 @@ package cairn
 import (
 	"context"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/maintenance"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // leaseCancelEvery is how many lease sweeps pass between two cancellations of the remote tasks of
@@ -26,7 +26,7 @@ func (n *Node) buildServices() error {
 		return err
 	}
 	leases, err := maintenance.NewLeaseSweeper(maintenance.LeaseSweeperConfig{
-		Interval: workflow.RemoteLeaseSweep,
+		Interval: engine.LeaseSweep,
 		Expire:   n.engine.ExpireTaskLeases,
 		CancelEnded: func(ctx context.Context) (int, error) {
 			count, err := n.store.RemoteTaskCancelEnded(ctx, persistence.Now())

@@ -1,14 +1,12 @@
 // Package workflow is cairn's Go SDK: workflow definitions (Definition and its States, with retry
-// policies and timeouts) and their step handlers (a StepFunc reads a StepContext and returns a
-// Next: MoveTo, Finish, Fail, RetryAfter, ...), and the Engine, which registers definitions and runs
-// the operations on workflows (Start, Retry, Pause, Resume, Cancel, Signal, Update, ...) with their
-// rules. Embedders wait for a workflow to end with Engine.Wait, or watch its changes with
-// Engine.Follow, instead of polling.
+// policies and timeouts), their step handlers (a StepFunc reads a StepContext and returns a Next:
+// MoveTo, Finish, Fail, RetryAfter, ...), side effects, errors and their codes, and the parameter
+// and result types of the operations.
 //
-// A worker pool (package worker) runs the steps: it claims due workflows and drives the engine's
-// execution and completion through internal/engineapi, which embedders never call. The GraphQL API
-// (package graph) calls the same operations. The rules of the state machine live here and nowhere
-// else.
+// A program runs definitions on a node (package cairn at the module's root): cairn.New, then
+// Node.Register and Node.Run, and the operations (Node.Start, Node.Signal, Node.Wait, ...) take and
+// return this package's types. The engine that runs steps and applies the state machine's rules
+// lives in internal/engine; it implements StepContext.
 package workflow
 
 import (

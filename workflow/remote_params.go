@@ -27,8 +27,6 @@ const (
 	MaxPollFunctions = 100
 	// MaxTaskOutputBytes bounds a task's output (its JSON text) and a failure's problem.
 	MaxTaskOutputBytes = 512 << 10
-	// RemoteLeaseSweep is how often each node looks for leases that ran out.
-	RemoteLeaseSweep = 250 * time.Millisecond
 )
 
 // PollTasksParams is the input of PollTasks.

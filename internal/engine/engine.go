@@ -1,3 +1,11 @@
+// Package engine is cairn's workflow engine: the operations on workflows and their rules (start,
+// retry, pause, resume, cancel, signal, update, deploy, schedules, remote tasks), and the machinery
+// the node drives: Execute runs a claimed workflow's step (execute.go) into an Outcome, whose next
+// state is decided in next.go; Complete writes a batch of outcomes in one transaction
+// (complete.go); Recover takes over dead executors' work (recover.go). The worker pool
+// (internal/pool) claims and calls Execute and Complete; the node (package cairn) offers the
+// operations to programs and the GraphQL API (package graph) to clients. Its types for callers
+// are package workflow's.
 package engine
 
 import (

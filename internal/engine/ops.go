@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
@@ -255,41 +254,6 @@ func stateBefore(ctx context.Context, tx *persistence.Store, w *persistence.Work
 			return "", nil
 		}
 		after = actions[len(actions)-1].ID
-	}
-}
-
-// enterState sets a workflow's status and schedule for arriving in state s (due at `at`).
-func enterState(w *persistence.Workflow, s *workflow.State, at, now time.Time) {
-	w.WaitSignal = nil
-	w.ExecutorID = nil
-	w.StepDeadline = nil
-	switch s.Kind {
-	case workflow.Start, workflow.Normal:
-		w.Status = persistence.StatusInProgress
-		w.NextActivation = timePtr(at)
-	case workflow.Wait:
-		w.Status = persistence.StatusWaiting
-		w.NextActivation = nil
-		if s.Timeout > 0 {
-			w.NextActivation = timePtr(now.Add(s.Timeout))
-		}
-		if !at.Equal(now) && (w.NextActivation == nil || at.Before(*w.NextActivation)) {
-			w.NextActivation = timePtr(at)
-		}
-		if s.WaitFor != nil && s.WaitFor.Signal != "" {
-			w.WaitSignal = &s.WaitFor.Signal
-		}
-	case workflow.Manual:
-		w.Status = persistence.StatusManual
-		w.NextActivation = nil
-	case workflow.End:
-		w.Status = persistence.StatusFinished
-		w.NextActivation = nil
-		w.Finished = timePtr(now)
-	case workflow.ErrorKind:
-		w.Status = persistence.StatusFailed
-		w.NextActivation = nil
-		w.Finished = timePtr(now)
 	}
 }
 

@@ -364,6 +364,9 @@ func (e *Engine) wakeForTasks(ctx context.Context, tx *persistence.Store, tasks 
 	return woken, tx.ChangeEventInsertMany(ctx, events)
 }
 
+// LeaseSweep is how often each node looks for leases that ran out (ExpireTaskLeases).
+const LeaseSweep = 250 * time.Millisecond
+
 // ExpireTaskLeases ends the leases that ran out: their tasks are offered again (attempt + 1 on
 // the next lease), or, when the state's retry policy has no attempt left, fail as timed out and
 // wake their workflows. It returns how many leases it ended.

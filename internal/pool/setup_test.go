@@ -101,7 +101,7 @@ func (b *bundle) startWorker(t *testing.T, opts pool.Options) *pool.Worker {
 // sweepLeases runs the node's sweep of remote tasks whose lease ran out until the test ends.
 func (b *bundle) sweepLeases(t *testing.T) {
 	t.Helper()
-	sweeper, err := maintenance.NewLeaseSweeper(maintenance.LeaseSweeperConfig{Interval: workflow.RemoteLeaseSweep,
+	sweeper, err := maintenance.NewLeaseSweeper(maintenance.LeaseSweeperConfig{Interval: engine.LeaseSweep,
 		Expire: b.engine.ExpireTaskLeases, CancelEvery: 20, Logger: testLogger(),
 		CancelEnded: func(ctx context.Context) (int, error) {
 			n, err := b.store.RemoteTaskCancelEnded(ctx, persistence.Now())

@@ -1,8 +1,9 @@
-// Package worker is cairn's worker pool: it registers an executor, heartbeats from its own
-// goroutine, claims due workflows in batches, runs their steps through the engine, completes them
-// in batches (one transaction per batch), and drains gracefully on shutdown. A node (package cairn)
-// runs one pool per executor group, beside the services that recover dead executors' work, fire
-// schedules and apply the retention once per node: embedders run the node, not a pool.
+// Package pool is cairn's worker pool: it registers an executor, heartbeats from its own goroutine,
+// claims due workflows in batches (claim.go), runs their steps through the engine
+// (engine.Execute), completes them in batches, one transaction per batch (complete.go, through
+// engine.Complete), and drains gracefully on shutdown. A node (package cairn) runs one pool per
+// executor group, beside the services (internal/maintenance) that recover dead executors' work,
+// fire schedules and apply the retention once per node: programs run the node, never a pool.
 package pool
 
 import (
