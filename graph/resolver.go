@@ -8,13 +8,12 @@ import (
 	"log/slog"
 
 	"github.com/cairnflow/cairn/internal/engine"
-	"github.com/cairnflow/cairn/persistence"
 )
 
 // Resolver holds the dependencies of every resolver.
 type Resolver struct {
 	engine *engine.Engine
-	store  *persistence.Store
+	store  Reads
 	log    *slog.Logger
 	cfg    Config
 	subs   *subscriptionSlots
