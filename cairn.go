@@ -2,13 +2,16 @@
 // the options and builds the engine and one worker pool per executor group; Node.Run starts the
 // pools and every node service once (heartbeats, recovery of dead executors' work, schedule
 // firing, retention, event trimming, remote-task lease sweeping, the cancel listener and the
-// wake-up relay) and returns when its context ends and the node has drained.
+// wake-up relay) and returns when its context ends and the node has drained. The node offers the
+// operations on workflows (Start, Signal, Retry, Cancel, Wait, Follow, Deploy, ...), whose
+// parameter and result types are package workflow's, and its GraphQL API as an http.Handler.
 //
 //	node, err := cairn.New(store, cairn.Options{Groups: []string{"default"}})
 //	if err != nil { ... }
 //	node.Register(ctx, definition)
 //	go node.Run(ctx) // until ctx ends, then drains
-//	node.Engine().Start(ctx, workflow.StartParams{Type: "greeting"})
+//	started, err := node.Start(ctx, workflow.StartParams{Type: "greeting"})
+//	w, err := node.Wait(ctx, started.Workflow.ID)
 package cairn
 
 import (
