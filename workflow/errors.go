@@ -51,9 +51,6 @@ const (
 
 func (r Ref) String() string { return strconv.FormatInt(r.ID, 10) }
 
-func workflowRef(id int64) Ref { return Ref{Kind: RefWorkflow, ID: id} }
-func scheduleRef(id int64) Ref { return Ref{Kind: RefSchedule, ID: id} }
-
 // MessageNaming returns the message with every Ref in it written by name (for the API: its opaque
 // ID) instead of as a row number.
 func (e *Error) MessageNaming(name func(Ref) string) string {
@@ -88,21 +85,6 @@ func NewError(code Code, field, format string, args ...any) *Error {
 
 func invalid(field, format string, args ...any) *Error {
 	return NewError(CodeInvalidInput, field, format, args...)
-}
-
-func conflict(format string, args ...any) *Error {
-	return NewError(CodeConflict, "", format, args...)
-}
-
-// conflictOn is a CONFLICT about one input field (an idempotency key reused for another request).
-func conflictOn(field, format string, args ...any) *Error {
-	return NewError(CodeConflict, field, format, args...)
-}
-
-func notFound(field, format string, args ...any) *Error {
-	e := NewError(CodeNotFound, field, format, args...)
-	e.Err = persistence.ErrNotFound
-	return e
 }
 
 // CodeOf returns the code of an error: an *Error's own, NOT_FOUND or CONFLICT for the Store's

@@ -276,11 +276,6 @@ func (p SubmitFormParams) Validate() error {
 	)
 }
 
-// checkRange checks the times of a backfill.
-func checkRange(from, to time.Time) error {
-	return firstError(CheckTime("from", from), CheckTime("to", to))
-}
-
 // checkStorable checks the names a definition stores and indexes: its type, executor group, state
 // names and the signals its states wait for; and that its description holds no NUL character.
 func (d *Definition) checkStorable() error {
