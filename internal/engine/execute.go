@@ -249,7 +249,7 @@ func (e *Engine) run(ctx context.Context, o *Outcome, def *workflow.Definition, 
 
 // collect keeps what a step buffered (logs, variables); failure drops the variables again.
 func (o *Outcome) collect(sc *stepContext) {
-	if sc == nil || sc.overLimit != nil { // over a limit: nothing it buffered is stored (limits.go)
+	if sc == nil || sc.overLimit != nil { // over a limit: nothing it buffered is stored (step_limits.go)
 		return
 	}
 	o.logs = sc.logs

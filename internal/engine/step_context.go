@@ -35,7 +35,7 @@ type stepContext struct {
 	signal  *persistence.Signal
 	output  json.RawMessage
 	remote  *remoteCall // what CallRemote found or asked for
-	// overLimit is the first write over the engine's Limits: it fails the attempt (limits.go).
+	// overLimit is the first write over the engine's Limits: it fails the attempt (step_limits.go).
 	overLimit *workflow.LimitError
 	// varsBytes is the size of variables as JSON once varsSized (counted at the first SetVar).
 	varsBytes int
