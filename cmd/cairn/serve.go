@@ -34,6 +34,8 @@ type serveConfig struct {
 	concurrency    int
 	pollInterval   time.Duration
 	heartbeat      time.Duration
+	recovery       time.Duration
+	sessionLocks   bool
 	expiry         time.Duration
 	drainTimeout   time.Duration
 	retention      time.Duration
@@ -69,6 +71,8 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.pollInterval, "poll-interval", time.Second, "how often an idle pool looks for due work when no wake-up arrives")
 	fs.DurationVar(&c.heartbeat, "heartbeat-interval", 2*time.Second, "how often the node heartbeats and looks for dead nodes' work")
 	fs.DurationVar(&c.expiry, "executor-expiry", 10*time.Second, "how long after its last heartbeat a node counts as dead and its work is taken over")
+	fs.DurationVar(&c.recovery, "recovery-interval", time.Second, "how often the node looks for dead nodes' work (at most --heartbeat-interval)")
+	fs.BoolVar(&c.sessionLocks, "session-locks", true, "on PostgreSQL and MariaDB, hold a database session lock per executor so a killed node is declared dead as soon as its session ends; false behind a transaction-mode pooler (expiry alone then)")
 	fs.DurationVar(&c.retention, "retention", 0, "delete workflows (with their history) that ended longer ago than this, e.g. 720h; 0 keeps everything")
 	fs.DurationVar(&c.eventRetention, "event-retention", 24*time.Hour, "delete change events (what subscriptions resume from) older than this; 0 keeps them all")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 30*time.Second, "on shutdown, how long to wait for running steps and HTTP requests")
@@ -102,6 +106,9 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	}
 	if c.eventRetention < 0 {
 		return nil, usagef("--event-retention must not be negative, not %s", c.eventRetention)
+	}
+	if c.recovery <= 0 {
+		return nil, usagef("--recovery-interval must be positive, not %s", c.recovery)
 	}
 	if c.concurrency < 1 {
 		return nil, usagef("--concurrency must be at least 1, not %d", c.concurrency)
@@ -199,6 +206,8 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		PollInterval:      cfg.pollInterval,
 		HeartbeatInterval: cfg.heartbeat,
 		Expiry:            cfg.expiry,
+		RecoveryInterval:  min(cfg.recovery, cfg.heartbeat),
+		ExpiryOnly:        !cfg.sessionLocks,
 		DrainTimeout:      cfg.drainTimeout,
 		Retention:         cfg.retention,
 		EventRetention:    cfg.eventRetention,
