@@ -20,6 +20,8 @@ const (
 	pgExecutorLockID    = `(?::bigint % 2147483647)::int`
 )
 
+func (d postgresDialect) hasSessionLocks() bool { return !d.pooled }
+
 func (postgresDialect) lockExecutor(ctx context.Context, db bun.IDB, id int64) (bool, error) {
 	var ok bool
 	err := db.NewRaw("SELECT pg_try_advisory_lock("+pgExecutorLockSpace+", "+pgExecutorLockID+")", id).Scan(ctx, &ok)
@@ -45,6 +47,8 @@ func (postgresDialect) executorLockFree() string {
 func mysqlLockName(id string) string {
 	return "CONCAT('cairn.', LEFT(MD5(DATABASE()), 16), '.', " + id + ")"
 }
+
+func (mysqlDialect) hasSessionLocks() bool { return true }
 
 func (mysqlDialect) lockExecutor(ctx context.Context, db bun.IDB, id int64) (bool, error) {
 	var got *int

@@ -24,6 +24,9 @@ import (
 
 // sessionLocker is what a dialect with session locks implements.
 type sessionLocker interface {
+	// hasSessionLocks reports whether the Store's sessions can hold locks (not behind a
+	// transaction-mode pooler).
+	hasSessionLocks() bool
 	// lockExecutor takes an executor's session lock on db's session, without waiting; false when
 	// another session holds it.
 	lockExecutor(ctx context.Context, db bun.IDB, id int64) (bool, error)
@@ -62,7 +65,7 @@ func newExecutorSessions() *executorSessions {
 // locker returns the dialect's session locks, or false when the database has none.
 func (s *Store) locker() (sessionLocker, bool) {
 	l, ok := s.dialect.(sessionLocker)
-	return l, ok
+	return l, ok && l.hasSessionLocks()
 }
 
 // openSession opens a connection of its own for an executor's lock.

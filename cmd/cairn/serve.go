@@ -35,6 +35,8 @@ type serveConfig struct {
 	pollInterval   time.Duration
 	heartbeat      time.Duration
 	recovery       time.Duration
+	pooler         string
+	pooled         bool
 	sessionLocks   bool
 	expiry         time.Duration
 	drainTimeout   time.Duration
@@ -61,6 +63,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs := newFlagSet("serve", "cairn serve [flags]")
 	c := &serveConfig{}
 	databaseFlag(fs, &c.database)
+	poolerFlag(fs, &c.pooler)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "`host:port` of the HTTP server (GraphiQL at /, GraphQL at /graphql, /healthz, /readyz); port 0 picks a free one")
 	fs.BoolVar(&c.demo, "demo", false, "register the demo definitions (demo.order, demo.approval, demo.fanout, bench.noop)")
 	fs.BoolVar(&c.noWorkers, "no-workers", false, "run no worker pool on this node (API only)")
@@ -106,6 +109,9 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	}
 	if c.eventRetention < 0 {
 		return nil, usagef("--event-retention must not be negative, not %s", c.eventRetention)
+	}
+	if c.pooled, err = poolerOption(c.pooler); err != nil {
+		return nil, err
 	}
 	if c.recovery <= 0 {
 		return nil, usagef("--recovery-interval must be positive, not %s", c.recovery)
@@ -179,7 +185,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		defer ln.Close() // for the early returns below; Shutdown closes it otherwise
 	}
 
-	store, err := persistence.Open(ctx, cfg.database, persistence.OpenOptions{MaxConns: cfg.maxConns})
+	store, err := persistence.Open(ctx, cfg.database, persistence.OpenOptions{MaxConns: cfg.maxConns, Pooler: cfg.pooled})
 	if err != nil {
 		return err
 	}
