@@ -65,6 +65,7 @@ func New(store *persistence.Store, opts Options) (*Node, error) {
 			PollInterval:      opts.PollInterval,
 			HeartbeatInterval: opts.HeartbeatInterval,
 			Expiry:            opts.Expiry,
+			SessionLock:       !opts.ExpiryOnly,
 			DrainTimeout:      opts.DrainTimeout,
 			Host:              opts.Host,
 			Logger:            opts.Logger,

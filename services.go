@@ -43,7 +43,7 @@ func (n *Node) buildServices() error {
 		return nil
 	}
 
-	recovery, err := maintenance.NewRecovery(maintenance.RecoveryConfig{Interval: n.opts.HeartbeatInterval, Recover: n.recover, Logger: n.log})
+	recovery, err := maintenance.NewRecovery(maintenance.RecoveryConfig{Interval: n.opts.RecoveryInterval, Recover: n.recover, Logger: n.log})
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,8 @@ type benchConfig struct {
 	keep          bool
 	json          bool
 	logLevel      string
+	// api, when set, is the GraphQL URL of a running node to start workflows through instead.
+	api apiBenchConfig
 }
 
 // benchStartBatch is how many workflows one StartMany call inserts in --count mode.
@@ -76,12 +78,34 @@ func parseBenchConfig(env *environment, args []string) (*benchConfig, error) {
 	fs.BoolVar(&c.keep, "keep", false, "keep the workflows, history and executors of the run in the database")
 	fs.BoolVar(&c.json, "json", false, "print the figures as one JSON object")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log `level` of the engine's logs on stderr: debug, info, warn or error")
+	fs.StringVar(&c.api.url, "api", "", "instead of running the engine here, start --count workflows through the GraphQL API at this `URL` (http://host:port/graphql of a running cairn serve), one per request from --clients clients, and measure starts/s, start latency and workflows/s end to end")
+	fs.IntVar(&c.api.clients, "clients", 64, "with --api: concurrent clients, each sending one request at a time")
+	fs.StringVar(&c.api.token, "token", "", "with --api: the API `token` to send (a node started with --auth)")
+	fs.DurationVar(&c.api.timeout, "timeout", 10*time.Minute, "with --api: how long to wait for the started workflows to finish")
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {
 		return nil, err
 	}
 	if len(positional) > 0 {
 		return nil, usagef("unexpected argument %q (see cairn bench -h)", positional[0])
+	}
+	if c.api.url != "" {
+		switch {
+		case c.count < 1:
+			return nil, usagef("--api needs --count N, the workflows to start")
+		case c.duration > 0:
+			return nil, usagef("--api takes --count, not --duration")
+		case c.api.clients < 1:
+			return nil, usagef("--clients must be at least 1, not %d", c.api.clients)
+		case c.api.timeout <= 0:
+			return nil, usagef("--timeout must be positive, not %s", c.api.timeout)
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(c.input), &obj); err != nil || obj == nil {
+			return nil, usagef("--input must be a JSON object, not %q", c.input)
+		}
+		c.api.definition, c.api.input, c.api.count, c.api.json = c.definition, c.input, c.count, c.json
+		return c, nil
 	}
 	switch {
 	case c.count < 0:
@@ -154,6 +178,9 @@ func runBench(ctx context.Context, env *environment, args []string) (err error) 
 	cfg, err := parseBenchConfig(env, args)
 	if err != nil {
 		return err
+	}
+	if cfg.api.url != "" {
+		return runAPIBench(ctx, env, &cfg.api)
 	}
 	log, err := newLogger(env.stderr, cfg.logLevel, "text")
 	if err != nil {

@@ -33,6 +33,10 @@ type serveConfig struct {
 	concurrency    int
 	pollInterval   time.Duration
 	heartbeat      time.Duration
+	recovery       time.Duration
+	pooler         string
+	pooled         bool
+	sessionLocks   bool
 	expiry         time.Duration
 	drainTimeout   time.Duration
 	retention      time.Duration
@@ -58,6 +62,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs := newFlagSet("serve", "cairn serve [flags]")
 	c := &serveConfig{}
 	databaseFlag(fs, &c.database)
+	poolerFlag(fs, &c.pooler)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "`host:port` of the HTTP server (GraphiQL at /, GraphQL at /graphql, /healthz, /readyz); port 0 picks a free one")
 	fs.BoolVar(&c.demo, "demo", false, "register the demo definitions (demo.order, demo.approval, demo.fanout, bench.noop)")
 	fs.BoolVar(&c.noWorkers, "no-workers", false, "run no worker pool on this node (API only)")
@@ -68,6 +73,8 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.pollInterval, "poll-interval", time.Second, "how often an idle pool looks for due work when no wake-up arrives")
 	fs.DurationVar(&c.heartbeat, "heartbeat-interval", 2*time.Second, "how often the node heartbeats and looks for dead nodes' work")
 	fs.DurationVar(&c.expiry, "executor-expiry", 10*time.Second, "how long after its last heartbeat a node counts as dead and its work is taken over")
+	fs.DurationVar(&c.recovery, "recovery-interval", time.Second, "how often the node looks for dead nodes' work (at most --heartbeat-interval)")
+	fs.BoolVar(&c.sessionLocks, "session-locks", true, "on PostgreSQL and MariaDB, hold a database session lock per executor so a killed node is declared dead as soon as its session ends; false behind a transaction-mode pooler (expiry alone then)")
 	fs.DurationVar(&c.retention, "retention", 0, "delete workflows (with their history) that ended longer ago than this, e.g. 720h; 0 keeps everything")
 	fs.DurationVar(&c.eventRetention, "event-retention", 24*time.Hour, "delete change events (what subscriptions resume from) older than this; 0 keeps them all")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 30*time.Second, "on shutdown, how long to wait for running steps and HTTP requests")
@@ -101,6 +108,12 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	}
 	if c.eventRetention < 0 {
 		return nil, usagef("--event-retention must not be negative, not %s", c.eventRetention)
+	}
+	if c.pooled, err = poolerOption(c.pooler); err != nil {
+		return nil, err
+	}
+	if c.recovery <= 0 {
+		return nil, usagef("--recovery-interval must be positive, not %s", c.recovery)
 	}
 	if c.concurrency < 1 {
 		return nil, usagef("--concurrency must be at least 1, not %d", c.concurrency)
@@ -171,7 +184,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		defer ln.Close() // for the early returns below; Shutdown closes it otherwise
 	}
 
-	store, err := persistence.Open(ctx, cfg.database, persistence.OpenOptions{MaxConns: cfg.maxConns})
+	store, err := persistence.Open(ctx, cfg.database, persistence.OpenOptions{MaxConns: cfg.maxConns, Pooler: cfg.pooled})
 	if err != nil {
 		return err
 	}
@@ -202,6 +215,8 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		PollInterval:      cfg.pollInterval,
 		HeartbeatInterval: cfg.heartbeat,
 		Expiry:            cfg.expiry,
+		RecoveryInterval:  min(cfg.recovery, cfg.heartbeat),
+		ExpiryOnly:        !cfg.sessionLocks,
 		DrainTimeout:      cfg.drainTimeout,
 		Retention:         cfg.retention,
 		EventRetention:    cfg.eventRetention,

@@ -46,6 +46,10 @@ type Options struct {
 	HeartbeatInterval time.Duration
 	// Expiry is how long after its last heartbeat an executor counts as dead (10s).
 	Expiry time.Duration
+	// SessionLock has the executor hold a database session lock while it lives, so that other
+	// nodes declare it dead as soon as its process dies (PostgreSQL, MariaDB; see
+	// persistence.ExecutorRegisterParams).
+	SessionLock bool
 	// DrainTimeout is how long shutdown waits for running steps before releasing them (30s).
 	DrainTimeout time.Duration
 	// Host names this node on its executor row (os.Hostname()).
@@ -229,7 +233,8 @@ func (w *Worker) drain() {
 }
 
 func (w *Worker) register(ctx context.Context) error {
-	e, err := w.store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: w.opts.Host, PID: os.Getpid(), Group: w.opts.Group, Expiry: w.opts.Expiry})
+	e, err := w.store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: w.opts.Host, PID: os.Getpid(), Group: w.opts.Group, Expiry: w.opts.Expiry,
+		SessionLock: w.opts.SessionLock, LockGrace: 2 * w.opts.HeartbeatInterval})
 	if err != nil {
 		return fmt.Errorf("error registering the worker pool: %w", err)
 	}
