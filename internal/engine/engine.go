@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairnflow/cairn/internal/batch"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
@@ -61,6 +62,8 @@ type Engine struct {
 
 	// remote is this node's part of the remote task protocol (remote_ops.go).
 	remote remoteState
+	// starts is the group commit of Start.
+	starts *batch.Group[startItem, workflow.StartResult]
 }
 
 // cancelHint is the newest cancel hint received for a workflow: the version the workflow had after
@@ -89,8 +92,10 @@ func New(store *persistence.Store, opts Options) *Engine {
 	if n == nil {
 		n = persistence.NewNotifier(store, log)
 	}
-	return &Engine{store: store, notifier: n, log: log, limits: opts.Limits.WithDefaults(), defs: map[string]*registered{}, running: map[int64]map[int]runningStep{},
+	e := &Engine{store: store, notifier: n, log: log, limits: opts.Limits.WithDefaults(), defs: map[string]*registered{}, running: map[int64]map[int]runningStep{},
 		cancelled: map[int64]cancelHint{}}
+	e.starts = e.newStartGroup()
+	return e
 }
 
 // Store returns the Store the engine works on.

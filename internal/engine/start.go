@@ -6,17 +6,25 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cairnflow/cairn/internal/batch"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
 
 // Start starts one workflow. See StartMany; its errors name the field at fault as it is ("type").
+//
+// Concurrent Starts share transactions (a group commit): a request is checked on its own, then
+// written with the others that arrived meanwhile in one transaction and one commit. What each
+// caller sees is what it would see alone: its own result, its own errors (a request reusing an
+// idempotency key is refused alone, the others still commit), the same idempotency and
+// external-ID rules, in the order the requests joined the batch. A caller whose context ends while
+// its batch runs still has its start written, whole.
 func (e *Engine) Start(ctx context.Context, p workflow.StartParams) (workflow.StartResult, error) {
-	res, err := e.startMany(ctx, []workflow.StartParams{p}, false)
+	items, err := e.prepareStarts(ctx, []workflow.StartParams{p}, false)
 	if err != nil {
 		return workflow.StartResult{}, err
 	}
-	return res[0], nil
+	return e.starts.Do(ctx, items[0])
 }
 
 // StartMany starts workflows in one transaction with bulk inserts. A request naming an external ID
@@ -32,19 +40,86 @@ func (e *Engine) startMany(ctx context.Context, ps []workflow.StartParams, index
 	if len(ps) == 0 {
 		return nil, nil
 	}
-	defs := map[string]*persistence.Definition{}
-	type prepared struct {
-		w    *persistence.Workflow
-		p    workflow.StartParams
-		hash string // of the request, kept with its idempotency key
+	items, err := e.prepareStarts(ctx, ps, indexed)
+	if err != nil {
+		return nil, err
 	}
-	keyField := func(i int) string {
-		if !indexed {
-			return "idempotencyKey"
+	results, err := e.commitStarts(ctx, items)
+	var refused *startRefused
+	if errors.As(err, &refused) {
+		return nil, refused.err // one request refused fails the whole call
+	}
+	return results, err
+}
+
+// startItem is one start request, checked and made into the row it inserts.
+type startItem struct {
+	w    *persistence.Workflow
+	p    workflow.StartParams
+	hash string // of the request, kept with its idempotency key
+	// keyField names the request's idempotency key in errors.
+	keyField string
+}
+
+// startRefused is a request of a batch refused inside its transaction (its idempotency key reused
+// with another request): index is its place in the batch.
+type startRefused struct {
+	index int
+	err   error
+}
+
+func (r *startRefused) Error() string { return r.err.Error() }
+func (r *startRefused) Unwrap() error { return r.err }
+
+// maxStartBatch bounds the starts of concurrent callers one transaction writes.
+const maxStartBatch = 500
+
+// newStartGroup makes the group commit of Start: up to four transactions at once where writers
+// work in parallel, one on SQLite.
+func (e *Engine) newStartGroup() *batch.Group[startItem, workflow.StartResult] {
+	leaders := 4
+	if e.store.Capabilities().SingleWriter {
+		leaders = 1
+	}
+	return &batch.Group[startItem, workflow.StartResult]{Leaders: leaders, MaxBatch: maxStartBatch, Run: e.startBatch}
+}
+
+// startBatch writes the starts of concurrent callers in one transaction. A request refused inside
+// it fails alone: the batch is written again without it.
+func (e *Engine) startBatch(ctx context.Context, items []startItem) ([]workflow.StartResult, []error, error) {
+	results, errs := make([]workflow.StartResult, len(items)), make([]error, len(items))
+	live := make([]int, len(items))
+	for i := range live {
+		live[i] = i
+	}
+	for len(live) > 0 {
+		batch := make([]startItem, len(live))
+		for k, i := range live {
+			batch[k] = items[i]
 		}
-		return fmt.Sprintf("workflows[%d].idempotencyKey", i)
+		rs, err := e.commitStarts(ctx, batch)
+		var refused *startRefused
+		if errors.As(err, &refused) {
+			errs[live[refused.index]] = refused.err
+			live = append(live[:refused.index:refused.index], live[refused.index+1:]...)
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		for k, i := range live {
+			results[i] = rs[k]
+		}
+		break
 	}
-	items := make([]prepared, len(ps))
+	return results, errs, nil
+}
+
+// prepareStarts checks each request and makes the row it would insert; the first invalid one fails
+// the call, naming its field (with its index when indexed).
+func (e *Engine) prepareStarts(ctx context.Context, ps []workflow.StartParams, indexed bool) ([]startItem, error) {
+	defs := map[string]*persistence.Definition{}
+	items := make([]startItem, len(ps))
 	now := persistence.Now()
 	for i, p := range ps {
 		field := func(f string) string {
@@ -91,14 +166,22 @@ func (e *Engine) startMany(ctx context.Context, ps []workflow.StartParams, index
 		if p.StartAt != nil {
 			due = persistence.UTC(*p.StartAt)
 		}
-		items[i] = prepared{p: p, hash: hashStart(p), w: &persistence.Workflow{
+		items[i] = startItem{p: p, hash: hashStart(p), keyField: field("idempotencyKey"), w: &persistence.Workflow{
 			Type: p.Type, DefinitionVersion: def.Version, ExternalID: strPtr(p.ExternalID), BusinessKey: strPtr(p.BusinessKey),
 			LaunchToken: strPtr(p.LaunchToken), Status: persistence.StatusCreated, State: spec.StartState().Name,
 			NextActivation: &due, Priority: p.Priority, ExecutorGroup: def.ExecutorGroup, Input: input, Variables: vars,
 			Created: now, Modified: now,
 		}}
 	}
-	results := make([]workflow.StartResult, len(ps))
+	return items, nil
+}
+
+// commitStarts writes checked start requests in one transaction with bulk inserts, and wakes the
+// pools of the workflows due now. A request whose idempotency key another request used with other
+// content fails the transaction with a *startRefused naming it.
+func (e *Engine) commitStarts(ctx context.Context, items []startItem) ([]workflow.StartResult, error) {
+	now := persistence.Now()
+	results := make([]workflow.StartResult, len(items))
 	wake := map[string]bool{}
 	for attempt := 0; ; attempt++ {
 		clear(wake)
@@ -113,7 +196,7 @@ func (e *Engine) startMany(ctx context.Context, ps []workflow.StartParams, index
 				if key := it.p.IdempotencyKey; key != "" {
 					if j, dup := seenKey[key]; dup {
 						if items[j].hash != it.hash {
-							return keyReused(keyField(i))
+							return &startRefused{index: i, err: keyReused(it.keyField)}
 						}
 						keyDup[i] = j // replays the first: filled in after the insert
 						continue
@@ -122,7 +205,7 @@ func (e *Engine) startMany(ctx context.Context, ps []workflow.StartParams, index
 					k, err := tx.IdempotencyKeyGet(ctx, "start", key)
 					if err == nil {
 						if k.RequestHash != "" && k.RequestHash != it.hash {
-							return keyReused(keyField(i))
+							return &startRefused{index: i, err: keyReused(it.keyField)}
 						}
 						w, err := tx.WorkflowGet(ctx, k.WorkflowID)
 						if err != nil {
