@@ -63,6 +63,18 @@ func TestSlowSubscriberIsCutOffAndResumesByCursor(t *testing.T) {
 		start := EventCursorStart()
 		ch, err := r.workflowEvents(ctx, nil, &start)
 		require.NoError(t, err)
+		// A first workflow's event, once read, shows the subscription follows the hub live (past
+		// its empty backlog). Before that, events the hub drops for it would be read again from
+		// the database at the subscriber's pace, and it would never be cut off.
+		warm, err := engine.Start(ctx, workflow.StartParams{Type: "test.noop", BusinessKey: "warm-up"})
+		require.NoError(t, err)
+		select {
+		case ev := <-ch:
+			id, _ := ev.WorkflowID()
+			require.Equal(t, encodeID(kindWorkflow, warm.Workflow.ID), id)
+		case <-time.After(30 * time.Second):
+			t.Fatal("the first workflow's event never came")
+		}
 
 		// Ten workflows start while the subscriber reads nothing: the engine is never held up.
 		ps := make([]workflow.StartParams, 10)
