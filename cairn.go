@@ -2,13 +2,16 @@
 // the options and builds the engine and one worker pool per executor group; Node.Run starts the
 // pools and every node service once (heartbeats, recovery of dead executors' work, schedule
 // firing, retention, event trimming, remote-task lease sweeping, the cancel listener and the
-// wake-up relay) and returns when its context ends and the node has drained.
+// wake-up relay) and returns when its context ends and the node has drained. The node offers the
+// operations on workflows (Start, Signal, Retry, Cancel, Wait, Follow, Deploy, ...), whose
+// parameter and result types are package workflow's, and its GraphQL API as an http.Handler.
 //
 //	node, err := cairn.New(store, cairn.Options{Groups: []string{"default"}})
 //	if err != nil { ... }
 //	node.Register(ctx, definition)
 //	go node.Run(ctx) // until ctx ends, then drains
-//	node.Engine().Start(ctx, workflow.StartParams{Type: "greeting"})
+//	started, err := node.Start(ctx, workflow.StartParams{Type: "greeting"})
+//	w, err := node.Wait(ctx, started.Workflow.ID)
 package cairn
 
 import (
@@ -42,6 +45,15 @@ type Options struct {
 	HeartbeatInterval time.Duration
 	// Expiry is how long after its last heartbeat an executor counts as dead (10s).
 	Expiry time.Duration
+	// RecoveryInterval is how often the node looks for dead executors' work (1s, or
+	// HeartbeatInterval when that is shorter).
+	RecoveryInterval time.Duration
+	// ExpiryOnly declares executors dead by their expiry alone. By default each executor on
+	// PostgreSQL or MariaDB also holds a database session lock while it lives, so that a killed
+	// node is declared dead as soon as its session ends; behind a pooler in transaction mode, where
+	// a session lock outlives its client, set it (nothing breaks without it: a dead node's lock
+	// then looks held, and its expiry declares it dead).
+	ExpiryOnly bool
 	// DrainTimeout is how long Run waits, once its context ended, for running steps before
 	// releasing them (30s).
 	DrainTimeout time.Duration
@@ -53,6 +65,9 @@ type Options struct {
 	EventRetention time.Duration
 	// Host names this node on its executor rows (os.Hostname()).
 	Host string
+	// Documents compiles the documents Deploy takes (Serverless Workflow YAML or JSON); without it
+	// the node deploys none, and runs only definitions registered in Go.
+	Documents workflow.DocumentCompiler
 }
 
 // validate checks the options once and fills in the defaults.
@@ -62,7 +77,7 @@ func (o Options) validate() (Options, error) {
 		name string
 		d    time.Duration
 	}{{"PollInterval", o.PollInterval}, {"HeartbeatInterval", o.HeartbeatInterval}, {"Expiry", o.Expiry},
-		{"DrainTimeout", o.DrainTimeout}, {"Retention", o.Retention}, {"EventRetention", o.EventRetention}} {
+		{"RecoveryInterval", o.RecoveryInterval}, {"DrainTimeout", o.DrainTimeout}, {"Retention", o.Retention}, {"EventRetention", o.EventRetention}} {
 		if d.d < 0 {
 			errs = append(errs, fmt.Errorf("%s must not be negative, not %s", d.name, d.d))
 		}
@@ -75,6 +90,9 @@ func (o Options) validate() (Options, error) {
 	}
 	if o.Expiry == 0 {
 		o.Expiry = 10 * time.Second
+	}
+	if o.RecoveryInterval == 0 {
+		o.RecoveryInterval = min(time.Second, o.HeartbeatInterval)
 	}
 	if o.DrainTimeout == 0 {
 		o.DrainTimeout = 30 * time.Second

@@ -5,14 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/graph/server"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/maintenance"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/worker"
-	"github.com/cairnflow/cairn/workflow"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ErrRunning is returned by a second Run of a node.
@@ -25,8 +27,8 @@ type Node struct {
 	opts     Options
 	log      *slog.Logger
 	notifier *persistence.Notifier
-	engine   *workflow.Engine
-	pools    []*worker.Worker
+	engine   *engine.Engine
+	pools    []*pool.Worker
 
 	// hints run for the whole of Run, outliving the pools' drain: a draining step can still be
 	// cancelled, its completion still wakes other nodes, and remote leases still run out.
@@ -52,14 +54,18 @@ func New(store *persistence.Store, opts Options) (*Node, error) {
 	}
 	n := &Node{store: store, opts: opts, log: opts.Logger}
 	n.notifier = persistence.NewNotifier(store, opts.Logger)
-	n.engine = workflow.New(store, workflow.Options{Logger: opts.Logger, Notifier: n.notifier, Limits: opts.Limits})
+	n.engine = engine.New(store, engine.Options{Logger: opts.Logger, Notifier: n.notifier, Limits: opts.Limits})
+	if opts.Documents != nil {
+		n.engine.SetCompiler(opts.Documents)
+	}
 	for _, group := range opts.Groups {
-		n.pools = append(n.pools, worker.New(n.engine, worker.Options{
+		n.pools = append(n.pools, pool.New(n.engine, pool.Options{
 			Group:             group,
 			Concurrency:       opts.Concurrency,
 			PollInterval:      opts.PollInterval,
 			HeartbeatInterval: opts.HeartbeatInterval,
 			Expiry:            opts.Expiry,
+			SessionLock:       !opts.ExpiryOnly,
 			DrainTimeout:      opts.DrainTimeout,
 			Host:              opts.Host,
 			Logger:            opts.Logger,
@@ -71,20 +77,20 @@ func New(store *persistence.Store, opts Options) (*Node, error) {
 	return n, nil
 }
 
-// Engine returns the node's engine: the operations (start, signal, retry, wait, follow, deploy ...)
-// and the registration of definitions.
-func (n *Node) Engine() *workflow.Engine { return n.engine }
-
-// Register registers a definition on the node's engine (see workflow.Engine.Register).
-func (n *Node) Register(ctx context.Context, def workflow.Definition) (*persistence.Definition, error) {
-	return n.engine.Register(ctx, def)
+// Handler returns the HTTP handler of the node's GraphQL API (package graph/server: transports,
+// auth, limits, CORS, the routes in cfg.Routes), whose mutations run this node's operations and
+// whose queries read its store. cfg.Engine is set to the node's engine.
+func (n *Node) Handler(cfg server.Config) http.Handler {
+	cfg.Engine = n.engine
+	return server.New(cfg)
 }
 
-// Store returns the store the node runs on.
-func (n *Node) Store() *persistence.Store { return n.store }
-
-// Pools returns the node's worker pools, one per executor group (none with NoWorkers).
-func (n *Node) Pools() []*worker.Worker { return n.pools }
+// MetricsCollectors returns the node's Prometheus collectors: each pool's counters (claims,
+// completions, recoveries, steps in flight) and the remote tasks' (waiting tasks, lease expiries,
+// poll and wait times).
+func (n *Node) MetricsCollectors() []prometheus.Collector {
+	return []prometheus.Collector{pool.NewCollector(n.pools...), pool.NewRemoteCollector(n.engine)}
+}
 
 // Run starts the worker pools and the node services, once, and runs them until ctx ends. Then it
 // drains: the pools stop claiming, long polls of remote workers answer, running steps get up to
@@ -157,7 +163,7 @@ func (n *Node) recover(ctx context.Context) (int, error) {
 	if id == 0 {
 		return 0, nil // not registered yet
 	}
-	count, err := engineapi.Of(n.engine).Recover(ctx, engineapi.RecoverParams{ExecutorID: id})
+	count, err := n.engine.Recover(ctx, engine.RecoverParams{ExecutorID: id})
 	if count > 0 {
 		pool.Stats().Recovered.Add(int64(count))
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -21,7 +22,7 @@ import (
 // remoteEcho is a definition whose one step calls a remote function and keeps its result.
 func remoteEcho(typ, function string) workflow.Definition {
 	return workflow.Definition{Type: typ, States: []workflow.State{
-		{Name: "call", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+		{Name: "call", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 			out, err := c.CallRemote(function, map[string]any{})
 			if err != nil {
 				return workflow.Next{}, err
@@ -36,7 +37,7 @@ func remoteEcho(typ, function string) workflow.Definition {
 }
 
 // pollTask polls a function's tasks until one arrives or the time is up (nil then).
-func pollTask(t *testing.T, e *workflow.Engine, function string, leaseMs int, worker string, within time.Duration) *workflow.LeasedTask {
+func pollTask(t *testing.T, e *engine.Engine, function string, leaseMs int, worker string, within time.Duration) *workflow.LeasedTask {
 	t.Helper()
 	wait := 500
 	for end := time.Now().Add(within); time.Now().Before(end); {
@@ -57,14 +58,14 @@ func TestEmbeddedNodeReoffersADeadRemoteWorkersTask(t *testing.T) {
 		node := newNode(t, store, fastOptions(), remoteEcho("remote.gone", "gone"))
 		run(t, node)
 		w := start(t, node, "remote.gone", `{}`)
-		first := pollTask(t, node.Engine(), "gone", 1000, "dies", 30*time.Second)
+		first := pollTask(t, node.engine, "gone", 1000, "dies", 30*time.Second)
 		require.NotNil(t, first, "the task is offered")
 		// The first worker is gone: it never heartbeats or completes the task.
-		second := pollTask(t, node.Engine(), "gone", 30000, "lives", 15*time.Second)
+		second := pollTask(t, node.engine, "gone", 30000, "lives", 15*time.Second)
 		require.NotNil(t, second, "the task is offered again once its lease ran out")
 		require.Equal(t, first.ID, second.ID)
 		require.Equal(t, first.Attempt+1, second.Attempt)
-		_, err := node.Engine().CompleteTask(context.Background(), second.Token, json.RawMessage(`"fresh"`), nil)
+		_, err := node.engine.CompleteTask(context.Background(), second.Token, json.RawMessage(`"fresh"`), nil)
 		require.NoError(t, err)
 		done := waitStatus(t, store, w.ID, persistence.StatusFinished)
 		require.JSONEq(t, `{"result": "fresh"}`, string(done.Variables))
@@ -168,14 +169,14 @@ func TestNodesFireSchedules(t *testing.T) {
 		node := newNode(t, store, fastOptions())
 		run(t, node)
 		run(t, newNode(t, store, fastOptions())) // two nodes: each fire still starts one run
-		sc, err := node.Engine().CreateSchedule(ctx, workflow.ScheduleParams{Type: "bench.noop", Cron: "@every 1s"})
+		sc, err := node.engine.CreateSchedule(ctx, workflow.ScheduleParams{Type: "bench.noop", Cron: "@every 1s"})
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {
 			n, err := store.WorkflowCount(ctx, persistence.WorkflowFilter{Types: []string{"bench.noop"}, Statuses: []persistence.Status{persistence.StatusFinished}})
 			require.NoError(t, err)
 			return n >= 2
 		}, 20*time.Second, 50*time.Millisecond, "the schedule's runs start and finish")
-		_, err = node.Engine().SetSchedulePaused(ctx, sc.ID, true)
+		_, err = node.engine.SetSchedulePaused(ctx, sc.ID, true)
 		require.NoError(t, err)
 		runs, _, err := store.WorkflowList(ctx, persistence.WorkflowListParams{Filter: persistence.WorkflowFilter{Types: []string{"bench.noop"}}, Limit: 100})
 		require.NoError(t, err)

@@ -36,7 +36,7 @@ func newNode(t *testing.T, store *persistence.Store, opts Options, defs ...workf
 	t.Helper()
 	node, err := New(store, opts)
 	require.NoError(t, err)
-	require.NoError(t, demo.Register(context.Background(), node.Engine()))
+	require.NoError(t, demo.Register(context.Background(), node.engine))
 	for _, d := range defs {
 		_, err := node.Register(context.Background(), d)
 		require.NoError(t, err)
@@ -58,7 +58,7 @@ func run(t *testing.T, node *Node) {
 
 func start(t *testing.T, node *Node, typ, input string) *persistence.Workflow {
 	t.Helper()
-	res, err := node.Engine().Start(context.Background(), workflow.StartParams{Type: typ, Input: json.RawMessage(input)})
+	res, err := node.engine.Start(context.Background(), workflow.StartParams{Type: typ, Input: json.RawMessage(input)})
 	require.NoError(t, err)
 	return res.Workflow
 }
@@ -92,17 +92,17 @@ func TestNewChecksItsOptions(t *testing.T) {
 	require.Error(t, err)
 	node, err := New(store, Options{})
 	require.NoError(t, err)
-	require.Len(t, node.Pools(), 1, "one pool, of the default group")
+	require.Len(t, node.pools, 1, "one pool, of the default group")
 	node, err = New(store, Options{NoWorkers: true})
 	require.NoError(t, err)
-	require.Empty(t, node.Pools())
+	require.Empty(t, node.pools)
 }
 
 func TestRunTwiceIsRefused(t *testing.T) {
 	t.Parallel()
 	node := newNode(t, dbtest.Open(t, persistence.KindSQLite), fastOptions())
 	run(t, node)
-	require.Eventually(t, func() bool { return node.Pools()[0].ExecutorID() != 0 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return node.pools[0].ExecutorID() != 0 }, 10*time.Second, 10*time.Millisecond)
 	require.ErrorIs(t, node.Run(context.Background()), ErrRunning)
 }
 

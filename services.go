@@ -3,10 +3,9 @@ package cairn
 import (
 	"context"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/maintenance"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // leaseCancelEvery is how many lease sweeps pass between two cancellations of the remote tasks of
@@ -27,7 +26,7 @@ func (n *Node) buildServices() error {
 		return err
 	}
 	leases, err := maintenance.NewLeaseSweeper(maintenance.LeaseSweeperConfig{
-		Interval: workflow.RemoteLeaseSweep,
+		Interval: engine.LeaseSweep,
 		Expire:   n.engine.ExpireTaskLeases,
 		CancelEnded: func(ctx context.Context) (int, error) {
 			count, err := n.store.RemoteTaskCancelEnded(ctx, persistence.Now())
@@ -44,12 +43,11 @@ func (n *Node) buildServices() error {
 		return nil
 	}
 
-	recovery, err := maintenance.NewRecovery(maintenance.RecoveryConfig{Interval: n.opts.HeartbeatInterval, Recover: n.recover, Logger: n.log})
+	recovery, err := maintenance.NewRecovery(maintenance.RecoveryConfig{Interval: n.opts.RecoveryInterval, Recover: n.recover, Logger: n.log})
 	if err != nil {
 		return err
 	}
-	machine := engineapi.Of(n.engine)
-	schedules, err := maintenance.NewScheduler(maintenance.SchedulerConfig{Interval: n.opts.HeartbeatInterval, Fire: machine.FireSchedules, Logger: n.log})
+	schedules, err := maintenance.NewScheduler(maintenance.SchedulerConfig{Interval: n.opts.HeartbeatInterval, Fire: n.engine.FireSchedules, Logger: n.log})
 	if err != nil {
 		return err
 	}

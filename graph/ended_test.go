@@ -20,7 +20,7 @@ func TestEndedWorkflowsRefuseChanges(t *testing.T) {
 		ctx := context.Background()
 		b := setup(t, store)
 		_, err := b.engine.Register(ctx, workflow.Definition{Type: "ended.form", States: []workflow.State{
-			{Name: "start", Kind: workflow.Start, Next: []string{"review"}, Handler: func(*workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("review"), nil }},
+			{Name: "start", Kind: workflow.Start, Next: []string{"review"}, Handler: func(workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("review"), nil }},
 			{Name: "review", Kind: workflow.Manual, Next: []string{"done"}, FormSchema: json.RawMessage(`{"type": "object"}`)},
 			{Name: "done", Kind: workflow.End},
 			{Name: "failed", Kind: workflow.ErrorKind},

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -26,7 +27,7 @@ func TestExpiredEventCursor(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		engine := workflow.New(store, workflow.Options{Logger: log})
+		engine := engine.New(store, engine.Options{Logger: log})
 		_, err := engine.Register(ctx, noopFlow)
 		require.NoError(t, err)
 		r := newTestResolver(engine, Config{Engine: engine, Logger: log, SubscriptionBuffer: 100}.withDefaults())

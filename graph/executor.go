@@ -11,9 +11,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/cairnflow/cairn/graph/generated"
-	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // DefaultMaxResponseBytes bounds the values of one response: far above a dashboard page (100
@@ -24,7 +23,7 @@ const DefaultMaxResponseBytes = 32 << 20
 // it from its own Config.
 type Config struct {
 	// Engine runs the mutations; its Store serves the queries and its notifier wakes subscriptions.
-	Engine *workflow.Engine
+	Engine *engine.Engine
 	// Logger receives internal errors and panics (the engine's logger when nil).
 	Logger *slog.Logger
 	// ExactCountUpTo is how many workflows totalCount and workflowStats count exactly; above it
@@ -81,7 +80,7 @@ func NewExecutor(cfg Config) *handler.Server {
 	cfg = cfg.withDefaults()
 	r := &Resolver{engine: cfg.Engine, store: cfg.Engine.Store(), log: cfg.Logger, cfg: cfg,
 		subs: &subscriptionSlots{perConnection: int64(cfg.MaxSubscriptionsPerConnection), perNode: int64(cfg.MaxSubscriptions)},
-		hub:  newLiveHub(cfg.Engine.Store(), engineapi.Of(cfg.Engine).Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
+		hub:  newLiveHub(cfg.Engine.Store(), cfg.Engine.Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
 	gql := generated.Config{Resolvers: r}
 	setComplexity(&gql.Complexity)
 	srv := handler.New(generated.NewExecutableSchema(gql))

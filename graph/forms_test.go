@@ -17,7 +17,7 @@ func TestSubmitForm(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		b := setup(t, store)
 		_, err := b.engine.Register(context.Background(), workflow.Definition{Type: "form.flow", States: []workflow.State{
-			{Name: "start", Kind: workflow.Start, Next: []string{"review"}, Handler: func(*workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("review"), nil }},
+			{Name: "start", Kind: workflow.Start, Next: []string{"review"}, Handler: func(workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("review"), nil }},
 			{Name: "review", Kind: workflow.Manual, Next: []string{"done"},
 				FormSchema: json.RawMessage(`{"type": "object", "required": ["ok"], "properties": {"ok": {"type": "boolean"}}}`)},
 			{Name: "done", Kind: workflow.End},

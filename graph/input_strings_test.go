@@ -18,7 +18,7 @@ import (
 var formFlow = workflow.Definition{
 	Type: "test.form",
 	States: []workflow.State{
-		{Name: "begin", Kind: workflow.Start, Next: []string{"review"}, Handler: func(*workflow.StepContext) (workflow.Next, error) {
+		{Name: "begin", Kind: workflow.Start, Next: []string{"review"}, Handler: func(workflow.StepContext) (workflow.Next, error) {
 			return workflow.MoveTo("review"), nil
 		}},
 		{Name: "review", Kind: workflow.Manual, Next: []string{"done"}, FormSchema: []byte(`{"type": "object"}`)},

@@ -47,7 +47,7 @@ func (s *liveSub) matches(e *liveEvent) bool {
 // once, with their workflows, and fans them out in memory to every subscription. It runs while
 // any subscription is registered and stops with the last one.
 type liveHub struct {
-	store    *persistence.Store
+	store    Reads
 	notifier *persistence.Notifier
 	log      *slog.Logger
 	poll     time.Duration
@@ -64,7 +64,7 @@ type liveHub struct {
 	beforeFanOut func()
 }
 
-func newLiveHub(store *persistence.Store, notifier *persistence.Notifier, log *slog.Logger, poll time.Duration, buffer int) *liveHub {
+func newLiveHub(store Reads, notifier *persistence.Notifier, log *slog.Logger, poll time.Duration, buffer int) *liveHub {
 	return &liveHub{store: store, notifier: notifier, log: log, poll: poll, buffer: buffer, subs: map[*liveSub]struct{}{}, idle: make(chan struct{}, 1)}
 }
 
@@ -185,7 +185,7 @@ func newLiveEvent(ev *persistence.ChangeEvent, w *persistence.Workflow) *liveEve
 }
 
 // workflowsOf loads the workflows that events name, by ID.
-func workflowsOf(ctx context.Context, store *persistence.Store, events []*persistence.ChangeEvent) (map[int64]*persistence.Workflow, error) {
+func workflowsOf(ctx context.Context, store Reads, events []*persistence.ChangeEvent) (map[int64]*persistence.Workflow, error) {
 	ids := make([]int64, 0, len(events))
 	for _, ev := range events {
 		ids = append(ids, ev.WorkflowID)

@@ -14,16 +14,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph/model"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
 )
 
 // liveSetup is an engine with test.noop registered and a resolver with its own hub.
-func liveSetup(t testing.TB, store *persistence.Store, buffer int) (*workflow.Engine, *Resolver) {
+func liveSetup(t testing.TB, store *persistence.Store, buffer int) (*engine.Engine, *Resolver) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	engine := workflow.New(store, workflow.Options{Logger: log})
+	engine := engine.New(store, engine.Options{Logger: log})
 	for _, typ := range []string{"test.noop", "test.other"} {
 		def := noopFlow
 		def.Type = typ
@@ -34,7 +35,7 @@ func liveSetup(t testing.TB, store *persistence.Store, buffer int) (*workflow.En
 }
 
 // startConcurrently starts n workflows of each type from several goroutines, in small batches.
-func startConcurrently(engine *workflow.Engine, n int, types ...string) error {
+func startConcurrently(engine *engine.Engine, n int, types ...string) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(types)*2)
 	for _, typ := range types {

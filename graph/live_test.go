@@ -13,10 +13,10 @@ import (
 
 	"github.com/cairnflow/cairn/graph"
 	"github.com/cairnflow/cairn/graph/server"
+	"github.com/cairnflow/cairn/internal/engine"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
-	"github.com/cairnflow/cairn/worker"
-	"github.com/cairnflow/cairn/workflow"
 	"github.com/cairnflow/cairn/workflow/demo"
 )
 
@@ -30,7 +30,7 @@ func node(t *testing.T, url string, cfg server.Config) *bundle {
 	require.NoError(t, err)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	notifier := persistence.NewNotifier(store, log)
-	engine := workflow.New(store, workflow.Options{Logger: log, Notifier: notifier})
+	engine := engine.New(store, engine.Options{Logger: log, Notifier: notifier})
 	require.NoError(t, demo.Register(ctx, engine))
 	done := make(chan struct{})
 	go func() { defer close(done); notifier.Run(ctx) }()
@@ -79,9 +79,9 @@ func TestDemoOrderRunsToTheEndWhileASubscriberWatches(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
 		notifier := persistence.NewNotifier(store, log)
-		engine := workflow.New(store, workflow.Options{Logger: log, Notifier: notifier})
+		engine := engine.New(store, engine.Options{Logger: log, Notifier: notifier})
 		require.NoError(t, demo.Register(ctx, engine))
-		w := worker.New(engine, worker.Options{PollInterval: 50 * time.Millisecond, Logger: log})
+		w := pool.New(engine, pool.Options{PollInterval: 50 * time.Millisecond, Logger: log})
 		done := make(chan struct{})
 		go func() { defer close(done); go notifier.Run(ctx); _ = w.Run(ctx) }()
 		t.Cleanup(func() { cancel(); <-done })

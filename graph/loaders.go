@@ -26,7 +26,7 @@ type pageKey struct {
 // loaders are the dataloaders of one response (one query, one mutation, or one subscription
 // event): each caches what it loaded for that response only.
 type loaders struct {
-	store *persistence.Store
+	store Reads
 
 	mu       sync.Mutex
 	siblings []*persistence.Workflow
@@ -54,13 +54,13 @@ type loaders struct {
 type loadersKey struct{}
 
 // withLoaders returns ctx with fresh loaders.
-func withLoaders(ctx context.Context, store *persistence.Store) context.Context {
+func withLoaders(ctx context.Context, store Reads) context.Context {
 	return context.WithValue(ctx, loadersKey{}, newLoaders(store))
 }
 
 // loadersFor returns the loaders of the current response, or fresh ones when there are none
 // (a resolver called outside a response: never cached across responses).
-func loadersFor(ctx context.Context, store *persistence.Store) *loaders {
+func loadersFor(ctx context.Context, store Reads) *loaders {
 	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
 		return l
 	}
@@ -114,7 +114,7 @@ func (l *loaders) siblingPages(keys []pageKey) []pageKey {
 	return out
 }
 
-func newLoaders(store *persistence.Store) *loaders {
+func newLoaders(store Reads) *loaders {
 	l := &loaders{store: store, seen: map[int64]bool{}}
 	l.workflows = newPrefetch(nil, func(ctx context.Context, ids []int64) (map[int64]*persistence.Workflow, error) {
 		rows, err := store.WorkflowGetMany(ctx, ids)

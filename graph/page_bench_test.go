@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph/server"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -38,7 +39,7 @@ func BenchmarkWorkflowPage(b *testing.B) {
 	store := dbtest.Open(b, kind)
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	engine := workflow.New(store, workflow.Options{Logger: log})
+	engine := engine.New(store, engine.Options{Logger: log})
 	_, err := engine.Register(ctx, testFlow)
 	require.NoError(b, err)
 
@@ -93,7 +94,7 @@ func BenchmarkStoredWorkflowPage(b *testing.B) {
 	require.NoError(b, err)
 	b.Cleanup(func() { store.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	c := client.New(server.New(server.Config{Engine: workflow.New(store, workflow.Options{Logger: log}), Logger: log, AllowedHosts: testHosts}), client.Path("/graphql"))
+	c := client.New(server.New(server.Config{Engine: engine.New(store, engine.Options{Logger: log}), Logger: log, AllowedHosts: testHosts}), client.Path("/graphql"))
 	for _, q := range []struct{ name, query string }{
 		{"page", pageQuery},
 		{"stats", `{ workflowStats { total totalIsEstimate byStatus { status count isEstimate } } }`},

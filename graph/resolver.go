@@ -7,14 +7,13 @@ package graph
 import (
 	"log/slog"
 
-	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/workflow"
+	"github.com/cairnflow/cairn/internal/engine"
 )
 
 // Resolver holds the dependencies of every resolver.
 type Resolver struct {
-	engine *workflow.Engine
-	store  *persistence.Store
+	engine *engine.Engine
+	store  Reads
 	log    *slog.Logger
 	cfg    Config
 	subs   *subscriptionSlots

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -79,8 +79,8 @@ func TestRunningAndCancelledTaskInstances(t *testing.T) {
 		_, err = b.engine.Cancel(ctx, workflow.ChangeParams{ID: claimed[0].ID})
 		require.NoError(t, err)
 		require.Equal(t, "RUNNING", query(map[string]any{"first": 10}).Workflow.TaskInstances.Nodes[0].Status)
-		o := engineapi.Of(b.engine).Execute(ctx, engineapi.ExecuteParams{Workflow: claimed[0], ExecutorID: exec.ID, Host: "node-7"})
-		written, err := engineapi.Of(b.engine).Complete(ctx, []engineapi.Outcome{o})
+		o := b.engine.Execute(ctx, engine.ExecuteParams{Workflow: claimed[0], ExecutorID: exec.ID, Host: "node-7"})
+		written, err := b.engine.Complete(ctx, []*engine.Outcome{o})
 		require.NoError(t, err)
 		require.Empty(t, written, "the cancelled attempt's result is fenced off")
 		got = query(map[string]any{"first": 10}).Workflow.TaskInstances

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -22,9 +21,9 @@ func TestScheduleShowsSkippedFires(t *testing.T) {
 		sc, err := b.engine.CreateSchedule(ctx, workflow.ScheduleParams{Type: "test.flow", Cron: "@every 5s"})
 		require.NoError(t, err)
 		// The first fire starts a run; no worker runs it, so under SKIP the next two find it going.
-		_, err = engineapi.Of(b.engine).FireSchedules(ctx, *sc.NextFire)
+		_, err = b.engine.FireSchedules(ctx, *sc.NextFire)
 		require.NoError(t, err)
-		_, err = engineapi.Of(b.engine).FireSchedules(ctx, sc.NextFire.Add(10*time.Second))
+		_, err = b.engine.FireSchedules(ctx, sc.NextFire.Add(10*time.Second))
 		require.NoError(t, err)
 		var out struct {
 			Schedules []struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairnflow/cairn/graph/generated"
 	"github.com/cairnflow/cairn/graph/model"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
@@ -499,12 +500,12 @@ func (r *workflowDefinitionResolver) StepTimeoutMs(ctx context.Context, obj *per
 
 // Source is the resolver for the source field.
 func (r *workflowDefinitionResolver) Source(ctx context.Context, obj *persistence.Definition) (*string, error) {
-	return optional(workflow.DeployedSource(obj.Spec)), nil
+	return optional(engine.DeployedSource(obj.Spec)), nil
 }
 
 // Label is the resolver for the label field.
 func (r *workflowDefinitionResolver) Label(ctx context.Context, obj *persistence.Definition) (*string, error) {
-	return optional(workflow.DeployedLabel(obj.Spec)), nil
+	return optional(engine.DeployedLabel(obj.Spec)), nil
 }
 
 // Workflow is the resolver for the workflow field.

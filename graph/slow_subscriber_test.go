@@ -13,14 +13,14 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/cairnflow/cairn/graph/model"
-	"github.com/cairnflow/cairn/internal/engineapi"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
 )
 
 var noopFlow = workflow.Definition{Type: "test.noop", States: []workflow.State{
-	{Name: "start", Kind: workflow.Start, Next: []string{"done"}, Handler: func(*workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }},
+	{Name: "start", Kind: workflow.Start, Next: []string{"done"}, Handler: func(workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }},
 	{Name: "done", Kind: workflow.End},
 }}
 
@@ -43,16 +43,16 @@ func drain(t *testing.T, ch <-chan *model.WorkflowEvent) []*model.WorkflowEvent 
 }
 
 // newTestResolver returns a Resolver with its own change-event hub, as NewExecutor builds it.
-func newTestResolver(engine *workflow.Engine, cfg Config) *Resolver {
+func newTestResolver(engine *engine.Engine, cfg Config) *Resolver {
 	return &Resolver{engine: engine, store: engine.Store(), log: cfg.Logger, cfg: cfg,
-		hub: newLiveHub(engine.Store(), engineapi.Of(engine).Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
+		hub: newLiveHub(engine.Store(), engine.Notifier(), cfg.Logger, cfg.PollInterval, cfg.SubscriptionBuffer)}
 }
 
 func TestSlowSubscriberIsCutOffAndResumesByCursor(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		engine := workflow.New(store, workflow.Options{Logger: log})
+		engine := engine.New(store, engine.Options{Logger: log})
 		_, err := engine.Register(context.Background(), noopFlow)
 		require.NoError(t, err)
 		cfg := Config{Engine: engine, Logger: log, SubscriptionBuffer: 3, PollInterval: 20 * time.Millisecond}.withDefaults()
@@ -63,6 +63,18 @@ func TestSlowSubscriberIsCutOffAndResumesByCursor(t *testing.T) {
 		start := EventCursorStart()
 		ch, err := r.workflowEvents(ctx, nil, &start)
 		require.NoError(t, err)
+		// A first workflow's event, once read, shows the subscription follows the hub live (past
+		// its empty backlog). Before that, events the hub drops for it would be read again from
+		// the database at the subscriber's pace, and it would never be cut off.
+		warm, err := engine.Start(ctx, workflow.StartParams{Type: "test.noop", BusinessKey: "warm-up"})
+		require.NoError(t, err)
+		select {
+		case ev := <-ch:
+			id, _ := ev.WorkflowID()
+			require.Equal(t, encodeID(kindWorkflow, warm.Workflow.ID), id)
+		case <-time.After(30 * time.Second):
+			t.Fatal("the first workflow's event never came")
+		}
 
 		// Ten workflows start while the subscriber reads nothing: the engine is never held up.
 		ps := make([]workflow.StartParams, 10)

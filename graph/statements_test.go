@@ -147,23 +147,14 @@ func TestPageOfWorkflowsCostsAFewStatements(t *testing.T) {
 func TestCompleteTaskUnderAuthReadsTheTokenOnce(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
-		ctx := context.Background()
-		fns := "f"
-		require.NoError(t, store.APITokenInsert(ctx, &persistence.APIToken{Name: "py", Hash: persistence.HashToken("worker-secret"), Role: graph.RoleWorker, Functions: &fns}))
-		b := setup(t, store, func(c *server.Config) { c.Authenticate = server.StoreAuthenticator(store) })
-		addTask(t, b, "f")
-		_, resp := postAs(t, b, "Bearer worker-secret", `mutation { pollTasks(input: {functions: ["f"]}) { tasks { token } } }`)
-		require.Empty(t, resp.Errors)
-		var p struct {
-			PollTasks struct{ Tasks []struct{ Token string } }
-		}
-		require.NoError(t, json.Unmarshal(resp.Data, &p))
-		require.Len(t, p.PollTasks.Tasks, 1)
+		b := workerSetup(t, store)
+		token := leaseAsWorker(t, b)
 
 		counter := &statementCounter{}
 		store.DB().AddQueryHook(counter) //lint:ignore SA1019 the hook must see the statements of this very DB, not of a copy
+		var resp gqlResponse
 		stmts := counter.count(func() {
-			_, resp = postAs(t, b, "Bearer worker-secret", fmt.Sprintf(`mutation { completeTask(input: {token: %q, output: 1}) { status } }`, p.PollTasks.Tasks[0].Token))
+			_, resp = postAs(t, b, "Bearer worker-secret", fmt.Sprintf(`mutation { completeTask(input: {token: %q, output: 1}) { status } }`, token))
 		})
 		require.Empty(t, resp.Errors)
 		require.JSONEq(t, `{"completeTask": {"status": "SUCCEEDED"}}`, string(resp.Data))
@@ -175,4 +166,58 @@ func TestCompleteTaskUnderAuthReadsTheTokenOnce(t *testing.T) {
 		}
 		require.Equal(t, 1, tokenReads, "statements: %q", stmts)
 	})
+}
+
+// TestCompleteTaskUnderAuthReadsNoTaskFirst completes a remote task with a worker token: whether
+// the worker may serve the task's function is part of the fenced update that ends the task, so no
+// statement reads the task before it.
+func TestCompleteTaskUnderAuthReadsNoTaskFirst(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		b := workerSetup(t, store)
+		for _, mutation := range []string{`completeTask(input: {token: %q, output: 1})`, `failTask(input: {token: %q, error: {type: "t", title: "no"}, retryable: false})`} {
+			token := leaseAsWorker(t, b)
+
+			counter := &statementCounter{}
+			store.DB().AddQueryHook(counter) //lint:ignore SA1019 the hook must see the statements of this very DB, not of a copy
+			var resp gqlResponse
+			stmts := counter.count(func() {
+				_, resp = postAs(t, b, "Bearer worker-secret", fmt.Sprintf(`mutation { `+mutation+` { status } }`, token))
+			})
+			require.Empty(t, resp.Errors)
+			for _, s := range stmts {
+				if !strings.Contains(s, "remote_tasks") {
+					continue
+				}
+				require.True(t, strings.HasPrefix(strings.TrimSpace(s), "WITH v") || strings.HasPrefix(strings.TrimSpace(s), "UPDATE"),
+					"the first statement on remote_tasks ends the task; statements: %q", stmts)
+				break
+			}
+		}
+	})
+}
+
+// workerSetup serves the API under auth, with a worker token "worker-secret" that may serve
+// function f.
+func workerSetup(t *testing.T, store *persistence.Store) *bundle {
+	t.Helper()
+	fns := "f"
+	require.NoError(t, store.APITokenInsert(context.Background(), &persistence.APIToken{Name: "py", Hash: persistence.HashToken("worker-secret"),
+		Role: graph.RoleWorker, Functions: &fns}))
+	return setup(t, store, func(c *server.Config) { c.Authenticate = server.StoreAuthenticator(store) })
+}
+
+// leaseAsWorker adds a task of function f and leases it with the worker token; it returns the
+// task's token.
+func leaseAsWorker(t *testing.T, b *bundle) string {
+	t.Helper()
+	addTask(t, b, "f")
+	_, resp := postAs(t, b, "Bearer worker-secret", `mutation { pollTasks(input: {functions: ["f"]}) { tasks { token } } }`)
+	require.Empty(t, resp.Errors)
+	var p struct {
+		PollTasks struct{ Tasks []struct{ Token string } }
+	}
+	require.NoError(t, json.Unmarshal(resp.Data, &p))
+	require.Len(t, p.PollTasks.Tasks, 1)
+	return p.PollTasks.Tasks[0].Token
 }

@@ -16,9 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph/server"
+	"github.com/cairnflow/cairn/internal/engine"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
-	"github.com/cairnflow/cairn/worker"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -49,17 +50,17 @@ func TestStepPanicShowsAnIncidentNotAStack(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		logs := &syncBuffer{}
 		log := slog.New(slog.NewJSONHandler(logs, nil))
-		engine := workflow.New(store, workflow.Options{Logger: log})
+		engine := engine.New(store, engine.Options{Logger: log})
 		_, err := engine.Register(ctx, workflow.Definition{Type: "t.panic", States: []workflow.State{
 			{Name: "boom", Kind: workflow.Start, Next: []string{"done"}, Retry: &workflow.RetryPolicy{MaxAttempts: 2, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond},
-				Handler: func(*workflow.StepContext) (workflow.Next, error) {
+				Handler: func(workflow.StepContext) (workflow.Next, error) {
 					panic("could not connect with password=hunter2")
 				}},
 			{Name: "done", Kind: workflow.End},
 			{Name: "failed", Kind: workflow.ErrorKind},
 		}})
 		require.NoError(t, err)
-		w := worker.New(engine, worker.Options{PollInterval: 20 * time.Millisecond, Logger: log})
+		w := pool.New(engine, pool.Options{PollInterval: 20 * time.Millisecond, Logger: log})
 		done := make(chan struct{})
 		go func() { defer close(done); _ = w.Run(ctx) }()
 		t.Cleanup(func() { cancel(); <-done })

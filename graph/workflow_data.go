@@ -32,7 +32,7 @@ func (r *workflowResolver) withData(ctx context.Context, obj *persistence.Workfl
 // fetchData reads workflows' input and variables a few at a time, and stops once what it read
 // would take the response past its byte budget: a page of workflows with megabytes of variables
 // each is never held in memory whole only to be refused (RESPONSE_TOO_LARGE).
-func fetchData(ctx context.Context, store *persistence.Store, ids []int64) (map[int64]*persistence.WorkflowData, error) {
+func fetchData(ctx context.Context, store Reads, ids []int64) (map[int64]*persistence.WorkflowData, error) {
 	b := budgetOf(ctx)
 	out := make(map[int64]*persistence.WorkflowData, len(ids))
 	var read int64

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph/server"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -26,11 +27,11 @@ func TestMutationsRefuseValuesOverTheWorkflowLimits(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		engine := workflow.New(store, workflow.Options{Logger: log, Limits: workflow.Limits{ValueBytes: 100, VariablesBytes: 170}})
+		engine := engine.New(store, engine.Options{Logger: log, Limits: workflow.Limits{ValueBytes: 100, VariablesBytes: 170}})
 		_, err := engine.Register(ctx, testFlow)
 		require.NoError(t, err)
 		_, err = engine.Register(ctx, workflow.Definition{Type: "limits.form", States: []workflow.State{
-			{Name: "start", Kind: workflow.Start, Next: []string{"review"}, Handler: func(*workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("review"), nil }},
+			{Name: "start", Kind: workflow.Start, Next: []string{"review"}, Handler: func(workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("review"), nil }},
 			{Name: "review", Kind: workflow.Manual, Next: []string{"done"}, FormSchema: json.RawMessage(`{"type": "object"}`)},
 			{Name: "done", Kind: workflow.End},
 		}})

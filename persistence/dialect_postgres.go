@@ -19,7 +19,11 @@ import (
 // postgresDialect is PostgreSQL: row locks with SKIP LOCKED, UPDATE ... FROM ... RETURNING, the
 // unnest fast paths of dialect_postgres_bulk.go, change events ordered by transaction ID, and
 // LISTEN/NOTIFY between nodes.
-type postgresDialect struct{}
+type postgresDialect struct {
+	// pooled: the Store reaches PostgreSQL through a pooler in transaction mode (OpenOptions.Pooler),
+	// where a session's state does not outlive a transaction: no LISTEN, no session locks.
+	pooled bool
+}
 
 var _ dialect = postgresDialect{}
 
@@ -32,6 +36,8 @@ const pgUniqueViolation = "23505"
 const (
 	pgMigrationLockSQL   = "SELECT pg_advisory_lock(hashtext('cairn.migrate.' || current_schema()))"
 	pgMigrationUnlockSQL = "SELECT pg_advisory_unlock(hashtext('cairn.migrate.' || current_schema()))"
+	// pgMigrationXactLockSQL is the same lock, held until its transaction ends.
+	pgMigrationXactLockSQL = "SELECT pg_advisory_xact_lock(hashtext('cairn.migrate.' || current_schema()))"
 )
 
 func (postgresDialect) kind() Kind        { return KindPostgres }
@@ -42,13 +48,27 @@ func (postgresDialect) openBeat(_ context.Context, _, rawURL string, opts OpenOp
 	return openPostgres(rawURL, opts)
 }
 
-// withMigrationLock holds a session advisory lock, blocking other nodes until fn ends.
-func (postgresDialect) withMigrationLock(ctx context.Context, db *bun.DB, fn func() error) error {
+// withMigrationLock holds a session advisory lock, blocking other nodes until fn ends. Behind a
+// transaction-mode pooler, where a session lock would stay behind on whichever server connection
+// took it, it holds a transaction-level lock in a transaction kept open until fn ends instead (the
+// pooler keeps a transaction on one server connection).
+func (d postgresDialect) withMigrationLock(ctx context.Context, db *bun.DB, fn func() error) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("error taking a connection for the migration lock: %w", err)
 	}
 	defer conn.Close()
+	if d.pooled {
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("error taking the migration lock: %w", err)
+		}
+		defer func() { _ = tx.Rollback() }()
+		if _, err := tx.ExecContext(ctx, pgMigrationXactLockSQL); err != nil {
+			return fmt.Errorf("error taking the migration lock: %w", err)
+		}
+		return fn()
+	}
 	if _, err := conn.ExecContext(ctx, pgMigrationLockSQL); err != nil {
 		return fmt.Errorf("error taking the migration lock: %w", err)
 	}
@@ -64,8 +84,8 @@ func (postgresDialect) tableExists(ctx context.Context, db bun.IDB, name string)
 	return n > 0, err
 }
 
-func (postgresDialect) capabilities() Capabilities {
-	return Capabilities{SkipLocked: true, Listen: true, Returning: true, Estimates: true}
+func (d postgresDialect) capabilities() Capabilities {
+	return Capabilities{SkipLocked: true, Listen: !d.pooled, Returning: true, Estimates: true}
 }
 
 func (postgresDialect) castTime(placeholder string) string { return placeholder + "::timestamptz" }
@@ -151,7 +171,8 @@ func (postgresDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatemen
 // endTasks writes every result in one UPDATE ... FROM (VALUES ...) RETURNING.
 func (postgresDialect) endTasks(ctx context.Context, s *Store, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error) {
 	var out []*RemoteTask
-	q, args := endTasksValues(ps, now, func(p, typ string) string { return p + "::" + typ }, "remote_tasks AS rt", "rt", "rt.*")
+	q, args := endTasksValues(ps, now, func(p, typ string) string { return p + "::" + typ }, "remote_tasks AS rt", "rt",
+		"v.fns @> to_jsonb(rt.function)", "rt.*")
 	err := s.idb.NewRaw(q, args...).Scan(ctx, &out)
 	return out, err
 }

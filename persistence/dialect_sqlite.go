@@ -102,7 +102,8 @@ func (sqliteDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatement)
 // endTasks writes every result in one UPDATE ... FROM (VALUES ...) RETURNING.
 func (sqliteDialect) endTasks(ctx context.Context, s *Store, ps []RemoteTaskEndParams, now time.Time) ([]*RemoteTask, error) {
 	var out []*RemoteTask
-	q, args := endTasksValues(ps, now, func(p, _ string) string { return p }, "remote_tasks", "remote_tasks", "*")
+	q, args := endTasksValues(ps, now, func(p, _ string) string { return p }, "remote_tasks", "remote_tasks",
+		"EXISTS (SELECT 1 FROM json_each(v.fns) WHERE json_each.value = remote_tasks.function)", "*")
 	err := s.idb.NewRaw(q, args...).Scan(ctx, &out)
 	return out, err
 }

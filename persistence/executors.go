@@ -14,6 +14,14 @@ type ExecutorRegisterParams struct {
 	PID    int
 	Group  string
 	Expiry time.Duration
+	// SessionLock asks for the executor to hold a database session lock while it lives (where
+	// SessionLocks says the database has them), so that it is declared dead as soon as its
+	// process dies. It must then heartbeat with ExecutorHeartbeat and end with ExecutorStop.
+	SessionLock bool
+	// LockGrace is how long after the store's own lock session (re)started it waits before
+	// judging other executors by their locks: long enough for live nodes to lock again after the
+	// database restarts (two heartbeats).
+	LockGrace time.Duration
 }
 
 // ExecutorRegister records a starting worker pool and returns it with its ID (over the heartbeat
@@ -21,6 +29,12 @@ type ExecutorRegisterParams struct {
 func (s *Store) ExecutorRegister(ctx context.Context, p ExecutorRegisterParams) (*Executor, error) {
 	now := Now()
 	e := &Executor{Host: p.Host, PID: p.PID, ExecutorGroup: p.Group, Started: now, Active: now, Expires: now.Add(p.Expiry)}
+	if locker, ok := s.locker(); ok && p.SessionLock {
+		if err := s.registerWithSessionLock(ctx, locker, e, p.LockGrace); err != nil {
+			return nil, fmt.Errorf("error registering executor: %w", err)
+		}
+		return e, nil
+	}
 	if err := s.beatWrite(func(db bun.IDB) error {
 		_, err := db.NewInsert().Model(e).Returning("id").Exec(ctx)
 		return err
@@ -48,9 +62,10 @@ func (s *Store) ExecutorHeartbeat(ctx context.Context, id int64, expiry time.Dur
 		return fmt.Errorf("error heartbeating executor %d: %w", id, err)
 	}
 	if n != 1 {
+		s.closeSession(ctx, id)
 		return notFound("live executor", id)
 	}
-	return nil
+	return s.keepSession(ctx, id)
 }
 
 // ExecutorStop marks an executor stopped. Workflows it still holds are released by the caller first
@@ -58,6 +73,7 @@ func (s *Store) ExecutorHeartbeat(ctx context.Context, id int64, expiry time.Dur
 func (s *Store) ExecutorStop(ctx context.Context, id int64) error {
 	now := Now()
 	_, err := s.idb.NewUpdate().Model((*Executor)(nil)).Set("stopped = ?", now).Where("id = ? AND stopped IS NULL", id).Exec(ctx)
+	s.closeSession(ctx, id)
 	if err != nil {
 		return fmt.Errorf("error stopping executor %d: %w", id, err)
 	}
@@ -78,12 +94,17 @@ func (s *Store) ExecutorGetMany(ctx context.Context, ids []int64) ([]*Executor, 
 	return getByIDs[Executor](ctx, s, ids, "executors")
 }
 
-// ExecutorExpireDead marks stopped every executor whose heartbeat expired before now and returns
+// ExecutorExpireDead marks stopped every executor whose heartbeat expired before now, and every one
+// registered with a session lock that no session holds any more (its process died), and returns
 // their IDs, locking them so that only one node recovers each.
 func (s *Store) ExecutorExpireDead(ctx context.Context, now time.Time) ([]int64, error) {
 	now = UTC(now)
+	where := "stopped IS NULL AND expires < ?"
+	if locker, ok := s.locker(); ok && s.judgesByLocks(now) {
+		where = "stopped IS NULL AND (expires < ? OR (session_lock AND " + locker.executorLockFree() + "))"
+	}
 	ids, err := s.updateReturningIDs(ctx, updateStatement{Table: "executors", Set: "stopped = ?", SetArgs: []any{now},
-		Where: "stopped IS NULL AND expires < ?", WhereArgs: []any{now}})
+		Where: where, WhereArgs: []any{now}})
 	if err != nil {
 		return nil, fmt.Errorf("error expiring dead executors: %w", err)
 	}

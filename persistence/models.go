@@ -207,6 +207,9 @@ type Executor struct {
 	Active        time.Time  `bun:"active,notnull"`
 	Expires       time.Time  `bun:"expires,notnull"`
 	Stopped       *time.Time `bun:"stopped"`
+	// SessionLock says the executor holds a database session lock while its process lives, so
+	// the other nodes declare it dead as soon as that session ends, before its expiry.
+	SessionLock bool `bun:"session_lock,notnull"`
 }
 
 // Alive reports whether the executor has not stopped and its heartbeat has not expired at now.

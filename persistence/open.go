@@ -34,6 +34,13 @@ type OpenOptions struct {
 	// QueryTracer, on PostgreSQL, sees every statement the Store sends with its arguments
 	// (tracing; the plan tests EXPLAIN what a workload ran). Nil: none.
 	QueryTracer pgx.QueryTracer
+	// Pooler says a postgres:// URL reaches PostgreSQL through a pooler in transaction mode
+	// (PgBouncer's pool_mode = transaction), where a server connection serves other clients
+	// between transactions. The Store then prepares no named statements, sends no startup
+	// parameter a pooler refuses (set idle_in_transaction_session_timeout on the server), does not
+	// LISTEN (nodes find work by polling), holds no executor session locks (a dead node is found
+	// by its expiry) and takes the migration lock for a transaction. Ignored elsewhere.
+	Pooler bool
 }
 
 // Open connects to the database a URL names: sqlite:///path/file.db, sqlite://relative.db,
@@ -55,7 +62,7 @@ func Open(ctx context.Context, rawURL string, opts OpenOptions) (*Store, error) 
 		d = sqliteDialect{}
 	case "postgres", "postgresql":
 		db, err = openPostgres(rawURL, opts)
-		d = postgresDialect{}
+		d = postgresDialect{pooled: opts.Pooler}
 	case "mysql", "mariadb":
 		db, err = openMySQL(ctx, rawURL, opts)
 		d = mysqlDialect{}
@@ -71,7 +78,7 @@ func Open(ctx context.Context, rawURL string, opts OpenOptions) (*Store, error) 
 		_ = db.Close()
 		return nil, fmt.Errorf("error connecting to %s: %w", redact(rawURL), err)
 	}
-	store := &Store{db: db, idb: db, dialect: d, url: redact(rawURL), raw: rawURL}
+	store := &Store{db: db, idb: db, dialect: d, url: redact(rawURL), raw: rawURL, sessions: newExecutorSessions()}
 	beatOpts := opts
 	beatOpts.MaxConns = 1
 	if store.beat, err = d.openBeat(ctx, rawURL[len(scheme)+3:], rawURL, beatOpts); err != nil {
@@ -128,7 +135,11 @@ func openPostgres(rawURL string, opts OpenOptions) (*bun.DB, error) {
 	if idle <= 0 {
 		idle = 5 * time.Second
 	}
-	if _, set := cfg.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
+	if opts.Pooler {
+		// Unnamed statements only, each parsed, bound and run in one round trip; and no startup
+		// parameters beyond those a pooler passes on.
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	} else if _, set := cfg.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
 		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = fmt.Sprint(idle.Milliseconds())
 	}
 	if opts.QueryTracer != nil {

@@ -310,6 +310,10 @@ type RemoteTaskEndParams struct {
 	Error     json.RawMessage
 	Retryable bool
 	Now       time.Time
+	// Functions, when not nil, are the functions the caller may serve (a worker token's): a task
+	// of another function is left as it is, like one whose lease is lost. The check is part of the
+	// fenced update, so an authorized result costs no read of its task.
+	Functions []string
 }
 
 // RemoteTaskEnd records a worker's result, only while its token holds a live lease on the task
@@ -350,25 +354,26 @@ func (s *Store) RemoteTaskEndMany(ctx context.Context, ps []RemoteTaskEndParams,
 }
 
 // endTasksValues writes the statement that ends tasks in one UPDATE of remote_tasks joined to a
-// VALUES list v(id, token, status, output, error, retryable), with cast turning each placeholder
-// into the column's type where the database cannot infer it; table is the updated table (with its
-// alias), target the name the conditions give it, and returning the RETURNING list.
-func endTasksValues(ps []RemoteTaskEndParams, now time.Time, cast func(placeholder, typ string) string, table, target, returning string) (string, []any) {
+// VALUES list v(id, token, status, output, error, retryable, fns), with cast turning each
+// placeholder into the column's type where the database cannot infer it; table is the updated
+// table (with its alias), target the name the conditions give it, allowed the condition that the
+// task's function is in the JSON array v.fns, and returning the RETURNING list.
+func endTasksValues(ps []RemoteTaskEndParams, now time.Time, cast func(placeholder, typ string) string, table, target, allowed, returning string) (string, []any) {
 	var b strings.Builder
-	args := make([]any, 0, len(ps)*6+3)
-	b.WriteString("WITH v(id, token, status, output, error, retryable) AS (VALUES ")
+	args := make([]any, 0, len(ps)*7+3)
+	b.WriteString("WITH v(id, token, status, output, error, retryable, fns) AS (VALUES ")
 	for i, p := range ps {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "(%s, %s, %s, %s, %s, %s)", cast("?", "bigint"), cast("?", "text"), cast("?", "text"),
-			cast("?", "jsonb"), cast("?", "jsonb"), cast("?", "boolean"))
-		args = append(args, p.ID, p.Token, string(p.Status), nullJSON(p.Output), nullJSON(p.Error), p.Retryable)
+		fmt.Fprintf(&b, "(%s, %s, %s, %s, %s, %s, %s)", cast("?", "bigint"), cast("?", "text"), cast("?", "text"),
+			cast("?", "jsonb"), cast("?", "jsonb"), cast("?", "boolean"), cast("?", "jsonb"))
+		args = append(args, p.ID, p.Token, string(p.Status), nullJSON(p.Output), nullJSON(p.Error), p.Retryable, functionsJSON(p.Functions))
 	}
 	b.WriteString(") UPDATE " + table +
 		" SET status = v.status, output = v.output, error = v.error, retryable = v.retryable, finished = ?, lease_token = NULL FROM v WHERE " +
 		target + ".id = v.id AND " + target + ".lease_token = v.token AND " + target + ".status = ? AND " + target +
-		".lease_deadline >= ? RETURNING " + returning)
+		".lease_deadline >= ? AND (v.fns IS NULL OR " + allowed + ") RETURNING " + returning)
 	args = append(args, now, RemoteTaskLeased, now)
 	return b.String(), args
 }
@@ -381,10 +386,17 @@ func endTasksPortable(ctx context.Context, s *Store, ps []RemoteTaskEndParams, n
 		rows = nil
 		var ended []int64
 		for _, p := range ps {
-			res, err := tx.idb.NewUpdate().Model((*RemoteTask)(nil)).
+			if p.Functions != nil && len(p.Functions) == 0 {
+				continue // the caller may serve no function
+			}
+			q := tx.idb.NewUpdate().Model((*RemoteTask)(nil)).
 				Set("status = ?", p.Status).Set("output = ?", nullJSON(p.Output)).Set("error = ?", nullJSON(p.Error)).
 				Set("retryable = ?", p.Retryable).Set("finished = ?", now).Set("lease_token = NULL").
-				Where("id = ? AND lease_token = ? AND status = ? AND lease_deadline >= ?", p.ID, p.Token, RemoteTaskLeased, now).Exec(ctx)
+				Where("id = ? AND lease_token = ? AND status = ? AND lease_deadline >= ?", p.ID, p.Token, RemoteTaskLeased, now)
+			if p.Functions != nil {
+				q = q.Where("function IN (?)", bunIn(p.Functions))
+			}
+			res, err := q.Exec(ctx)
 			if err != nil {
 				return err
 			}
@@ -398,6 +410,15 @@ func endTasksPortable(ctx context.Context, s *Store, ps []RemoteTaskEndParams, n
 		return tx.idb.NewSelect().Model(&rows).Where("id IN (?)", bunIn(ended)).Scan(ctx)
 	})
 	return rows, err
+}
+
+// functionsJSON is the functions a result's caller may serve as a JSON array, or NULL for any.
+func functionsJSON(fns []string) any {
+	if fns == nil {
+		return nil
+	}
+	b, _ := json.Marshal(fns) // strings always encode
+	return string(b)
 }
 
 // nullJSON keeps an empty value NULL.

@@ -46,7 +46,7 @@ func (s *Store) ScheduleGet(ctx context.Context, id int64) (*Schedule, error) {
 // the statement and only passes over rows another node is writing: it does not make a fire one
 // node's. Two nodes may both see a fire; what keeps it to one run is the start's idempotency key
 // (the idempotency_keys primary key) and ScheduleAdvance's conditional update (see
-// workflow.Engine's fireSchedules).
+// engine.Engine's fireSchedules).
 func (s *Store) ScheduleDue(ctx context.Context, now time.Time, limit int64) ([]*Schedule, error) {
 	var out []*Schedule
 	q := s.idb.NewSelect().Model(&out).Where("paused = ? AND next_fire IS NOT NULL AND next_fire <= ?", false, UTC(now)).

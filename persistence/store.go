@@ -44,6 +44,8 @@ type Store struct {
 	// heartbeats of the other (nil elsewhere): SQLite's busy wait would let a stream of back-to-back
 	// transactions starve the heartbeat.
 	writers *sync.Mutex
+	// sessions are the lock sessions of the executors registered through this Store.
+	sessions *executorSessions
 }
 
 // Kind names the database behind a Store.
@@ -72,6 +74,7 @@ func (s *Store) URL() string { return s.url }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.closeSessions()
 	if s.beat != nil {
 		_ = s.beat.Close()
 	}
@@ -110,7 +113,7 @@ func (s *Store) Tx(ctx context.Context, fn func(ctx context.Context, tx *Store) 
 func (s *Store) txOnce(ctx context.Context, fn func(ctx context.Context, tx *Store) error) error {
 	run := func(ctx context.Context, btx bun.Tx) error {
 		tx := &Store{db: s.db, idb: btx, dialect: s.dialect, url: s.url, raw: s.raw, pending: &txState{},
-			sideEffects: s.sideEffects, beat: s.beat, writers: s.writers}
+			sideEffects: s.sideEffects, beat: s.beat, writers: s.writers, sessions: s.sessions}
 		if err := fn(ctx, tx); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/remoteworker"
@@ -61,7 +62,7 @@ func (a graphqlAPI) complete(ctx context.Context, tokens []string) error {
 	return err
 }
 
-type engineAPI struct{ e *workflow.Engine }
+type engineAPI struct{ e *cairn.Node }
 
 func (a engineAPI) poll(ctx context.Context, max, waitMs int, worker string) ([]string, error) {
 	tasks, err := a.e.PollTasks(ctx, workflow.PollTasksParams{Functions: []string{"quote"}, Max: &max, WaitMs: &waitMs, Worker: worker})

@@ -31,7 +31,7 @@ var poolConcurrency = 20
 
 // quoteDef calls the remote function "quote" and keeps its output.
 var quoteDef = workflow.Definition{Type: "remote.quote", States: []workflow.State{
-	{Name: "call", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+	{Name: "call", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 		var in any
 		if err := c.Input(&in); err != nil {
 			return workflow.Next{}, err
@@ -51,7 +51,7 @@ var quoteDef = workflow.Definition{Type: "remote.quote", States: []workflow.Stat
 // node is one cairn node of a test (cairn.New and Run: its worker pool and services) with its
 // GraphQL server, until the test ends.
 type node struct {
-	engine *workflow.Engine
+	engine *cairn.Node
 	url    string
 }
 
@@ -61,20 +61,18 @@ func startNode(t testing.TB, store *persistence.Store) *node {
 	n, err := cairn.New(store, cairn.Options{Logger: log, Concurrency: poolConcurrency, PollInterval: 50 * time.Millisecond,
 		HeartbeatInterval: 200 * time.Millisecond, Expiry: 5 * time.Second, DrainTimeout: 5 * time.Second})
 	require.NoError(t, err)
-	engine := n.Engine()
 	_, err = n.Register(context.Background(), quoteDef)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
-	srv := httptest.NewServer(server.New(server.Config{Engine: engine, Logger: log}))
+	srv := httptest.NewServer(n.Handler(server.Config{Logger: log}))
 	t.Cleanup(func() {
-		engine.StopPolls() // long polls answer before the server closes
+		cancel() // the node's long polls answer before the server closes
 		srv.Close()
-		cancel()
 		require.NoError(t, <-done)
 	})
-	return &node{engine: engine, url: srv.URL + "/graphql"}
+	return &node{engine: n, url: srv.URL + "/graphql"}
 }
 
 func (n *node) start(t testing.TB, input string) int64 {

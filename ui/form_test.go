@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph/server"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/nodetest"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
@@ -42,10 +43,10 @@ func TestFormInChromium(t *testing.T) {
 	node, dir, browser := browserTools(t, "form.mjs")
 	store := dbtest.Open(t, persistence.KindSQLite)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	engine := workflow.New(store, workflow.Options{Logger: log})
+	engine := engine.New(store, engine.Options{Logger: log})
 	ctx := context.Background()
 	_, err := engine.Register(ctx, workflow.Definition{Type: "form.review", States: []workflow.State{
-		{Name: "start", Kind: workflow.Start, Next: []string{"review"}, Handler: func(*workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("review"), nil }},
+		{Name: "start", Kind: workflow.Start, Next: []string{"review"}, Handler: func(workflow.StepContext) (workflow.Next, error) { return workflow.MoveTo("review"), nil }},
 		{Name: "review", Kind: workflow.Manual, Next: []string{"done"}, FormSchema: json.RawMessage(reviewForm)},
 		{Name: "done", Kind: workflow.End},
 	}})

@@ -1,14 +1,12 @@
 // Package workflow is cairn's Go SDK: workflow definitions (Definition and its States, with retry
-// policies and timeouts) and their step handlers (a StepFunc reads a StepContext and returns a
-// Next: MoveTo, Finish, Fail, RetryAfter, ...), and the Engine, which registers definitions and runs
-// the operations on workflows (Start, Retry, Pause, Resume, Cancel, Signal, Update, ...) with their
-// rules. Embedders wait for a workflow to end with Engine.Wait, or watch its changes with
-// Engine.Follow, instead of polling.
+// policies and timeouts), their step handlers (a StepFunc reads a StepContext and returns a Next:
+// MoveTo, Finish, Fail, RetryAfter, ...), side effects, errors and their codes, and the parameter
+// and result types of the operations.
 //
-// A worker pool (package worker) runs the steps: it claims due workflows and drives the engine's
-// execution and completion through internal/engineapi, which embedders never call. The GraphQL API
-// (package graph) calls the same operations. The rules of the state machine live here and nowhere
-// else.
+// A program runs definitions on a node (package cairn at the module's root): cairn.New, then
+// Node.Register and Node.Run, and the operations (Node.Start, Node.Signal, Node.Wait, ...) take and
+// return this package's types. The engine that runs steps and applies the state machine's rules
+// lives in internal/engine; it implements StepContext.
 package workflow
 
 import (
@@ -18,8 +16,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
-
-	"github.com/cairnflow/cairn/persistence"
 )
 
 // StateKind says what a state is for.
@@ -120,8 +116,9 @@ const DefaultStepTimeout = time.Minute
 // DefaultGroup is the executor group of definitions and workers that name none.
 const DefaultGroup = "default"
 
-// withDefaults fills in what a definition left zero.
-func (d Definition) withDefaults() Definition {
+// WithDefaults fills in what a definition left zero: the retry policy, step timeout and executor
+// group that Register gives it.
+func (d Definition) WithDefaults() Definition {
 	if d.DefaultRetry.MaxAttempts == 0 {
 		d.DefaultRetry = DefaultRetryPolicy
 	}
@@ -154,8 +151,8 @@ func (d *Definition) StartState() *State {
 	return nil
 }
 
-// firstOfKind returns the first state of a kind (the END or ERROR a step finishes or fails to).
-func (d *Definition) firstOfKind(k StateKind) *State {
+// FirstOfKind returns the first state of a kind (the END or ERROR a step finishes or fails to).
+func (d *Definition) FirstOfKind(k StateKind) *State {
 	for i := range d.States {
 		if d.States[i].Kind == k {
 			return &d.States[i]
@@ -228,7 +225,7 @@ func (d *Definition) Validate() error {
 			if s.Kind != Wait && s.Kind != Manual {
 				return invalid("states", "definition %s: state %q: only WAIT and MANUAL states take a form", d.Type, s.Name)
 			}
-			if _, err := compileFormSchema(d.Type, s.Name, s.FormSchema); err != nil {
+			if _, err := CompileFormSchema(d.Type, s.Name, s.FormSchema); err != nil {
 				return err
 			}
 		}
@@ -277,8 +274,8 @@ func (d *Definition) Validate() error {
 	return nil
 }
 
-// canMove reports whether a step in state from may move to state to.
-func (d *Definition) canMove(from *State, to string) bool {
+// CanMove reports whether a step in state from may move to state to.
+func (d *Definition) CanMove(from *State, to string) bool {
 	for _, n := range from.Next {
 		if n == to {
 			return true
@@ -305,13 +302,4 @@ func ParseSpec(spec []byte) (*Definition, error) {
 		return nil, fmt.Errorf("error decoding definition spec: %w", err)
 	}
 	return d, nil
-}
-
-// startable refuses a stored definition that starts no new workflow (OFFLINE), whatever the path:
-// a start, a step's child, a schedule's fire or a backfill. field names the input at fault.
-func startable(def *persistence.Definition, field string) error {
-	if def.ReleaseState != persistence.ReleaseOnline {
-		return conflictOn(field, "workflow definition %q is %s and starts no new workflow", def.Type, def.ReleaseState)
-	}
-	return nil
 }

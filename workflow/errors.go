@@ -51,9 +51,6 @@ const (
 
 func (r Ref) String() string { return strconv.FormatInt(r.ID, 10) }
 
-func workflowRef(id int64) Ref { return Ref{Kind: RefWorkflow, ID: id} }
-func scheduleRef(id int64) Ref { return Ref{Kind: RefSchedule, ID: id} }
-
 // MessageNaming returns the message with every Ref in it written by name (for the API: its opaque
 // ID) instead of as a row number.
 func (e *Error) MessageNaming(name func(Ref) string) string {
@@ -80,27 +77,14 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-func newError(code Code, field, format string, args []any) *Error {
+// NewError returns an error with a code, about an input field ("" for none), whose message is
+// format with args (a Ref among args is named by MessageNaming).
+func NewError(code Code, field, format string, args ...any) *Error {
 	return &Error{Code: code, Field: field, Message: fmt.Sprintf(format, args...), format: format, args: args}
 }
 
 func invalid(field, format string, args ...any) *Error {
-	return newError(CodeInvalidInput, field, format, args)
-}
-
-func conflict(format string, args ...any) *Error {
-	return newError(CodeConflict, "", format, args)
-}
-
-// conflictOn is a CONFLICT about one input field (an idempotency key reused for another request).
-func conflictOn(field, format string, args ...any) *Error {
-	return newError(CodeConflict, field, format, args)
-}
-
-func notFound(field, format string, args ...any) *Error {
-	e := newError(CodeNotFound, field, format, args)
-	e.Err = persistence.ErrNotFound
-	return e
+	return NewError(CodeInvalidInput, field, format, args...)
 }
 
 // CodeOf returns the code of an error: an *Error's own, NOT_FOUND or CONFLICT for the Store's

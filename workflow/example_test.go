@@ -40,7 +40,7 @@ func Example() {
 	_, err = node.Register(ctx, workflow.Definition{
 		Type: "greeting",
 		States: []workflow.State{
-			{Name: "greet", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c *workflow.StepContext) (workflow.Next, error) {
+			{Name: "greet", Kind: workflow.Start, Next: []string{"done"}, Handler: func(c workflow.StepContext) (workflow.Next, error) {
 				var in struct{ Name string }
 				if err := c.Input(&in); err != nil {
 					return workflow.Next{}, err
@@ -61,13 +61,11 @@ func Example() {
 	go func() { stopped <- node.Run(ctx) }() // until ctx ends, then drains
 	defer func() { stop(); <-stopped }()
 
-	engine := node.Engine()
-
-	started, err := engine.Start(ctx, workflow.StartParams{Type: "greeting", Input: []byte(`{"name": "cairn"}`)})
+	started, err := node.Start(ctx, workflow.StartParams{Type: "greeting", Input: []byte(`{"name": "cairn"}`)})
 	if err != nil {
 		log.Fatal(err)
 	}
-	w, err := engine.Wait(ctx, started.Workflow.ID) // until it ends, without polling
+	w, err := node.Wait(ctx, started.Workflow.ID) // until it ends, without polling
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,10 +1,7 @@
 package workflow
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"strings"
 )
 
@@ -41,9 +38,9 @@ func (p *Problem) Summary() string {
 	return p.Title + ": " + p.Detail
 }
 
-// parseProblem reads a Problem from its JSON text (nil when text is not one: it needs a type and a
+// ParseProblem reads a Problem from its JSON text (nil when text is not one: it needs a type and a
 // title or status).
-func parseProblem(text string) *Problem {
+func ParseProblem(text string) *Problem {
 	if !strings.HasPrefix(strings.TrimSpace(text), "{") {
 		return nil
 	}
@@ -52,33 +49,4 @@ func parseProblem(text string) *Problem {
 		return nil
 	}
 	return &p
-}
-
-// stateTextOf is what an action says about a failure: a Problem's summary, or the error's text.
-func stateTextOf(text string) string {
-	if p := parseProblem(text); p != nil && p.Summary() != "" {
-		return p.Summary()
-	}
-	return text
-}
-
-// newIncident names one internal failure: the ID that its Problem shows and its log line carries.
-func newIncident() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b) // never fails (crypto/rand panics rather than return an error)
-	return hex.EncodeToString(b)
-}
-
-// incidentProblem is what the API shows of an internal failure whose details (a panic's stack,
-// with source paths) stay in the node's log.
-func incidentProblem(incident string) *Problem {
-	return &Problem{Type: ProblemTypeRuntime, Status: 500, Title: "internal error",
-		Detail: fmt.Sprintf("incident %s: see the node's log", incident)}
-}
-
-// nodeDiedProblem is the failure of an attempt whose node died (or stopped heartbeating) while it
-// ran: the attempt counts, so a workflow that kills its nodes ends after its retry policy.
-func nodeDiedProblem(state string) *Problem {
-	return &Problem{Type: ProblemTypeRuntime, Status: 500, Title: "node died",
-		Detail: fmt.Sprintf("the node running this attempt of state %q died or stopped heartbeating before the attempt ended", state)}
 }

@@ -3,10 +3,13 @@ package workflow
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Limits on what the operations accept, the same for the GraphQL API and the Go SDK. They keep
@@ -198,9 +201,9 @@ func firstError(errs ...error) error {
 	return nil
 }
 
-// validate checks a start's strings, times, priority and JSON; field names an input field as the
+// Validate checks a start's strings, times, priority and JSON; field names an input field as the
 // caller's API does.
-func (p StartParams) validate(field func(string) string) error {
+func (p StartParams) Validate(field func(string) string) error {
 	return firstError(
 		CheckString(field("type"), p.Type, MaxKeyLength),
 		CheckString(field("externalId"), p.ExternalID, MaxKeyLength),
@@ -214,8 +217,8 @@ func (p StartParams) validate(field func(string) string) error {
 	)
 }
 
-// validate checks the common input of the operations on one workflow.
-func (p ChangeParams) validate() error {
+// Validate checks the common input of the operations on one workflow.
+func (p ChangeParams) Validate() error {
 	return firstError(
 		CheckString("reason", p.Reason, MaxTextLength),
 		CheckString("actor", p.Actor, MaxKeyLength),
@@ -223,13 +226,13 @@ func (p ChangeParams) validate() error {
 	)
 }
 
-// validate checks what a retry adds to the common input (which change checks).
-func (p RetryParams) validate() error {
+// Validate checks what a retry adds to the common input (which change checks).
+func (p RetryParams) Validate() error {
 	return CheckString("state", p.State, MaxKeyLength)
 }
 
-// validate checks what an update adds to the common input (which change checks).
-func (p UpdateParams) validate() error {
+// Validate checks what an update adds to the common input (which change checks).
+func (p UpdateParams) Validate() error {
 	errs := []error{checkTimePtr("nextActivation", p.NextActivation), checkVariables("variables", p.Variables)}
 	if p.State != nil {
 		errs = append(errs, CheckString("state", *p.State, MaxKeyLength))
@@ -240,8 +243,8 @@ func (p UpdateParams) validate() error {
 	return firstError(errs...)
 }
 
-// validate checks a signal's input.
-func (p SignalParams) validate() error {
+// Validate checks a signal's input.
+func (p SignalParams) Validate() error {
 	return firstError(
 		CheckString("name", p.Name, MaxKeyLength),
 		CheckJSON("payload", p.Payload),
@@ -250,8 +253,8 @@ func (p SignalParams) validate() error {
 	)
 }
 
-// validate checks a schedule's input.
-func (p ScheduleParams) validate() error {
+// Validate checks a schedule's input.
+func (p ScheduleParams) Validate() error {
 	return firstError(
 		CheckString("type", p.Type, MaxKeyLength),
 		CheckString("cron", p.Cron, MaxKeyLength),
@@ -263,19 +266,14 @@ func (p ScheduleParams) validate() error {
 	)
 }
 
-// validate checks a form submission's input.
-func (p SubmitFormParams) validate() error {
+// Validate checks a form submission's input.
+func (p SubmitFormParams) Validate() error {
 	return firstError(
 		CheckJSON("data", p.Data),
 		CheckString("submittedBy", p.SubmittedBy, MaxKeyLength),
 		CheckString("signature", p.Signature, MaxTextLength),
 		CheckString("idempotencyKey", p.IdempotencyKey, MaxKeyLength),
 	)
-}
-
-// checkRange checks the times of a backfill.
-func checkRange(from, to time.Time) error {
-	return firstError(CheckTime("from", from), CheckTime("to", to))
 }
 
 // checkStorable checks the names a definition stores and indexes: its type, executor group, state
@@ -293,4 +291,23 @@ func (d *Definition) checkStorable() error {
 		}
 	}
 	return firstError(errs...)
+}
+
+// CompileFormSchema compiles the form schema (a JSON Schema document) of a state of definition typ;
+// a schema that does not compile is INVALID_INPUT naming the state.
+func CompileFormSchema(typ, state string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, invalid("states", "definition %s: state %q: form schema is not JSON: %v", typ, state, err)
+	}
+	c := jsonschema.NewCompiler()
+	url := fmt.Sprintf("cairn:///%s/%s/form.json", typ, state)
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, invalid("states", "definition %s: state %q: form schema: %v", typ, state, err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return nil, invalid("states", "definition %s: state %q: form schema: %v", typ, state, err)
+	}
+	return sch, nil
 }

@@ -16,10 +16,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cairnflow/cairn/internal/engine"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/benchdata"
-	"github.com/cairnflow/cairn/worker"
 	"github.com/cairnflow/cairn/workflow"
 	"github.com/cairnflow/cairn/workflow/demo"
 )
@@ -43,6 +44,8 @@ type benchConfig struct {
 	keep          bool
 	json          bool
 	logLevel      string
+	// api, when set, is the GraphQL URL of a running node to start workflows through instead.
+	api apiBenchConfig
 }
 
 // benchStartBatch is how many workflows one StartMany call inserts in --count mode.
@@ -75,12 +78,34 @@ func parseBenchConfig(env *environment, args []string) (*benchConfig, error) {
 	fs.BoolVar(&c.keep, "keep", false, "keep the workflows, history and executors of the run in the database")
 	fs.BoolVar(&c.json, "json", false, "print the figures as one JSON object")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log `level` of the engine's logs on stderr: debug, info, warn or error")
+	fs.StringVar(&c.api.url, "api", "", "instead of running the engine here, start --count workflows through the GraphQL API at this `URL` (http://host:port/graphql of a running cairn serve), one per request from --clients clients, and measure starts/s, start latency and workflows/s end to end")
+	fs.IntVar(&c.api.clients, "clients", 64, "with --api: concurrent clients, each sending one request at a time")
+	fs.StringVar(&c.api.token, "token", "", "with --api: the API `token` to send (a node started with --auth)")
+	fs.DurationVar(&c.api.timeout, "timeout", 10*time.Minute, "with --api: how long to wait for the started workflows to finish")
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {
 		return nil, err
 	}
 	if len(positional) > 0 {
 		return nil, usagef("unexpected argument %q (see cairn bench -h)", positional[0])
+	}
+	if c.api.url != "" {
+		switch {
+		case c.count < 1:
+			return nil, usagef("--api needs --count N, the workflows to start")
+		case c.duration > 0:
+			return nil, usagef("--api takes --count, not --duration")
+		case c.api.clients < 1:
+			return nil, usagef("--clients must be at least 1, not %d", c.api.clients)
+		case c.api.timeout <= 0:
+			return nil, usagef("--timeout must be positive, not %s", c.api.timeout)
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(c.input), &obj); err != nil || obj == nil {
+			return nil, usagef("--input must be a JSON object, not %q", c.input)
+		}
+		c.api.definition, c.api.input, c.api.count, c.api.json = c.definition, c.input, c.count, c.json
+		return c, nil
 	}
 	switch {
 	case c.count < 0:
@@ -153,6 +178,9 @@ func runBench(ctx context.Context, env *environment, args []string) (err error) 
 	cfg, err := parseBenchConfig(env, args)
 	if err != nil {
 		return err
+	}
+	if cfg.api.url != "" {
+		return runAPIBench(ctx, env, &cfg.api)
 	}
 	log, err := newLogger(env.stderr, cfg.logLevel, "text")
 	if err != nil {
@@ -243,7 +271,7 @@ func (b *bench) snapshot(ctx context.Context) error {
 func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	cfg := b.cfg
 	notifier := persistence.NewNotifier(b.store, b.log)
-	engine := workflow.New(b.store, workflow.Options{Logger: b.log, Notifier: notifier})
+	engine := engine.New(b.store, engine.Options{Logger: b.log, Notifier: notifier})
 	serverless.Install(engine, serverless.Options{})
 	if err := demo.Register(ctx, engine); err != nil {
 		return nil, err
@@ -291,7 +319,7 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	var pools sync.WaitGroup
 	poolErrs := make(chan error, cfg.nodes)
 	for range cfg.nodes {
-		w := worker.New(engine, worker.Options{
+		w := pool.New(engine, pool.Options{
 			Concurrency:   cfg.workers,
 			ClaimBatch:    cfg.claimBatch,
 			CompleteBatch: cfg.completeBatch,
@@ -335,7 +363,7 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 }
 
 // start starts n workflows in one call and remembers their IDs.
-func (b *bench) start(ctx context.Context, engine *workflow.Engine, n int) error {
+func (b *bench) start(ctx context.Context, engine *engine.Engine, n int) error {
 	ps := make([]workflow.StartParams, n)
 	for i := range ps {
 		ps[i] = workflow.StartParams{Type: b.cfg.definition, Input: json.RawMessage(b.cfg.input)}
@@ -354,7 +382,7 @@ func (b *bench) start(ctx context.Context, engine *workflow.Engine, n int) error
 
 // startAtRate starts workflows at --rate for --duration in small batches, every 10ms as many as are
 // due, and returns how many it started.
-func (b *bench) startAtRate(ctx context.Context, engine *workflow.Engine, began time.Time) (int, error) {
+func (b *bench) startAtRate(ctx context.Context, engine *engine.Engine, began time.Time) (int, error) {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	started := 0

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
@@ -20,7 +21,7 @@ const preloadBatch = 2000
 // history a real run leaves (a task instance, an action and change events per step, a variable),
 // then refreshes the planner's statistics: the run is then measured on a database like a user's
 // after weeks of traffic. The preloaded workflows stay in the database.
-func (b *bench) preload(ctx context.Context, engine *workflow.Engine, n int) error {
+func (b *bench) preload(ctx context.Context, engine *engine.Engine, n int) error {
 	row, err := b.store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: b.cfg.definition})
 	if err != nil {
 		return fmt.Errorf("error reading definition %s: %w", b.cfg.definition, err)

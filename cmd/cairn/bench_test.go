@@ -141,6 +141,9 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 		{[]string{"--count", "10", "--database", "mysql://x"}, "mysql"},
 		{[]string{"--count", "10", "--bogus"}, "flag provided but not defined"},
 		{[]string{"--count", "10", "extra"}, `unexpected argument "extra"`},
+		{[]string{"--api", "http://127.0.0.1:1/graphql"}, "--api needs --count N"},
+		{[]string{"--api", "http://127.0.0.1:1/graphql", "--count", "10", "--clients", "0"}, "--clients must be at least 1"},
+		{[]string{"--api", "http://127.0.0.1:1/graphql", "--count", "10"}, "error reaching http://127.0.0.1:1/graphql"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Parallel()
@@ -151,4 +154,45 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 	}
 	r := runCairn(t, "", []string{"CAIRN_COUNT=many"}, "bench")
 	requireOneLineError(t, r, "CAIRN_COUNT")
+}
+
+// cairn bench --api starts its workflows through a running node's GraphQL API, one per request,
+// on every backend, and waits for them to finish.
+func TestBenchThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	for _, kind := range dbtest.Backends {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			url := dbtest.URL(t, kind)
+			n := startNode(t, nil, "--database", url, "--demo", "--addr", "127.0.0.1:0", "--log-format", "json")
+			r := runCairn(t, "", nil, "bench", "--json", "--api", "http://"+n.addr+"/graphql", "--count", "120", "--clients", "8", "--definition", "demo.order")
+			require.Zero(t, r.code, "stderr: %s", r.stderr)
+			var f struct {
+				Count           int     `json:"count"`
+				Started         int     `json:"started"`
+				Failed          int     `json:"failed"`
+				Finished        int     `json:"finished"`
+				StartsPerSec    float64 `json:"starts_per_sec"`
+				StartP50Ms      float64 `json:"start_p50_ms"`
+				StartP99Ms      float64 `json:"start_p99_ms"`
+				WorkflowsPerSec float64 `json:"workflows_per_sec"`
+				BusinessKey     string  `json:"business_key"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &f), r.stdout)
+			require.Equal(t, 120, f.Count)
+			require.Equal(t, 120, f.Started)
+			require.Zero(t, f.Failed)
+			require.Equal(t, 120, f.Finished)
+			require.Positive(t, f.StartsPerSec)
+			require.Positive(t, f.WorkflowsPerSec)
+			require.LessOrEqual(t, f.StartP50Ms, f.StartP99Ms)
+
+			store := openStore(t, url)
+			var finished int
+			require.NoError(t, store.DB().NewRaw("SELECT count(*) FROM workflows WHERE business_key = ? AND status = 'FINISHED' AND type = 'demo.order'", f.BusinessKey).
+				Scan(context.Background(), &finished))
+			require.Equal(t, 120, finished, "one workflow per request, every one finished")
+			require.Zero(t, n.stop(t), n.output())
+		})
+	}
 }

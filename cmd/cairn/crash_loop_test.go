@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -29,7 +30,7 @@ func TestNodeKillingWorkflowEndsFailed(t *testing.T) {
 			ctx := context.Background()
 			store := openStore(t, url)
 			n := startNode(t, nil, args...)
-			engine := workflow.New(store, workflow.Options{})
+			engine := engine.New(store, engine.Options{})
 			require.NoError(t, demo.Register(ctx, engine))
 			started, err := engine.Start(ctx, workflow.StartParams{
 				Type: "demo.order", Input: json.RawMessage(`{"shipDelayMs": 600000}`)})

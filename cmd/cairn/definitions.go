@@ -11,9 +11,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/cairnflow/cairn"
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // runDefinitions deploys Serverless Workflow documents from files: `definitions apply FILE...`.
@@ -38,20 +38,23 @@ func runDefinitions(ctx context.Context, env *environment, args []string) error 
 	if err := store.CheckSchema(ctx); err != nil {
 		return err
 	}
-	engine := workflow.New(store, workflow.Options{})
-	serverless.Install(engine, serverless.Options{})
-	return deployFiles(ctx, engine, positional[1:], env.stdout)
+	// A node that runs nothing: it only deploys.
+	node, err := cairn.New(store, cairn.Options{NoWorkers: true, Documents: serverless.NewCompiler(serverless.Options{})})
+	if err != nil {
+		return err
+	}
+	return deployFiles(ctx, node, positional[1:], env.stdout)
 }
 
 // deployFiles deploys documents from files in order, printing one line each; it stops at the
 // first that is refused, naming the file.
-func deployFiles(ctx context.Context, engine *workflow.Engine, paths []string, out io.Writer) error {
+func deployFiles(ctx context.Context, node *cairn.Node, paths []string, out io.Writer) error {
 	for _, path := range paths {
 		src, err := os.ReadFile(path)
 		if err != nil {
 			return fmt.Errorf("error reading definition: %w", err)
 		}
-		res, err := engine.Deploy(ctx, string(src))
+		res, err := node.Deploy(ctx, string(src))
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -47,7 +48,7 @@ func drillNodeArgs(url string) []string {
 type drill struct {
 	name   string
 	store  *persistence.Store
-	engine *workflow.Engine
+	engine *engine.Engine
 }
 
 func newDrill(t *testing.T, name, url string) *drill {
@@ -56,7 +57,7 @@ func newDrill(t *testing.T, name, url string) *drill {
 	store := openStore(t, url)
 	_, err := store.Migrate(ctx)
 	require.NoError(t, err)
-	engine := workflow.New(store, workflow.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	engine := engine.New(store, engine.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, demo.Register(ctx, engine))
 	return &drill{name: name, store: store, engine: engine}
 }

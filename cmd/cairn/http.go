@@ -9,10 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairnflow/cairn"
 	"github.com/cairnflow/cairn/graph/server"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/ui"
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // healthChecks answers the probes: /healthz (the process is up) and /readyz (the database answers
@@ -57,10 +57,10 @@ func (h *healthChecks) notReady(ctx context.Context) string {
 // newHTTPHandler builds the node's HTTP handler: the API's server (graph/server) with the probes,
 // /metrics and the dashboard beside it. Streaming requests (websocket and SSE subscriptions) end
 // when shutdown begins, so that they do not hold the server open for the whole drain timeout.
-func newHTTPHandler(cfg *serveConfig, engine *workflow.Engine, health *healthChecks, metrics http.Handler, log *slog.Logger, shutdown <-chan struct{}) http.Handler {
+func newHTTPHandler(cfg *serveConfig, node *cairn.Node, store *persistence.Store, health *healthChecks, metrics http.Handler, log *slog.Logger, shutdown <-chan struct{}) http.Handler {
 	var auth server.Authenticator
 	if cfg.auth {
-		auth = server.StoreAuthenticator(engine.Store())
+		auth = server.StoreAuthenticator(store)
 		// Metrics tell a stranger what the node runs: under --auth they take a token (any role)
 		// like the API; Prometheus sends one with authorization.credentials.
 		metrics = server.RequireToken(auth, metrics)
@@ -69,7 +69,6 @@ func newHTTPHandler(cfg *serveConfig, engine *workflow.Engine, health *healthChe
 	// when the API refuses it.
 	dashboard := ui.Handler("/ui")
 	scfg := server.Config{
-		Engine:         engine,
 		Logger:         log,
 		Introspection:  cfg.introspection,
 		AllowedOrigins: cfg.originList(),
@@ -85,7 +84,7 @@ func newHTTPHandler(cfg *serveConfig, engine *workflow.Engine, health *healthChe
 		},
 	}
 	cfg.limits.apply(&scfg)
-	return endStreamsOn(shutdown, server.New(scfg))
+	return endStreamsOn(shutdown, node.Handler(scfg))
 }
 
 // endStreamsOn cancels the context of websocket and SSE requests when shutdown is closed.

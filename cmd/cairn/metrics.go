@@ -8,16 +8,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/worker"
 )
 
-// metricsHandler serves /metrics in the Prometheus format: the worker pools' counters, the
-// database connection pool, the Go runtime and the process.
-func metricsHandler(store *persistence.Store, pools []*worker.Worker, extra ...prometheus.Collector) http.Handler {
+// metricsHandler serves /metrics in the Prometheus format: the node's collectors (its pools and
+// remote tasks), the database connection pool, the Go runtime and the process.
+func metricsHandler(store *persistence.Store, node ...prometheus.Collector) http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(extra...)
+	reg.MustRegister(node...)
 	reg.MustRegister(
-		worker.NewCollector(pools...),
 		collectors.NewDBStatsCollector(store.DB().DB, "cairn"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -16,14 +16,35 @@ func databaseFlag(fs *flagSet, p *string) {
 		"database `URL`: sqlite:///abs/path.db, sqlite://rel/path.db, sqlite://:memory:, postgres://user:pass@host:5432/db or mysql://user:pass@host:3306/db")
 }
 
+// poolerFlag registers --pooler: how a postgres:// URL reaches the database.
+func poolerFlag(fs *flagSet, p *string) {
+	fs.StringVar(p, "pooler", "", "`mode` of a connection pooler between cairn and PostgreSQL: empty for none (or session mode), transaction for PgBouncer's pool_mode = transaction (no prepared statements, no LISTEN: nodes poll; no session locks: dead nodes are found by their expiry)")
+}
+
+// poolerOption turns --pooler into the Store's option.
+func poolerOption(mode string) (bool, error) {
+	switch mode {
+	case "":
+		return false, nil
+	case "transaction":
+		return true, nil
+	}
+	return false, usagef("--pooler must be empty or transaction, not %q", mode)
+}
+
 func runMigrate(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet("migrate", "cairn migrate up|down|status [--database URL]\n\n"+
 		"  up      apply every pending migration (safe when several nodes run it at once)\n"+
 		"  down    undo the last group of migrations applied together\n"+
 		"  status  list every migration and whether it is applied")
-	var database string
+	var database, pooler string
 	databaseFlag(fs, &database)
+	poolerFlag(fs, &pooler)
 	positional, err := fs.parse(args, env.getenv, env.stdout)
+	if err != nil {
+		return err
+	}
+	pooled, err := poolerOption(pooler)
 	if err != nil {
 		return err
 	}
@@ -35,7 +56,7 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 		return usagef("unknown action %q: want up, down or status", action)
 	}
 
-	store, err := persistence.Open(ctx, database, persistence.OpenOptions{MaxConns: 2})
+	store, err := persistence.Open(ctx, database, persistence.OpenOptions{MaxConns: 2, Pooler: pooled})
 	if err != nil {
 		return err
 	}

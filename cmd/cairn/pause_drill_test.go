@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -29,7 +28,7 @@ func TestDrillPauseResumeWhileShipping(t *testing.T) {
 	d := newDrill(t, "pause-resume", url)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go engineapi.Of(d.engine).Notifier().Run(ctx) // carries the pause's cancel hint to the nodes
+	go d.engine.Notifier().Run(ctx) // carries the pause's cancel hint to the nodes
 
 	ids := d.startOrders(t, 60, 800)
 	var shipping []int64

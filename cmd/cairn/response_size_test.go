@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -47,7 +48,7 @@ func TestHugeResponsesStopAtTheByteLimit(t *testing.T) {
 	require.NoError(t, err)
 	_, err = store.Migrate(ctx)
 	require.NoError(t, err)
-	engine := workflow.New(store, workflow.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	engine := engine.New(store, engine.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, demo.Register(ctx, engine))
 	blob, err := json.Marshal(map[string]string{"blob": strings.Repeat("x", 1_000_000)})
 	require.NoError(t, err)

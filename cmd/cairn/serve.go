@@ -17,7 +17,6 @@ import (
 	"github.com/cairnflow/cairn"
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/worker"
 	"github.com/cairnflow/cairn/workflow"
 	"github.com/cairnflow/cairn/workflow/demo"
 )
@@ -34,6 +33,10 @@ type serveConfig struct {
 	concurrency    int
 	pollInterval   time.Duration
 	heartbeat      time.Duration
+	recovery       time.Duration
+	pooler         string
+	pooled         bool
+	sessionLocks   bool
 	expiry         time.Duration
 	drainTimeout   time.Duration
 	retention      time.Duration
@@ -59,6 +62,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs := newFlagSet("serve", "cairn serve [flags]")
 	c := &serveConfig{}
 	databaseFlag(fs, &c.database)
+	poolerFlag(fs, &c.pooler)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "`host:port` of the HTTP server (GraphiQL at /, GraphQL at /graphql, /healthz, /readyz); port 0 picks a free one")
 	fs.BoolVar(&c.demo, "demo", false, "register the demo definitions (demo.order, demo.approval, demo.fanout, bench.noop)")
 	fs.BoolVar(&c.noWorkers, "no-workers", false, "run no worker pool on this node (API only)")
@@ -69,6 +73,8 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.pollInterval, "poll-interval", time.Second, "how often an idle pool looks for due work when no wake-up arrives")
 	fs.DurationVar(&c.heartbeat, "heartbeat-interval", 2*time.Second, "how often the node heartbeats and looks for dead nodes' work")
 	fs.DurationVar(&c.expiry, "executor-expiry", 10*time.Second, "how long after its last heartbeat a node counts as dead and its work is taken over")
+	fs.DurationVar(&c.recovery, "recovery-interval", time.Second, "how often the node looks for dead nodes' work (at most --heartbeat-interval)")
+	fs.BoolVar(&c.sessionLocks, "session-locks", true, "on PostgreSQL and MariaDB, hold a database session lock per executor so a killed node is declared dead as soon as its session ends; false behind a transaction-mode pooler (expiry alone then)")
 	fs.DurationVar(&c.retention, "retention", 0, "delete workflows (with their history) that ended longer ago than this, e.g. 720h; 0 keeps everything")
 	fs.DurationVar(&c.eventRetention, "event-retention", 24*time.Hour, "delete change events (what subscriptions resume from) older than this; 0 keeps them all")
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 30*time.Second, "on shutdown, how long to wait for running steps and HTTP requests")
@@ -102,6 +108,12 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	}
 	if c.eventRetention < 0 {
 		return nil, usagef("--event-retention must not be negative, not %s", c.eventRetention)
+	}
+	if c.pooled, err = poolerOption(c.pooler); err != nil {
+		return nil, err
+	}
+	if c.recovery <= 0 {
+		return nil, usagef("--recovery-interval must be positive, not %s", c.recovery)
 	}
 	if c.concurrency < 1 {
 		return nil, usagef("--concurrency must be at least 1, not %d", c.concurrency)
@@ -172,7 +184,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		defer ln.Close() // for the early returns below; Shutdown closes it otherwise
 	}
 
-	store, err := persistence.Open(ctx, cfg.database, persistence.OpenOptions{MaxConns: cfg.maxConns})
+	store, err := persistence.Open(ctx, cfg.database, persistence.OpenOptions{MaxConns: cfg.maxConns, Pooler: cfg.pooled})
 	if err != nil {
 		return err
 	}
@@ -190,6 +202,10 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if !cfg.noWorkers {
 		groups = cfg.groupList()
 	}
+	secrets, err := loadSecrets(cfg.secretsFile, os.Environ())
+	if err != nil {
+		return err
+	}
 	node, err := cairn.New(store, cairn.Options{
 		Logger:            log,
 		Limits:            cfg.workflowLimits.options(),
@@ -199,32 +215,29 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		PollInterval:      cfg.pollInterval,
 		HeartbeatInterval: cfg.heartbeat,
 		Expiry:            cfg.expiry,
+		RecoveryInterval:  min(cfg.recovery, cfg.heartbeat),
+		ExpiryOnly:        !cfg.sessionLocks,
 		DrainTimeout:      cfg.drainTimeout,
 		Retention:         cfg.retention,
 		EventRetention:    cfg.eventRetention,
+		Documents: serverless.NewCompiler(serverless.Options{Secrets: secrets, HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow),
+			Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}, Expressions: cfg.exprs.options()}),
 	})
 	if err != nil {
 		return err
 	}
-	engine := node.Engine()
-	secrets, err := loadSecrets(cfg.secretsFile, os.Environ())
-	if err != nil {
-		return err
-	}
-	serverless.Install(engine, serverless.Options{Secrets: secrets, HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow),
-		Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}, Expressions: cfg.exprs.options()})
 	if cfg.definitions != "" {
 		files, err := definitionFiles(cfg.definitions)
 		if err != nil {
 			return err
 		}
-		if err := deployFiles(ctx, engine, files, io.Discard); err != nil {
+		if err := deployFiles(ctx, node, files, io.Discard); err != nil {
 			return err
 		}
 		log.Info("definitions deployed", "dir", cfg.definitions, "files", len(files))
 	}
 	if cfg.demo {
-		if err := demo.Register(ctx, engine); err != nil {
+		if err := demo.Register(ctx, node); err != nil {
 			return err
 		}
 	}
@@ -245,7 +258,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	var srv *http.Server
 	if ln != nil {
 		srv = &http.Server{
-			Handler: newHTTPHandler(cfg, engine, health, metricsHandler(store, node.Pools(), worker.NewRemoteCollector(engine)), log, runCtx.Done()),
+			Handler: newHTTPHandler(cfg, node, store, health, metricsHandler(store, node.MetricsCollectors()...), log, runCtx.Done()),
 			// No WriteTimeout: it would cut websocket and SSE streams. ReadTimeout bounds reading
 			// a request (header and body); streams clear it once their request is read.
 			ReadHeaderTimeout: cfg.limits.readHeaderTimeout,

@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/cairnflow/cairn/graph/server"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // FuzzGraphQLHandler sends arbitrary bodies (POST) or query strings (GET) to the GraphQL endpoint
@@ -24,7 +24,7 @@ import (
 func FuzzGraphQLHandler(f *testing.F) {
 	store := dbtest.Open(f, persistence.KindSQLite)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	engine := workflow.New(store, workflow.Options{Logger: log})
+	engine := engine.New(store, engine.Options{Logger: log})
 	if _, err := engine.Register(context.Background(), testFlow); err != nil {
 		f.Fatal(err)
 	}

@@ -16,16 +16,16 @@ import (
 
 	"github.com/cairnflow/cairn/graph"
 	"github.com/cairnflow/cairn/graph/graphiql"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/workflow"
 )
 
-// Config configures cairn's HTTP server. Only Engine is required; every limit has a default.
+// Config configures cairn's HTTP server. Only Engine is required, and cairn.Node.Handler sets it
+// to the node's; every limit has a default.
 type Config struct {
-	// Engine runs the mutations; its Store serves the queries and its notifier wakes subscriptions.
-	// For subscriptions to hear events committed on other nodes (PostgreSQL), the caller passes
-	// the engine a Notifier (workflow.Options) and runs its Run.
-	Engine *workflow.Engine
+	// Engine runs the mutations; its Store serves the queries and its notifier wakes subscriptions
+	// (the node's wake-up relay brings in the events committed on other nodes on PostgreSQL).
+	Engine *engine.Engine
 	// Logger receives internal errors and panics (the engine's logger when nil).
 	Logger *slog.Logger
 	// Introspection lets clients (GraphiQL) read the schema. cairn serve turns it on by default.

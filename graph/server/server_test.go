@@ -11,16 +11,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph/server"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // newHandler returns the API's handler over an engine on SQLite, as an embedder builds it.
 func newHandler(t *testing.T, configure func(*server.Config)) http.Handler {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	engine := workflow.New(dbtest.Open(t, persistence.KindSQLite), workflow.Options{Logger: log})
+	engine := engine.New(dbtest.Open(t, persistence.KindSQLite), engine.Options{Logger: log})
 	cfg := server.Config{Engine: engine, Logger: log}
 	if configure != nil {
 		configure(&cfg)

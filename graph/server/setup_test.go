@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph/server"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
@@ -27,10 +28,10 @@ var testFlow = workflow.Definition{
 	Type:        "test.flow",
 	Description: "a flow for the API tests",
 	States: []workflow.State{
-		{Name: "start", Kind: workflow.Start, Next: []string{"work", "review"}, Handler: func(*workflow.StepContext) (workflow.Next, error) {
+		{Name: "start", Kind: workflow.Start, Next: []string{"work", "review"}, Handler: func(workflow.StepContext) (workflow.Next, error) {
 			return workflow.MoveTo("work"), nil
 		}},
-		{Name: "work", Kind: workflow.Normal, Next: []string{"done", "failed"}, Handler: func(*workflow.StepContext) (workflow.Next, error) {
+		{Name: "work", Kind: workflow.Normal, Next: []string{"done", "failed"}, Handler: func(workflow.StepContext) (workflow.Next, error) {
 			return workflow.Finish(), nil
 		}},
 		{Name: "approval", Kind: workflow.Wait, Next: []string{"done"}, WaitFor: &workflow.WaitFor{Signal: "approve"}},
@@ -47,7 +48,7 @@ var testHosts = []string{"example.com"}
 // bundle is what a test talks to: a real engine on a real database behind the real HTTP handler.
 type bundle struct {
 	store   *persistence.Store
-	engine  *workflow.Engine
+	engine  *engine.Engine
 	handler http.Handler
 	srv     *httptest.Server
 	c       *client.Client
@@ -56,7 +57,7 @@ type bundle struct {
 func setup(t *testing.T, store *persistence.Store, configure ...func(*server.Config)) *bundle {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	engine := workflow.New(store, workflow.Options{Logger: log})
+	engine := engine.New(store, engine.Options{Logger: log})
 	_, err := engine.Register(context.Background(), testFlow)
 	require.NoError(t, err)
 	cfg := server.Config{Engine: engine, Logger: log, Introspection: true, AllowedHosts: testHosts}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cairnflow/cairn/internal/engineapi"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -39,7 +38,7 @@ do:
 		stop()
 
 		second := newNode(t, store)
-		require.Contains(t, engineapi.Of(second.engine).Types(workflow.DefaultGroup), def.Type, "a node that did not deploy the type claims it")
+		require.Contains(t, second.engine.Types(workflow.DefaultGroup), def.Type, "a node that did not deploy the type claims it")
 		second.startWorker(t)
 		w = second.waitEnded(t, w.ID)
 		require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))

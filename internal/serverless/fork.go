@@ -98,7 +98,7 @@ func (c *compiler) compileFork(t *task, def map[string]any, sc scope) error {
 }
 
 // startBranches starts one child per branch of fork task t, created when the step completes.
-func (r *run) startBranches(sc *workflow.StepContext, t *task, in any) *Problem {
+func (r *run) startBranches(sc workflow.StepContext, t *task, in any) *Problem {
 	token := newEventID()
 	for i := range t.body.tasks {
 		b, err := json.Marshal(map[string]any{forkKey: branchStart{Fork: t.path, Branch: i, Token: token, Compete: t.fork.compete,
@@ -161,7 +161,7 @@ func (r *run) endBranch() target {
 // to the win, which cancels the other branches when it is delivered, with the step that ends
 // the branch. The first branch whose claim is delivered wins; a branch that lost finishes all
 // the same, and its parent ignores its output.
-func (r *run) claimWin(sc *workflow.StepContext) error {
+func (r *run) claimWin(sc workflow.StepContext) error {
 	br := r.st.Branch
 	parent := sc.Workflow().ParentID
 	if br == nil || !br.Compete || parent == nil {
@@ -195,7 +195,7 @@ type branchChild struct {
 
 // branchChildren lists the children of one run of a fork (by its token; "" for the newest run),
 // in branch order, and the run's token.
-func (r *run) branchChildren(sc *workflow.StepContext, parent int64, fork, token string) ([]branchChild, string, error) {
+func (r *run) branchChildren(sc workflow.StepContext, parent int64, fork, token string) ([]branchChild, string, error) {
 	t := r.prog.byPath[fork]
 	if t == nil || t.kind != kindFork {
 		return nil, "", fmt.Errorf("no fork at %s", fork)
@@ -224,7 +224,7 @@ func (r *run) branchChildren(sc *workflow.StepContext, parent int64, fork, token
 
 // wonBranch is the branch of the run token of a competing fork whose claim to the win was
 // delivered (-1: none).
-func (r *run) wonBranch(sc *workflow.StepContext, token string) (int, error) {
+func (r *run) wonBranch(sc workflow.StepContext, token string) (int, error) {
 	sigs, err := sc.Reader().Signals(r.ctx, sc.WorkflowID(), forkWonSignal)
 	if err != nil {
 		return -1, fmt.Errorf("error reading the fork's winner: %w", err)
@@ -241,7 +241,7 @@ func (r *run) wonBranch(sc *workflow.StepContext, token string) (int, error) {
 // forkOutcome is the output of a fork whose branches all ended: every branch's output in the order
 // they are declared, or with compete the winner's; a branch that faulted faults the fork (with
 // compete, only when no branch finished).
-func (r *run) forkOutcome(sc *workflow.StepContext, t *task) (any, *Problem) {
+func (r *run) forkOutcome(sc workflow.StepContext, t *task) (any, *Problem) {
 	lost := func(detail string) *Problem {
 		return &Problem{Type: errTypeRuntime, Status: 500, Title: "Fork Branches Lost", Detail: detail, Instance: t.path}
 	}

@@ -56,7 +56,7 @@ func restore(stored []storedFrame) []frame {
 
 // loadFrames reads the frames and each frame's stored part. It returns the keys of the parts
 // it found, which save removes once their frame is left.
-func loadFrames(sc *workflow.StepContext, input any) ([]frame, map[string]bool, error) {
+func loadFrames(sc workflow.StepContext, input any) ([]frame, map[string]bool, error) {
 	var stored []storedFrame
 	if _, err := sc.Var(varFrames, &stored); err != nil {
 		return nil, nil, err
@@ -87,7 +87,7 @@ func loadFrames(sc *workflow.StepContext, input any) ([]frame, map[string]bool, 
 
 // saveFrames writes the frames: the stored part of each frame entered by this step, and the
 // removal of the parts of frames left.
-func (r *run) saveFrames(sc *workflow.StepContext) error {
+func (r *run) saveFrames(sc workflow.StepContext) error {
 	if err := setChanged(sc, varFrames, r.st.Frames); err != nil {
 		return err
 	}

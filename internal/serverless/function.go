@@ -65,7 +65,7 @@ func (c *compiler) compileFunctionCall(t *task, def map[string]any, sc scope) er
 // a remote task. A remote task not ended yet is workflow.ErrRemotePending, which the step returns
 // (the workflow waits for the task); other step errors are returned the same way, for the engine's
 // retry policy (the task's Problems are returned as such).
-func (r *run) callFunction(sc *workflow.StepContext, t *task, in any) (any, *Problem, error) {
+func (r *run) callFunction(sc workflow.StepContext, t *task, in any) (any, *Problem, error) {
 	args := in
 	if t.function.with != nil {
 		v, p := r.evalTpl(t, t.function.with, in, nil)

@@ -39,7 +39,7 @@ const (
 )
 
 // load reads a step's data from the workflow's variables.
-func (p *program) load(sc *workflow.StepContext) (*run, error) {
+func (p *program) load(sc workflow.StepContext) (*run, error) {
 	st := &data{}
 	for key, dst := range map[string]any{varInput: &st.Input, varData: &st.Data, varContext: &st.Context, varWaitUntil: &st.WaitUntil, varBranch: &st.Branch, varTaskDeadline: &st.TaskDeadline, varListen: &st.Listen} {
 		if _, err := sc.Var(key, dst); err != nil {
@@ -56,7 +56,7 @@ func (p *program) load(sc *workflow.StepContext) (*run, error) {
 
 // save writes what the step changed of its data back to the workflow's variables: each variable
 // set is a row of the step's action, so what did not change is not written again.
-func (r *run) save(sc *workflow.StepContext) error {
+func (r *run) save(sc workflow.StepContext) error {
 	for _, kv := range []struct {
 		key string
 		v   any
@@ -71,7 +71,7 @@ func (r *run) save(sc *workflow.StepContext) error {
 
 // setChanged sets a variable only when its value changes (null removes it): the variables a
 // step sets are written with its action.
-func setChanged(sc *workflow.StepContext, key string, v any) error {
+func setChanged(sc workflow.StepContext, key string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("error encoding variable %q: %w", key, err)
@@ -111,7 +111,7 @@ func sameText(a, b []byte) bool {
 
 // handler is the step of a state: the start, or a task.
 func (p *program) handler(t *task) workflow.StepFunc {
-	return func(sc *workflow.StepContext) (workflow.Next, error) {
+	return func(sc workflow.StepContext) (workflow.Next, error) {
 		r, err := p.load(sc)
 		if err != nil {
 			return workflow.Next{}, workflow.NonRetryable(err)
@@ -164,7 +164,7 @@ func (p *program) handler(t *task) workflow.StepFunc {
 }
 
 // finishStep saves the step's data and turns where it goes into the engine's Next.
-func (r *run) finishStep(sc *workflow.StepContext, tg target) (workflow.Next, error) {
+func (r *run) finishStep(sc workflow.StepContext, tg target) (workflow.Next, error) {
 	if tg.stepErr != nil {
 		return workflow.Next{}, tg.stepErr
 	}
@@ -240,7 +240,7 @@ func (r *run) move(tg target, wake *time.Time) workflow.Next {
 
 // awaitHandler is the step of the WAIT state of a `run: workflow` task: its child ended.
 func (p *program) awaitHandler(t *task) workflow.StepFunc {
-	return func(sc *workflow.StepContext) (workflow.Next, error) {
+	return func(sc workflow.StepContext) (workflow.Next, error) {
 		r, err := p.load(sc)
 		if err != nil {
 			return workflow.Next{}, workflow.NonRetryable(err)
@@ -265,7 +265,7 @@ func (p *program) awaitHandler(t *task) workflow.StepFunc {
 }
 
 // awaited is the outcome of the children a task waited for.
-func (r *run) awaited(sc *workflow.StepContext, t *task) (any, *Problem) {
+func (r *run) awaited(sc workflow.StepContext, t *task) (any, *Problem) {
 	if t.kind == kindFork {
 		return r.forkOutcome(sc, t)
 	}
@@ -289,7 +289,7 @@ func (r *run) taskInput(t *task) (any, *Problem) {
 }
 
 // runTask runs one task that is a state, and moves on from it.
-func (r *run) runTask(sc *workflow.StepContext, t *task) target {
+func (r *run) runTask(sc workflow.StepContext, t *task) target {
 	in, p := r.taskInput(t)
 	if p != nil {
 		return r.fault(t, p)

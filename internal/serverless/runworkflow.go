@@ -47,7 +47,7 @@ func (c *compiler) compileRunWorkflow(t *task, run map[string]any, sc scope) err
 }
 
 // startChild starts the child of a `run: workflow` task (created when the step completes).
-func (r *run) startChild(sc *workflow.StepContext, t *task, in any) *Problem {
+func (r *run) startChild(sc workflow.StepContext, t *task, in any) *Problem {
 	rw := t.run
 	fail := func(format string, args ...any) *Problem {
 		return &Problem{Type: errTypeRuntime, Status: 400, Title: "Cannot Run Workflow", Detail: fmt.Sprintf(format, args...), Instance: t.path}
@@ -84,7 +84,7 @@ func (r *run) startChild(sc *workflow.StepContext, t *task, in any) *Problem {
 
 // childOutcome reads the newest child of the workflow once every child ended: its output, or
 // its fault.
-func (r *run) childOutcome(sc *workflow.StepContext, t *task) (any, *Problem) {
+func (r *run) childOutcome(sc workflow.StepContext, t *task) (any, *Problem) {
 	children, err := sc.Reader().Children(r.ctx, sc.WorkflowID(), 1)
 	if err != nil || len(children) == 0 {
 		return nil, &Problem{Type: errTypeRuntime, Status: 500, Title: "Child Workflow Lost", Detail: fmt.Sprint(err), Instance: t.path}

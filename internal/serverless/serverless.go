@@ -17,6 +17,7 @@ import (
 	"github.com/go-playground/validator/v10"
 	"github.com/serverlessworkflow/sdk-go/v3/parser"
 
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -56,7 +57,7 @@ func NewCompiler(opts Options) *Compiler {
 }
 
 // Install makes an engine deploy and run Serverless Workflow documents.
-func Install(e *workflow.Engine, opts Options) {
+func Install(e *engine.Engine, opts Options) {
 	e.SetCompiler(NewCompiler(opts))
 }
 

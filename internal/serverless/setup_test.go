@@ -10,16 +10,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/internal/engine"
+	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/worker"
 	"github.com/cairnflow/cairn/workflow"
 )
 
 // node is one cairn node of a test: an engine that runs Serverless Workflow documents.
 type node struct {
 	store  *persistence.Store
-	engine *workflow.Engine
+	engine *engine.Engine
 }
 
 func testLogger() *slog.Logger {
@@ -48,7 +49,7 @@ func newNodeLimited(t *testing.T, store *persistence.Store, limits workflow.Limi
 	t.Helper()
 	log := testLogger()
 	notifier := persistence.NewNotifier(store, log)
-	engine := workflow.New(store, workflow.Options{Logger: log, Notifier: notifier, Limits: limits})
+	engine := engine.New(store, engine.Options{Logger: log, Notifier: notifier, Limits: limits})
 	serverless.Install(engine, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -64,7 +65,7 @@ func newNodeLimited(t *testing.T, store *persistence.Store, limits workflow.Limi
 // startWorker runs a worker on the node; the returned func stops it (also called when the test ends).
 func (n *node) startWorker(t *testing.T) (stop func()) {
 	t.Helper()
-	w := worker.New(n.engine, worker.Options{Concurrency: 10, PollInterval: 50 * time.Millisecond, HeartbeatInterval: 500 * time.Millisecond,
+	w := pool.New(n.engine, pool.Options{Concurrency: 10, PollInterval: 50 * time.Millisecond, HeartbeatInterval: 500 * time.Millisecond,
 		Expiry: 5 * time.Second, DrainTimeout: 5 * time.Second, Logger: testLogger()})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

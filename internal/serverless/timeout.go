@@ -104,7 +104,7 @@ func startDeadline(from time.Time, timeout time.Duration) *time.Time {
 
 // cancelAwaited cancels the children a task waited for when it timed out (they would run on for
 // nothing), with the step that records the timeout.
-func (r *run) cancelAwaited(sc *workflow.StepContext, t *task) error {
+func (r *run) cancelAwaited(sc workflow.StepContext, t *task) error {
 	n := 1
 	if t.kind == kindFork {
 		n = len(t.body.tasks)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -75,8 +76,13 @@ func Definitions() []workflow.Definition {
 	}
 }
 
+// Registrar is what registers definitions: a cairn.Node.
+type Registrar interface {
+	Register(ctx context.Context, def workflow.Definition) (*persistence.Definition, error)
+}
+
 // Register registers every demo definition with an engine.
-func Register(ctx context.Context, e *workflow.Engine) error {
+func Register(ctx context.Context, e Registrar) error {
 	for _, d := range Definitions() {
 		if _, err := e.Register(ctx, d); err != nil {
 			return fmt.Errorf("error registering demo definition %s: %w", d.Type, err)
@@ -85,7 +91,7 @@ func Register(ctx context.Context, e *workflow.Engine) error {
 	return nil
 }
 
-func validate(ctx *workflow.StepContext) (workflow.Next, error) {
+func validate(ctx workflow.StepContext) (workflow.Next, error) {
 	var in OrderInput
 	if err := ctx.Input(&in); err != nil {
 		return workflow.Fail(err.Error()), nil
@@ -96,7 +102,7 @@ func validate(ctx *workflow.StepContext) (workflow.Next, error) {
 	return workflow.MoveTo("charge").WithText(fmt.Sprintf("order of %.2f is valid", in.Amount)), nil
 }
 
-func charge(ctx *workflow.StepContext) (workflow.Next, error) {
+func charge(ctx workflow.StepContext) (workflow.Next, error) {
 	var in OrderInput
 	if err := ctx.Input(&in); err != nil {
 		return workflow.Next{}, err
@@ -119,7 +125,7 @@ func charge(ctx *workflow.StepContext) (workflow.Next, error) {
 	return workflow.MoveTo("ship").WithText("charged " + chargeID), nil
 }
 
-func ship(ctx *workflow.StepContext) (workflow.Next, error) {
+func ship(ctx workflow.StepContext) (workflow.Next, error) {
 	var in OrderInput
 	if err := ctx.Input(&in); err != nil {
 		return workflow.Next{}, err
@@ -137,11 +143,11 @@ func ship(ctx *workflow.StepContext) (workflow.Next, error) {
 	return workflow.MoveTo("done").WithText("shipped"), nil
 }
 
-func request(ctx *workflow.StepContext) (workflow.Next, error) {
+func request(ctx workflow.StepContext) (workflow.Next, error) {
 	return workflow.MoveTo("await").WithText("waiting for approve"), nil
 }
 
-func approved(ctx *workflow.StepContext) (workflow.Next, error) {
+func approved(ctx workflow.StepContext) (workflow.Next, error) {
 	if sig := ctx.Signal(); sig != nil && len(sig.Payload) > 0 {
 		if err := ctx.SetVar("approval", sig.Payload); err != nil {
 			return workflow.Next{}, err
@@ -150,7 +156,7 @@ func approved(ctx *workflow.StepContext) (workflow.Next, error) {
 	return workflow.MoveTo("approved"), nil
 }
 
-func spawn(ctx *workflow.StepContext) (workflow.Next, error) {
+func spawn(ctx workflow.StepContext) (workflow.Next, error) {
 	var in FanoutInput
 	if err := ctx.Input(&in); err != nil {
 		return workflow.Next{}, err
@@ -164,4 +170,4 @@ func spawn(ctx *workflow.StepContext) (workflow.Next, error) {
 	return workflow.MoveTo("await").WithText(fmt.Sprintf("started %d children", in.Children)), nil
 }
 
-func noop(ctx *workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }
+func noop(ctx workflow.StepContext) (workflow.Next, error) { return workflow.Finish(), nil }

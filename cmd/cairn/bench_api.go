@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+// apiBenchConfig is the configuration of cairn bench --api: a load of startWorkflow requests sent
+// to a running node over HTTP, one workflow per request, as services start them.
+type apiBenchConfig struct {
+	url        string
+	token      string
+	definition string
+	input      string
+	count      int
+	clients    int
+	timeout    time.Duration
+	json       bool
+}
+
+// apiBenchReport is what cairn bench --api measures.
+type apiBenchReport struct {
+	URL        string `json:"url"`
+	Definition string `json:"definition"`
+	Clients    int    `json:"clients"`
+	Count      int    `json:"count"`
+	// Started is how many starts the node acknowledged; Failed how many requests failed.
+	Started int `json:"started"`
+	Failed  int `json:"failed"`
+	// StartSeconds is from the first request until the last acknowledgement.
+	StartSeconds float64 `json:"start_seconds"`
+	StartsPerSec float64 `json:"starts_per_sec"`
+	StartP50Ms   float64 `json:"start_p50_ms"`
+	StartP99Ms   float64 `json:"start_p99_ms"`
+	// Finished is how many of the started workflows were FINISHED when the run ended, and
+	// EndToEndSeconds from the first request until the last of them finished.
+	Finished         int     `json:"finished"`
+	EndToEndSeconds  float64 `json:"end_to_end_seconds"`
+	WorkflowsPerSec  float64 `json:"workflows_per_sec"`
+	FirstError       string  `json:"first_error,omitempty"`
+	BusinessKeyOfRun string  `json:"business_key"`
+}
+
+// apiClient sends GraphQL requests to one node.
+type apiClient struct {
+	http  *http.Client
+	url   string
+	token string
+}
+
+func (c *apiClient) do(ctx context.Context, query string, variables map[string]any, out any) error {
+	body, err := json.Marshal(map[string]any{"query": query, "variables": variables})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	var envelope struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal(raw, &envelope); err != nil {
+		return fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, raw)
+	}
+	if len(envelope.Errors) > 0 {
+		return errors.New(envelope.Errors[0].Message)
+	}
+	return json.Unmarshal(envelope.Data, out)
+}
+
+const apiBenchStart = `mutation($input: StartWorkflowInput!) { startWorkflow(input: $input) { workflow { id } } }`
+
+const apiBenchStats = `query($filter: WorkflowFilter) { workflowStats(filter: $filter) { byStatus { status count } } }`
+
+// runAPIBench starts cfg.count workflows through the API from cfg.clients concurrent clients, then
+// waits for them to finish, and reports starts/s, start latencies and end-to-end workflows/s.
+func runAPIBench(ctx context.Context, env *environment, cfg *apiBenchConfig) error {
+	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = cfg.clients
+	client := &apiClient{http: &http.Client{Transport: transport, Timeout: time.Minute}, url: cfg.url, token: cfg.token}
+
+	// Every workflow of the run carries one business key, by which the run counts its own.
+	key := make([]byte, 6)
+	_, _ = rand.Read(key)
+	runKey := "bench-" + hex.EncodeToString(key)
+	var input json.RawMessage = []byte(cfg.input)
+	var probe struct{ WorkflowStats json.RawMessage }
+	if err := client.do(ctx, apiBenchStats, map[string]any{"filter": map[string]any{"businessKey": runKey}}, &probe); err != nil {
+		return fmt.Errorf("error reaching %s: %w", cfg.url, err)
+	}
+
+	var (
+		next      atomic.Int64
+		failed    atomic.Int64
+		firstErr  atomic.Value
+		mu        sync.Mutex
+		latencies = make([]time.Duration, 0, cfg.count)
+		lastAck   time.Time
+	)
+	began := time.Now()
+	var wg sync.WaitGroup
+	for range cfg.clients {
+		wg.Go(func() {
+			for next.Add(1) <= int64(cfg.count) && ctx.Err() == nil {
+				sent := time.Now()
+				var out struct {
+					StartWorkflow struct{ Workflow struct{ ID string } }
+				}
+				err := client.do(ctx, apiBenchStart, map[string]any{"input": map[string]any{
+					"type": cfg.definition, "input": input, "businessKey": runKey}}, &out)
+				took := time.Since(sent)
+				if err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+					continue
+				}
+				mu.Lock()
+				latencies = append(latencies, took)
+				lastAck = time.Now()
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	r := &apiBenchReport{URL: cfg.url, Definition: cfg.definition, Clients: cfg.clients, Count: cfg.count,
+		Started: len(latencies), Failed: int(failed.Load()), BusinessKeyOfRun: runKey}
+	if e, ok := firstErr.Load().(string); ok {
+		r.FirstError = e
+	}
+	if r.Started > 0 {
+		r.StartSeconds = lastAck.Sub(began).Seconds()
+		r.StartsPerSec = float64(r.Started) / r.StartSeconds
+		slices.Sort(latencies)
+		r.StartP50Ms = float64(latencies[len(latencies)/2].Microseconds()) / 1000
+		r.StartP99Ms = float64(latencies[min(len(latencies)-1, len(latencies)*99/100)].Microseconds()) / 1000
+	}
+
+	// Wait for the started workflows to finish, counting them by the run's business key.
+	deadline := time.Now().Add(cfg.timeout)
+	for ctx.Err() == nil {
+		var stats struct {
+			WorkflowStats struct {
+				ByStatus []struct {
+					Status string
+					Count  int
+				}
+			}
+		}
+		if err := client.do(ctx, apiBenchStats, map[string]any{"filter": map[string]any{"businessKey": runKey, "statuses": []string{"FINISHED"}}}, &stats); err != nil {
+			return fmt.Errorf("error counting finished workflows: %w", err)
+		}
+		r.Finished = 0
+		for _, s := range stats.WorkflowStats.ByStatus {
+			r.Finished += s.Count
+		}
+		r.EndToEndSeconds = time.Since(began).Seconds()
+		if r.Finished >= r.Started || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if r.EndToEndSeconds > 0 {
+		r.WorkflowsPerSec = float64(r.Finished) / r.EndToEndSeconds
+	}
+	if err := printAPIBenchReport(env.stdout, r, cfg.json); err != nil {
+		return err
+	}
+	switch {
+	case r.Started == 0:
+		return fmt.Errorf("no start succeeded: %s", r.FirstError)
+	case r.Finished < r.Started:
+		return fmt.Errorf("%d of %d started workflows did not finish within --timeout %s", r.Started-r.Finished, r.Started, cfg.timeout)
+	}
+	return nil
+}
+
+func printAPIBenchReport(w io.Writer, r *apiBenchReport, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(r)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "api\t%s (%d clients, one workflow per request)\n", r.URL, r.Clients)
+	fmt.Fprintf(tw, "definition\t%s\n", r.Definition)
+	fmt.Fprintf(tw, "started\t%d of %d in %.2fs, %.0f/s (%d failed)\n", r.Started, r.Count, r.StartSeconds, r.StartsPerSec, r.Failed)
+	fmt.Fprintf(tw, "start latency\tp50 %.1f ms, p99 %.1f ms\n", r.StartP50Ms, r.StartP99Ms)
+	fmt.Fprintf(tw, "finished\t%d in %.2fs from the first request, %.0f workflows/s end to end\n", r.Finished, r.EndToEndSeconds, r.WorkflowsPerSec)
+	if r.FirstError != "" {
+		fmt.Fprintf(tw, "first error\t%s\n", r.FirstError)
+	}
+	return tw.Flush()
+}

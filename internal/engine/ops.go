@@ -1,0 +1,462 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// hashChange fingerprints an operation's request: its reason and the rest of the request, which
+// the operation passes (nil: none).
+func hashChange(op string, p workflow.ChangeParams, request any) string {
+	return requestHash(op, p.Reason, request)
+}
+
+// change loads a workflow in a transaction, lets fn change it, and saves it with an
+// EXTERNAL_CHANGE action and a change event. fn returns the variables it set (or nil).
+func (e *Engine) change(ctx context.Context, op string, request any, p workflow.ChangeParams, fn func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *workflow.Definition) (map[string]json.RawMessage, error)) (*persistence.Workflow, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var out *persistence.Workflow
+	wake := map[string]bool{}
+	var interrupted bool
+	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+		clear(wake)
+		var err error
+		out, interrupted, err = e.changeIn(ctx, tx, op, request, p, fn, wake)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if interrupted {
+		// Paused or cancelled while its step ran: the step sees its context cancelled.
+		e.interrupt(out.ID, out.Version)
+	}
+	e.afterCommit(wake, true)
+	return out, nil
+}
+
+// changeIn is change inside transaction tx: it marks in wake the executor groups to wake once tx
+// commits, and reports whether the workflow's running step is to be interrupted then.
+func (e *Engine) changeIn(ctx context.Context, tx *persistence.Store, op string, request any, p workflow.ChangeParams, fn func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *workflow.Definition) (map[string]json.RawMessage, error),
+	wake map[string]bool) (out *persistence.Workflow, interrupted bool, err error) {
+	err = func() error {
+		w, err := tx.WorkflowGetForUpdate(ctx, p.ID)
+		if errors.Is(err, persistence.ErrNotFound) {
+			return notFound("id", "no workflow %v", workflowRef(p.ID))
+		} else if err != nil {
+			return err
+		}
+		// Only now that the row is locked: a concurrent request with the same key has committed
+		// (and is replayed) or waits for this one.
+		if done, err := replay(ctx, tx, op, p.ID, p.IdempotencyKey, hashChange(op, p, request)); done != nil || err != nil {
+			out = done
+			return err
+		}
+		def, err := e.specOf(ctx, tx, w)
+		if err != nil {
+			return err
+		}
+		fromState, fromStatus := w.State, w.Status
+		held, deadline := w.ExecutorID, w.StepDeadline
+		vars, err := fn(ctx, tx, w, def)
+		if err != nil {
+			return err
+		}
+		// An operation never takes a claim away: a step still running keeps its workflow until it
+		// ends and lets go (its result fenced off by the version), so that no second attempt can
+		// be claimed meanwhile. Only that attempt's completion, or a recovery, clears it.
+		w.ExecutorID, w.StepDeadline = held, deadline
+		if len(vars) > 0 {
+			merged, err := mergeVariables(w.Variables, vars)
+			if err != nil {
+				return err
+			}
+			field := "variables"
+			if op == "submitForm" {
+				field = "data" // a form's variables are its data
+			}
+			if err := checkVariablesSize(e.limits, field, vars, merged); err != nil {
+				return err
+			}
+			w.Variables = merged
+		}
+		if err := tx.WorkflowSave(ctx, w); err != nil {
+			return err
+		}
+		if w.Status == persistence.StatusWaiting && fromStatus != persistence.StatusWaiting {
+			// Moved into a WAIT state: what it waits for may have come already.
+			if s, ok := def.State(w.State); ok && s.WaitFor != nil {
+				woken, err := e.wakeSatisfiedWaits(ctx, tx, []waiter{{id: w.ID, wait: s.WaitFor}}, w.Modified)
+				if err != nil {
+					return err
+				}
+				if len(woken) > 0 {
+					wake[w.ExecutorGroup] = true
+					if w, err = tx.WorkflowGet(ctx, w.ID); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		actor := p.Actor
+		if actor == "" {
+			actor = "api"
+		}
+		text := op
+		if p.Reason != "" {
+			text = op + ": " + p.Reason
+		}
+		a := &persistence.Action{WorkflowID: w.ID, Type: persistence.ActionExternalChange, FromState: &fromState, State: w.State,
+			StateText: &text, RetryNo: w.Retries, Actor: &actor, At: w.Modified}
+		if err := tx.ActionInsertMany(ctx, []*persistence.Action{a}); err != nil {
+			return err
+		}
+		if err := tx.ActionVariableInsertMany(ctx, actionVariables(w.ID, a.ID, vars)); err != nil {
+			return err
+		}
+		if err := tx.ChangeEventInsertMany(ctx, []*persistence.ChangeEvent{{WorkflowID: w.ID, Type: string(persistence.ActionExternalChange),
+			ActionID: &a.ID, Status: w.Status, State: w.State, At: w.Modified}}); err != nil {
+			return err
+		}
+		if w.Status.Terminal() && !fromStatus.Terminal() && w.ParentID != nil {
+			if _, err := tx.WorkflowWake(ctx, persistence.WorkflowWakeParams{IDs: []int64{*w.ParentID}, Now: w.Modified}); err != nil {
+				return err
+			}
+			wake[w.ExecutorGroup] = true
+		}
+		if w.NextActivation != nil && !w.NextActivation.After(w.Modified) && claimable(w.Status) {
+			wake[w.ExecutorGroup] = true
+		}
+		interrupted = fromStatus == persistence.StatusExecuting && w.Status != persistence.StatusExecuting
+		if err := remember(ctx, tx, op, p.ID, p.IdempotencyKey, hashChange(op, p, request)); err != nil {
+			return err
+		}
+		out = w
+		return nil
+	}()
+	if err != nil {
+		return nil, false, err
+	}
+	return out, interrupted, nil
+}
+
+func claimable(s persistence.Status) bool {
+	return s == persistence.StatusCreated || s == persistence.StatusInProgress || s == persistence.StatusWaiting
+}
+
+// specOf returns the definition a workflow runs: this node's registered one when its version
+// matches, else the stored spec of the workflow's version (states without handlers).
+func (e *Engine) specOf(ctx context.Context, store *persistence.Store, w *persistence.Workflow) (*workflow.Definition, error) {
+	if d := e.cachedSpec(w.Type, w.DefinitionVersion); d != nil {
+		return d, nil
+	}
+	row, err := store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: w.Type, Version: w.DefinitionVersion})
+	if err != nil {
+		return nil, err
+	}
+	return e.specOfRow(row)
+}
+
+// specOfRow is specOf for a definition row already read.
+func (e *Engine) specOfRow(row *persistence.Definition) (*workflow.Definition, error) {
+	if d := e.cachedSpec(row.Type, row.Version); d != nil {
+		return d, nil
+	}
+	d, err := e.parseRow(row)
+	if err != nil {
+		return nil, err
+	}
+	e.specs.Store(persistence.DefinitionKey{Type: row.Type, Version: row.Version}, d)
+	return d, nil
+}
+
+// cachedSpec returns a definition version without reading the database: the one registered on
+// this node, or one read before (a stored version never changes); nil when neither.
+func (e *Engine) cachedSpec(typ string, version int) *workflow.Definition {
+	e.mu.RLock()
+	r, ok := e.defs[typ]
+	e.mu.RUnlock()
+	if ok && r.row.Version == version {
+		return &r.def
+	}
+	if d, ok := e.specs.Load(persistence.DefinitionKey{Type: typ, Version: version}); ok {
+		return d.(*workflow.Definition)
+	}
+	return nil
+}
+
+// Retry runs a MANUAL or FAILED workflow again from a state (the one that failed by default), with
+// its retry count reset.
+func (e *Engine) Retry(ctx context.Context, p workflow.RetryParams) (*persistence.Workflow, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return e.change(ctx, "retry", p.State, p.ChangeParams, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *workflow.Definition) (map[string]json.RawMessage, error) {
+		if w.Status != persistence.StatusManual && w.Status != persistence.StatusFailed {
+			return nil, conflict("workflow %v is %s; only MANUAL or FAILED workflows can be retried", workflowRef(w.ID), w.Status)
+		}
+		state := p.State
+		if state == "" {
+			state = w.State
+			if s, ok := def.State(state); !ok || s.Kind == workflow.End || s.Kind == workflow.ErrorKind || s.Kind == workflow.Manual {
+				failed, err := stateBefore(ctx, tx, w)
+				if err != nil {
+					return nil, err
+				}
+				if failed == "" {
+					return nil, invalid("state", "workflow %v is in state %q; say which state to retry from", workflowRef(w.ID), w.State)
+				}
+				state = failed
+			}
+		}
+		s, ok := def.State(state)
+		if !ok {
+			return nil, invalid("state", "definition %s has no state %q", def.Type, state)
+		}
+		if s.Kind == workflow.End || s.Kind == workflow.ErrorKind {
+			return nil, invalid("state", "state %q is an %s state and cannot be retried", state, s.Kind)
+		}
+		now := persistence.Now()
+		w.State = state
+		w.Retries = 0
+		w.Steps = 0 // an operator's retry starts a new step budget
+		w.LastError = nil
+		w.Finished = nil
+		enterState(w, s, now, now)
+		return nil, nil
+	})
+}
+
+// stateBefore returns the state a workflow was in before it entered its current one: the from-state
+// of the latest action that moved it there (a failed step, a step that chose to fail, an
+// operator's update), which is where a retry starts by default. "" when no action did.
+func stateBefore(ctx context.Context, tx *persistence.Store, w *persistence.Workflow) (string, error) {
+	const page = 100
+	var after int64 // newest first: each page continues below the last ID seen
+	for {
+		actions, err := tx.ActionList(ctx, persistence.ActionListParams{WorkflowIDs: []int64{w.ID}, Page: persistence.PageParams{Limit: page, Desc: true, After: after}})
+		if err != nil {
+			return "", fmt.Errorf("error reading the history of workflow %d: %w", w.ID, err)
+		}
+		for _, a := range actions {
+			if a.State == w.State && a.FromState != nil && *a.FromState != w.State {
+				return *a.FromState, nil
+			}
+		}
+		if len(actions) < page {
+			return "", nil
+		}
+		after = actions[len(actions)-1].ID
+	}
+}
+
+// Pause stops a workflow from being claimed until it is resumed. A step running when it is paused
+// sees its context cancelled and is recorded as a CANCELLED task instance; its result is discarded
+// and the state runs again after resume, once that attempt has ended (never two at once).
+func (e *Engine) Pause(ctx context.Context, p workflow.ChangeParams) (*persistence.Workflow, error) {
+	return e.change(ctx, "pause", nil, p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
+		switch w.Status {
+		case persistence.StatusCreated, persistence.StatusInProgress, persistence.StatusWaiting, persistence.StatusExecuting:
+		default:
+			return nil, conflict("workflow %v is %s and cannot be paused", workflowRef(w.ID), w.Status)
+		}
+		if w.Status == persistence.StatusExecuting {
+			w.NextActivation = timePtr(persistence.Now())
+		}
+		w.Status = persistence.StatusPaused
+		return nil, nil
+	})
+}
+
+// Resume makes a PAUSED workflow run again (at its scheduled time, or now).
+func (e *Engine) Resume(ctx context.Context, p workflow.ChangeParams) (*persistence.Workflow, error) {
+	return e.change(ctx, "resume", nil, p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
+		if w.Status != persistence.StatusPaused {
+			return nil, conflict("workflow %v is %s; only PAUSED workflows can be resumed", workflowRef(w.ID), w.Status)
+		}
+		now := persistence.Now()
+		w.Status = persistence.StatusInProgress
+		if w.NextActivation == nil {
+			w.NextActivation = &now
+		}
+		return nil, nil
+	})
+}
+
+// Cancel ends a workflow that has not ended, and every descendant that has not ended either: none
+// is claimed again and a step running for any of them sees its context cancelled.
+func (e *Engine) Cancel(ctx context.Context, p workflow.ChangeParams) (*persistence.Workflow, error) {
+	var cascaded []*persistence.Workflow
+	w, err := e.change(ctx, "cancel", nil, p, e.cancelling(p, &cascaded))
+	for _, d := range cascaded {
+		e.interrupt(d.ID, d.Version)
+	}
+	return w, err
+}
+
+// cancelling is Cancel's change of a workflow: it cancels the workflow and its descendants, and
+// adds the descendants it cancelled to cascaded.
+func (e *Engine) cancelling(p workflow.ChangeParams, cascaded *[]*persistence.Workflow) func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
+	return func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
+		if w.Status.Terminal() {
+			return nil, conflict("workflow %v is already %s", workflowRef(w.ID), w.Status)
+		}
+		cancelWorkflow(w)
+		ds, err := e.cancelDescendants(ctx, tx, w, p)
+		*cascaded = ds
+		return nil, err
+	}
+}
+
+func cancelWorkflow(w *persistence.Workflow) {
+	now := persistence.Now()
+	w.Status = persistence.StatusCancelled
+	w.NextActivation = nil
+	w.WaitSignal = nil
+	w.Finished = &now
+}
+
+// cancelDescendants cancels the active descendants of a workflow being cancelled, each with its own
+// EXTERNAL_CHANGE action and change event, and returns them as they now are.
+func (e *Engine) cancelDescendants(ctx context.Context, tx *persistence.Store, root *persistence.Workflow, p workflow.ChangeParams) ([]*persistence.Workflow, error) {
+	actor := p.Actor
+	if actor == "" {
+		actor = "api"
+	}
+	text := fmt.Sprintf("cancel: its ancestor (a %s workflow) was cancelled", root.Type)
+	var all []*persistence.Workflow
+	parents := []int64{root.ID}
+	for len(parents) > 0 {
+		ids, err := tx.WorkflowActiveChildIDs(ctx, parents)
+		if err != nil {
+			return nil, err
+		}
+		parents = parents[:0]
+		for _, id := range ids {
+			child, err := tx.WorkflowGetForUpdate(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			if child.Status.Terminal() {
+				continue
+			}
+			from := child.State
+			cancelWorkflow(child)
+			if err := tx.WorkflowSave(ctx, child); err != nil {
+				return nil, err
+			}
+			a := &persistence.Action{WorkflowID: child.ID, Type: persistence.ActionExternalChange, FromState: &from, State: child.State,
+				StateText: &text, RetryNo: child.Retries, Actor: &actor, At: child.Modified}
+			if err := tx.ActionInsertMany(ctx, []*persistence.Action{a}); err != nil {
+				return nil, err
+			}
+			if err := tx.ChangeEventInsertMany(ctx, []*persistence.ChangeEvent{{WorkflowID: child.ID, Type: string(persistence.ActionExternalChange),
+				ActionID: &a.ID, Status: child.Status, State: child.State, At: child.Modified}}); err != nil {
+				return nil, err
+			}
+			all = append(all, child)
+			parents = append(parents, child.ID)
+		}
+	}
+	return all, nil
+}
+
+// Update changes a workflow's state, state text, schedule or variables. It refuses a workflow whose
+// step is running (pause it first) and one that has ended (FINISHED, FAILED, CANCELLED): CONFLICT.
+func (e *Engine) Update(ctx context.Context, p workflow.UpdateParams) (*persistence.Workflow, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var vars map[string]json.RawMessage
+	if len(p.Variables) > 0 {
+		m, _, err := decodeObject("variables", p.Variables)
+		if err != nil {
+			return nil, err
+		}
+		vars = m
+	}
+	if p.State == nil && p.StateText == nil && p.NextActivation == nil && !p.ClearNextActivation && vars == nil {
+		return nil, invalid("input", "nothing to update: give state, stateText, nextActivation or variables")
+	}
+	request := []any{p.State, p.StateText, timeHash(p.NextActivation), p.ClearNextActivation, canonicalJSON(p.Variables)}
+	return e.change(ctx, "update", request, p.ChangeParams, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, def *workflow.Definition) (map[string]json.RawMessage, error) {
+		if w.Status == persistence.StatusExecuting {
+			return nil, conflict("workflow %v is executing a step; pause it before updating it", workflowRef(w.ID))
+		}
+		// Ended is ended: its variables and state are its record. retryWorkflow reopens a FAILED one.
+		if w.Status.Terminal() {
+			return nil, conflict("workflow %v is %s and can no longer be changed", workflowRef(w.ID), w.Status)
+		}
+		now := persistence.Now()
+		if p.State != nil {
+			s, ok := def.State(*p.State)
+			if !ok {
+				return nil, invalid("state", "definition %s has no state %q", def.Type, *p.State)
+			}
+			w.State = s.Name
+			w.Retries = 0
+			w.Finished = nil
+			at := now
+			if p.NextActivation != nil {
+				at = persistence.UTC(*p.NextActivation)
+			}
+			enterState(w, s, at, now)
+		} else if p.NextActivation != nil {
+			w.NextActivation = persistence.UTCPtr(p.NextActivation)
+		} else if p.ClearNextActivation {
+			w.NextActivation = nil
+		}
+		if p.StateText != nil {
+			w.StateText = p.StateText
+		}
+		return vars, nil
+	})
+}
+
+// WakeUp makes a scheduled or waiting workflow due now.
+func (e *Engine) WakeUp(ctx context.Context, p workflow.ChangeParams) (*persistence.Workflow, error) {
+	return e.change(ctx, "wakeUp", nil, p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
+		if !claimable(w.Status) {
+			return nil, conflict("workflow %v is %s and cannot be woken up", workflowRef(w.ID), w.Status)
+		}
+		if w.Status == persistence.StatusWaiting {
+			w.Status = persistence.StatusInProgress
+		}
+		w.NextActivation = timePtr(persistence.Now())
+		return nil, nil
+	})
+}
+
+// mergeVariables applies changes (null removes a key) to a variables object.
+func mergeVariables(current json.RawMessage, changes map[string]json.RawMessage) (json.RawMessage, error) {
+	m := map[string]json.RawMessage{}
+	if len(current) > 0 {
+		if err := json.Unmarshal(current, &m); err != nil {
+			return nil, fmt.Errorf("error decoding variables: %w", err)
+		}
+	}
+	for k, v := range changes {
+		if string(v) == "null" {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	return json.Marshal(m)
+}
+
+// actionVariables lists the variable changes of an action as rows.
+func actionVariables(workflowID, actionID int64, vars map[string]json.RawMessage) []*persistence.ActionVariable {
+	out := make([]*persistence.ActionVariable, 0, len(vars))
+	for k, v := range vars {
+		out = append(out, &persistence.ActionVariable{WorkflowID: workflowID, ActionID: actionID, Key: k, Value: v})
+	}
+	return out
+}

@@ -1,0 +1,101 @@
+// Claiming: wake-ups and the poll make the claim loop take due workflows, as many as slots are
+// free, and start each one's step.
+
+package pool
+
+import (
+	"context"
+	"time"
+
+	"github.com/cairnflow/cairn/internal/engine"
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// listenWake turns wake-up hints for this group into a poke of the claim loop.
+func (w *Worker) listenWake(ctx context.Context) {
+	ch, unsubscribe := w.engine.Notifier().Subscribe(persistence.TopicWake)
+	defer unsubscribe()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case g := <-ch:
+			if g == "" || g == w.opts.Group {
+				w.poke()
+			}
+		}
+	}
+}
+
+func (w *Worker) poke() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// claimLoop claims due workflows while slots are free and starts their steps, until ctx ends.
+func (w *Worker) claimLoop(ctx, hard context.Context) {
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	backoff := 100 * time.Millisecond
+	for {
+		// Wait for a reason to claim: a wake-up, the poll, or a slot freed after a full batch.
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.wake:
+		case <-poll.C:
+		}
+		for ctx.Err() == nil {
+			free := cap(w.slots) - len(w.slots)
+			if free == 0 {
+				// Full: the completer pokes when slots free up.
+				break
+			}
+			limit := min(free, w.opts.ClaimBatch)
+			now := persistence.Now()
+			claimed, err := w.store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: w.ExecutorID(), Group: w.opts.Group,
+				Limit: limit, Now: now, StepDeadline: now.Add(workflow.DefaultStepTimeout), StepTimeouts: w.engine.StepTimeouts(w.opts.Group),
+				Types: w.engine.Types(w.opts.Group)})
+			if err != nil {
+				if ctx.Err() == nil {
+					w.log.Warn("claim failed", "error", err, "retry_in", backoff)
+					select {
+					case <-ctx.Done():
+					case <-time.After(backoff):
+					}
+					backoff = min(backoff*2, 5*time.Second)
+				}
+				continue
+			}
+			backoff = 100 * time.Millisecond
+			w.stats.Claimed.Add(int64(len(claimed)))
+			w.heldMu.Lock()
+			for _, wf := range claimed {
+				w.held[wf.ID] = append(w.held[wf.ID], wf.Version)
+			}
+			w.heldMu.Unlock()
+			for _, wf := range claimed {
+				w.slots <- struct{}{}
+				go w.execute(hard, wf)
+			}
+			if len(claimed) < limit {
+				break // nothing more is due now
+			}
+		}
+		if !poll.Stop() {
+			select {
+			case <-poll.C:
+			default:
+			}
+		}
+		poll.Reset(w.opts.PollInterval)
+	}
+}
+
+func (w *Worker) execute(ctx context.Context, wf *persistence.Workflow) {
+	o := w.engine.Execute(ctx, engine.ExecuteParams{Workflow: wf, ExecutorID: *wf.ExecutorID, Host: w.opts.Host})
+	w.results <- o
+}

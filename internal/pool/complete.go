@@ -1,0 +1,177 @@
+// Completing: finished steps are written in batches, and a workflow whose next step is due at
+// once may stay claimed for it (a chain, bounded by maxChain).
+
+package pool
+
+import (
+	"context"
+	"time"
+
+	"github.com/cairnflow/cairn/internal/engine"
+	"github.com/cairnflow/cairn/persistence"
+)
+
+// completeLoop writes outcomes in batches: whatever has arrived while the previous batch was being
+// written goes into the next transaction, and while other steps are still running it waits up to
+// CompleteDelay for more, so that a busy pool writes few large transactions.
+func (w *Worker) completeLoop(ctx context.Context) {
+	batch := make([]*engine.Outcome, 0, w.opts.CompleteBatch)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		var o *engine.Outcome
+		select {
+		case o = <-w.results:
+		case <-w.drained:
+			// Write what finished during the drain, then stop.
+			select {
+			case o = <-w.results:
+			default:
+				return
+			}
+		}
+		batch = append(batch[:0], o)
+		// Gather what else has finished; while more steps are running, wait for them until
+		// CompleteDelay after the first (one deadline, however the results trickle in).
+		var deadline <-chan time.Time
+	gather:
+		for len(batch) < w.opts.CompleteBatch {
+			select {
+			case o := <-w.results:
+				batch = append(batch, o)
+				continue
+			default:
+			}
+			if len(w.slots) <= len(batch) {
+				break // nothing else is running: write now
+			}
+			if deadline == nil {
+				timer.Reset(w.opts.CompleteDelay)
+				deadline = timer.C
+			}
+			select {
+			case o := <-w.results:
+				batch = append(batch, o)
+			case <-deadline:
+				deadline = nil
+				break gather
+			}
+		}
+		if deadline != nil && !timer.Stop() {
+			<-timer.C
+		}
+		continued := w.complete(ctx, batch)
+		kept := make(map[int64]int, len(continued)) // workflow to the version its next attempt holds
+		for _, wf := range continued {
+			kept[wf.ID] = wf.Version
+		}
+		released := 0
+		w.heldMu.Lock()
+		for _, o := range batch {
+			id := o.WorkflowID()
+			next, ok := kept[id]
+			if ok && next == o.ClaimedVersion()+1 {
+				w.held[id] = append(w.held[id], next) // the same claim runs its next step
+			} else {
+				released++
+			}
+			w.forget(id, o.ClaimedVersion())
+		}
+		w.heldMu.Unlock()
+		// A kept workflow keeps its slot and runs its next step now.
+		for _, wf := range continued {
+			go w.execute(ctx, wf)
+		}
+		for range released {
+			<-w.slots
+		}
+		if released > 0 {
+			w.poke()
+			if len(w.slots) == 0 {
+				select {
+				case w.idle <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+}
+
+// complete writes a batch, retrying while the database is unreachable, and returns the workflows
+// kept for their next step. A batch that keeps failing is written one outcome at a time, so one bad
+// outcome cannot hold back the others.
+func (w *Worker) complete(ctx context.Context, batch []*engine.Outcome) []*persistence.Workflow {
+	backoff := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		written, continued, err := w.engine.CompleteAndContinue(ctx, batch, w.keep)
+		if err == nil {
+			w.stats.Completed.Add(int64(len(written)))
+			w.stats.Fenced.Add(int64(len(batch) - len(written)))
+			for _, o := range written {
+				if o.Status().Terminal() {
+					w.stats.Ended.Add(1)
+				}
+			}
+			return continued
+		}
+		if ctx.Err() != nil {
+			return nil // shutting down hard: the release or another node's recovery takes over
+		}
+		if attempt >= 3 && len(batch) > 1 {
+			var all []*persistence.Workflow
+			for _, o := range batch {
+				all = append(all, w.complete(ctx, []*engine.Outcome{o})...)
+			}
+			return all
+		}
+		if attempt >= 3 {
+			w.log.Error("completion keeps failing; recording the step as failed", "workflow", batch[0].WorkflowID(), "error", err)
+			batch = []*engine.Outcome{w.engine.FailOutcome(batch[0], err)}
+		} else {
+			w.log.Warn("completion failed; retrying", "error", err, "batch", len(batch))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+// forget drops one attempt from held (heldMu held); the chain count goes with the last attempt.
+func (w *Worker) forget(id int64, version int) {
+	vs := w.held[id]
+	for i, v := range vs {
+		if v == version {
+			vs = append(vs[:i], vs[i+1:]...)
+			break
+		}
+	}
+	if len(vs) == 0 {
+		delete(w.held, id)
+		delete(w.chain, id)
+		return
+	}
+	w.held[id] = vs
+}
+
+// maxChain bounds how many steps in a row a workflow may run without being released, so that a
+// long chain cannot keep due work of higher priority waiting.
+const maxChain = 16
+
+// keep decides whether a workflow whose next step is due now stays claimed for it: not while the
+// pool drains, and not past maxChain steps in a row.
+func (w *Worker) keep(o *engine.Outcome) bool {
+	if w.stopping.Load() {
+		return false
+	}
+	w.heldMu.Lock()
+	defer w.heldMu.Unlock()
+	id := o.WorkflowID()
+	if w.chain[id] >= maxChain {
+		return false
+	}
+	w.chain[id]++
+	return true
+}
