@@ -102,7 +102,13 @@ func (c *apiClient) do(ctx context.Context, query string, variables map[string]a
 
 const apiBenchStart = `mutation($input: StartWorkflowInput!) { startWorkflow(input: $input) { workflow { id } } }`
 
-const apiBenchStats = `query($filter: WorkflowFilter) { workflowStats(filter: $filter) { byStatus { status count } } }`
+const apiBenchStats = `query($filter: WorkflowFilter) { workflowStats(filter: $filter) { total } }`
+
+// apiBenchFinished lists which of a page of workflows (by ID, so the answer is exact) have finished.
+const apiBenchFinished = `query($filter: WorkflowFilter, $first: Int) { workflows(filter: $filter, first: $first) { nodes { id } } }`
+
+// apiBenchPage is how many workflow IDs one finished-check asks about (the API's largest page).
+const apiBenchPage = 500
 
 // runAPIBench starts cfg.count workflows through the API from cfg.clients concurrent clients, then
 // waits for them to finish, and reports starts/s, start latencies and end-to-end workflows/s.
@@ -113,7 +119,7 @@ func runAPIBench(ctx context.Context, env *environment, cfg *apiBenchConfig) err
 	transport.MaxIdleConnsPerHost = cfg.clients
 	client := &apiClient{http: &http.Client{Transport: transport, Timeout: time.Minute}, url: cfg.url, token: cfg.token}
 
-	// Every workflow of the run carries one business key, by which the run counts its own.
+	// Every workflow of the run carries one business key, to find them in the database afterwards.
 	key := make([]byte, 6)
 	_, _ = rand.Read(key)
 	runKey := "bench-" + hex.EncodeToString(key)
@@ -129,6 +135,7 @@ func runAPIBench(ctx context.Context, env *environment, cfg *apiBenchConfig) err
 		firstErr  atomic.Value
 		mu        sync.Mutex
 		latencies = make([]time.Duration, 0, cfg.count)
+		started   = make([]string, 0, cfg.count)
 		lastAck   time.Time
 	)
 	began := time.Now()
@@ -150,6 +157,7 @@ func runAPIBench(ctx context.Context, env *environment, cfg *apiBenchConfig) err
 				}
 				mu.Lock()
 				latencies = append(latencies, took)
+				started = append(started, out.StartWorkflow.Workflow.ID)
 				lastAck = time.Now()
 				mu.Unlock()
 			}
@@ -169,29 +177,38 @@ func runAPIBench(ctx context.Context, env *environment, cfg *apiBenchConfig) err
 		r.StartP99Ms = float64(latencies[min(len(latencies)-1, len(latencies)*99/100)].Microseconds()) / 1000
 	}
 
-	// Wait for the started workflows to finish, counting them by the run's business key.
+	// Wait for the started workflows to finish, asking about the unfinished ones by ID: counts of
+	// large filtered sets may be the planner's estimates, lookups by ID are exact.
+	pending := started
 	deadline := time.Now().Add(cfg.timeout)
 	for ctx.Err() == nil {
-		var stats struct {
-			WorkflowStats struct {
-				ByStatus []struct {
-					Status string
-					Count  int
+		var still []string
+		for i := 0; i < len(pending); i += apiBenchPage {
+			page := pending[i:min(len(pending), i+apiBenchPage)]
+			var got struct {
+				Workflows struct{ Nodes []struct{ ID string } }
+			}
+			if err := client.do(ctx, apiBenchFinished, map[string]any{"first": len(page),
+				"filter": map[string]any{"ids": page, "statuses": []string{"FINISHED"}}}, &got); err != nil {
+				return fmt.Errorf("error reading which workflows finished: %w", err)
+			}
+			done := make(map[string]bool, len(got.Workflows.Nodes))
+			for _, n := range got.Workflows.Nodes {
+				done[n.ID] = true
+			}
+			for _, id := range page {
+				if !done[id] {
+					still = append(still, id)
 				}
 			}
 		}
-		if err := client.do(ctx, apiBenchStats, map[string]any{"filter": map[string]any{"businessKey": runKey, "statuses": []string{"FINISHED"}}}, &stats); err != nil {
-			return fmt.Errorf("error counting finished workflows: %w", err)
-		}
-		r.Finished = 0
-		for _, s := range stats.WorkflowStats.ByStatus {
-			r.Finished += s.Count
-		}
+		pending = still
+		r.Finished = len(started) - len(pending)
 		r.EndToEndSeconds = time.Since(began).Seconds()
-		if r.Finished >= r.Started || time.Now().After(deadline) {
+		if len(pending) == 0 || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 	if r.EndToEndSeconds > 0 {
 		r.WorkflowsPerSec = float64(r.Finished) / r.EndToEndSeconds
