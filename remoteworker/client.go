@@ -68,8 +68,9 @@ func IsConflict(err error) bool {
 	return errors.As(err, &e) && e.Code == "CONFLICT"
 }
 
-// do posts one GraphQL request and decodes its data into out.
-func (c *Client) do(ctx context.Context, query string, vars map[string]any, out any) error {
+// Do posts one GraphQL request and decodes its data into out: for an operation the client has no
+// method for. An error the API answered with is an *Error.
+func (c *Client) Do(ctx context.Context, query string, vars map[string]any, out any) error {
 	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
 	if err != nil {
 		return fmt.Errorf("error encoding a request: %w", err)
@@ -152,7 +153,7 @@ func (c *Client) Poll(ctx context.Context, p PollParams) ([]Task, error) {
 			Tasks []Task `json:"tasks"`
 		} `json:"pollTasks"`
 	}
-	err := c.do(ctx, `mutation($in: PollTasksInput!) { pollTasks(input: $in) { tasks { id token function input attempt deadline workflow { id } } } }`,
+	err := c.Do(ctx, `mutation($in: PollTasksInput!) { pollTasks(input: $in) { tasks { id token function input attempt deadline workflow { id } } } }`,
 		map[string]any{"in": in}, &out)
 	return out.PollTasks.Tasks, err
 }
@@ -164,7 +165,7 @@ func (c *Client) Heartbeat(ctx context.Context, token string) (time.Time, error)
 			Deadline time.Time `json:"deadline"`
 		} `json:"heartbeatTask"`
 	}
-	err := c.do(ctx, `mutation($t: String!) { heartbeatTask(input: {token: $t}) { deadline } }`, map[string]any{"t": token}, &out)
+	err := c.Do(ctx, `mutation($t: String!) { heartbeatTask(input: {token: $t}) { deadline } }`, map[string]any{"t": token}, &out)
 	return out.HeartbeatTask.Deadline, err
 }
 
@@ -175,7 +176,7 @@ func (c *Client) Complete(ctx context.Context, token string, output any) error {
 		return fmt.Errorf("error encoding a task's output: %w", err)
 	}
 	var out json.RawMessage
-	return c.do(ctx, `mutation($t: String!, $o: JSON) { completeTask(input: {token: $t, output: $o}) { id } }`,
+	return c.Do(ctx, `mutation($t: String!, $o: JSON) { completeTask(input: {token: $t, output: $o}) { id } }`,
 		map[string]any{"t": token, "o": json.RawMessage(raw)}, &out)
 }
 
@@ -207,7 +208,7 @@ func (c *Client) CompleteMany(ctx context.Context, results []Result) (errs []err
 			} `json:"results"`
 		} `json:"completeTasks"`
 	}
-	if err := c.do(ctx, `mutation($r: [CompleteTaskInput!]!) { completeTasks(input: {results: $r}) { results { id code } } }`,
+	if err := c.Do(ctx, `mutation($r: [CompleteTaskInput!]!) { completeTasks(input: {results: $r}) { results { id code } } }`,
 		map[string]any{"r": in}, &out); err != nil {
 		return nil, err
 	}
@@ -246,6 +247,6 @@ func (c *Client) Fail(ctx context.Context, token string, f Failure) error {
 		problem["status"] = f.Status
 	}
 	var out json.RawMessage
-	return c.do(ctx, `mutation($t: String!, $e: TaskErrorInput!, $r: Boolean) { failTask(input: {token: $t, error: $e, retryable: $r}) { id } }`,
+	return c.Do(ctx, `mutation($t: String!, $e: TaskErrorInput!, $r: Boolean) { failTask(input: {token: $t, error: $e, retryable: $r}) { id } }`,
 		map[string]any{"t": token, "e": problem, "r": f.Retryable}, &out)
 }

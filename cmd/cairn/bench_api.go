@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +16,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/cairnflow/cairn/remoteworker"
 )
 
 // apiBenchConfig is the configuration of cairn bench --api: a load of startWorkflow requests sent
@@ -56,50 +56,6 @@ type apiBenchReport struct {
 	BusinessKeyOfRun string  `json:"business_key"`
 }
 
-// apiClient sends GraphQL requests to one node.
-type apiClient struct {
-	http  *http.Client
-	url   string
-	token string
-}
-
-func (c *apiClient) do(ctx context.Context, query string, variables map[string]any, out any) error {
-	body, err := json.Marshal(map[string]any{"query": query, "variables": variables})
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	var envelope struct {
-		Data   json.RawMessage `json:"data"`
-		Errors []struct {
-			Message string `json:"message"`
-		} `json:"errors"`
-	}
-	if err := json.Unmarshal(raw, &envelope); err != nil {
-		return fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, raw)
-	}
-	if len(envelope.Errors) > 0 {
-		return errors.New(envelope.Errors[0].Message)
-	}
-	return json.Unmarshal(envelope.Data, out)
-}
-
 const apiBenchStart = `mutation($input: StartWorkflowInput!) { startWorkflow(input: $input) { workflow { id } } }`
 
 const apiBenchStats = `query($filter: WorkflowFilter) { workflowStats(filter: $filter) { total } }`
@@ -117,7 +73,7 @@ func runAPIBench(ctx context.Context, env *environment, cfg *apiBenchConfig) err
 	defer stopSignals()
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = cfg.clients
-	client := &apiClient{http: &http.Client{Transport: transport, Timeout: time.Minute}, url: cfg.url, token: cfg.token}
+	client := remoteworker.New(cfg.url, remoteworker.Options{Token: cfg.token, HTTPClient: &http.Client{Transport: transport, Timeout: time.Minute}})
 
 	// Every workflow of the run carries one business key, to find them in the database afterwards.
 	key := make([]byte, 6)
@@ -125,7 +81,7 @@ func runAPIBench(ctx context.Context, env *environment, cfg *apiBenchConfig) err
 	runKey := "bench-" + hex.EncodeToString(key)
 	var input json.RawMessage = []byte(cfg.input)
 	var probe struct{ WorkflowStats json.RawMessage }
-	if err := client.do(ctx, apiBenchStats, map[string]any{"filter": map[string]any{"businessKey": runKey}}, &probe); err != nil {
+	if err := client.Do(ctx, apiBenchStats, map[string]any{"filter": map[string]any{"businessKey": runKey}}, &probe); err != nil {
 		return fmt.Errorf("error reaching %s: %w", cfg.url, err)
 	}
 
@@ -147,7 +103,7 @@ func runAPIBench(ctx context.Context, env *environment, cfg *apiBenchConfig) err
 				var out struct {
 					StartWorkflow struct{ Workflow struct{ ID string } }
 				}
-				err := client.do(ctx, apiBenchStart, map[string]any{"input": map[string]any{
+				err := client.Do(ctx, apiBenchStart, map[string]any{"input": map[string]any{
 					"type": cfg.definition, "input": input, "businessKey": runKey}}, &out)
 				took := time.Since(sent)
 				if err != nil {
@@ -188,7 +144,7 @@ func runAPIBench(ctx context.Context, env *environment, cfg *apiBenchConfig) err
 			var got struct {
 				Workflows struct{ Nodes []struct{ ID string } }
 			}
-			if err := client.do(ctx, apiBenchFinished, map[string]any{"first": len(page),
+			if err := client.Do(ctx, apiBenchFinished, map[string]any{"first": len(page),
 				"filter": map[string]any{"ids": page, "statuses": []string{"FINISHED"}}}, &got); err != nil {
 				return fmt.Errorf("error reading which workflows finished: %w", err)
 			}
