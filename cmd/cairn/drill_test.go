@@ -425,37 +425,52 @@ func startPrivatePostgres(t *testing.T) *privatePostgres {
 	require.NoError(t, err)
 	pg.dir, pg.data = dir, filepath.Join(dir, "data")
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	pg.asPG = func(name string, args ...string) *exec.Cmd {
-		return exec.Command(filepath.Join(pg.bin, name), args...)
-	}
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			unavailable("running as root and there is no postgres OS user: %v", err)
-		}
-		runuser, err := exec.LookPath("runuser")
-		if err != nil {
-			unavailable("running as root and there is no runuser: %v", err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		require.NoError(t, os.Chmod(dir, 0o755))
-		require.NoError(t, os.Chown(dir, uid, gid))
-		pg.asPG = func(name string, args ...string) *exec.Cmd {
-			return exec.Command(runuser, append([]string{"-u", "postgres", "--", filepath.Join(pg.bin, name)}, args...)...)
-		}
-	}
+	command := asPostgresUser(t, dir, unavailable)
+	pg.asPG = func(name string, args ...string) *exec.Cmd { return command(filepath.Join(pg.bin, name), args...) }
 	pg.run(t, "initdb", "-D", pg.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions")
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
+	port := freeLoopbackPort(t)
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=50", port, dir)
 	pg.run(t, "pg_ctl", "-D", pg.data, "-l", filepath.Join(dir, "log"), "-o", opts, "-w", "-t", "60", "start")
 	t.Cleanup(func() { _ = pg.asPG("pg_ctl", "-D", pg.data, "-m", "immediate", "-w", "stop").Run() })
 	pg.url = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 	return pg
+}
+
+// asPostgresUser returns how to run a server program that refuses to run as root (initdb, pg_ctl,
+// pgbouncer), with dir, its folder, open to it: as root, as the postgres OS user through runuser;
+// otherwise as the test's own user. unavailable skips (or fails, under CI) when that cannot be.
+func asPostgresUser(t *testing.T, dir string, unavailable func(format string, args ...any)) func(bin string, args ...string) *exec.Cmd {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return exec.Command
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		unavailable("running as root and there is no postgres OS user: %v", err)
+	}
+	runuser, err := exec.LookPath("runuser")
+	if err != nil {
+		unavailable("running as root and there is no runuser: %v", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	require.NoError(t, os.Chown(dir, uid, gid))
+	return func(bin string, args ...string) *exec.Cmd {
+		return exec.Command(runuser, append([]string{"-u", "postgres", "--", bin}, args...)...)
+	}
+}
+
+// freeLoopbackPort returns a TCP port of 127.0.0.1 that nothing listens on now, for a server the
+// test starts.
+func freeLoopbackPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	return port
 }
 
 // restart restarts the cluster with a shutdown mode (fast: clean; immediate: a crash, recovered

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/url"
 	"path/filepath"
 	"sync"
@@ -27,10 +26,7 @@ func startStandby(t *testing.T, primary *privatePostgres) *privatePostgres {
 	standby := &privatePostgres{bin: primary.bin, dir: primary.dir, data: filepath.Join(primary.dir, "standby"), asPG: primary.asPG}
 	primary.run(t, "pg_basebackup", "-h", u.Hostname(), "-p", u.Port(), "-U", "postgres", "-D", standby.data, "-R", "-X", "stream", "--no-sync")
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
+	port := freeLoopbackPort(t)
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=50", port, primary.dir)
 	standby.run(t, "pg_ctl", "-D", standby.data, "-l", filepath.Join(primary.dir, "standby.log"), "-o", opts, "-w", "-t", "60", "start")
 	t.Cleanup(func() { _ = standby.asPG("pg_ctl", "-D", standby.data, "-m", "immediate", "-w", "stop").Run() })

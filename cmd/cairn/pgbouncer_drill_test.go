@@ -9,9 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,14 +47,18 @@ func freshPostgresDatabase(t *testing.T) string {
 // under CI=true.
 func startPgBouncer(t *testing.T, database string) string {
 	t.Helper()
+	unavailable := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("pgbouncer is required under CI=true: "+format, args...)
+		}
+		t.Skipf("no pgbouncer: "+format, args...)
+	}
 	bin, err := exec.LookPath("pgbouncer")
 	if err != nil {
 		bin = "/usr/sbin/pgbouncer"
 		if _, serr := os.Stat(bin); serr != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("pgbouncer is required under CI=true: %v", err)
-			}
-			t.Skipf("no pgbouncer: %v", err)
+			unavailable("%v", err)
 		}
 	}
 	u, err := url.Parse(database)
@@ -65,10 +67,7 @@ func startPgBouncer(t *testing.T, database string) string {
 	dir, err := os.MkdirTemp("", "cairn-pgbouncer-")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
+	port := freeLoopbackPort(t)
 	dbname := strings.TrimPrefix(u.Path, "/")
 	ini := fmt.Sprintf(`[databases]
 %s = host=%s port=%s dbname=%s
@@ -87,17 +86,7 @@ pidfile = %s
 `, dbname, u.Hostname(), u.Port(), dbname, port, filepath.Join(dir, "users.txt"), filepath.Join(dir, "pgbouncer.log"), filepath.Join(dir, "pgbouncer.pid"))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "users.txt"), []byte(`"postgres" ""`+"\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "pgbouncer.ini"), []byte(ini), 0o644))
-	cmd := exec.Command(bin, filepath.Join(dir, "pgbouncer.ini"))
-	if os.Geteuid() == 0 {
-		pg, err := user.Lookup("postgres")
-		require.NoError(t, err, "running as root, pgbouncer needs the postgres OS user")
-		runuser, err := exec.LookPath("runuser")
-		require.NoError(t, err)
-		uid, _ := strconv.Atoi(pg.Uid)
-		gid, _ := strconv.Atoi(pg.Gid)
-		require.NoError(t, os.Chown(dir, uid, gid))
-		cmd = exec.Command(runuser, "-u", "postgres", "--", bin, filepath.Join(dir, "pgbouncer.ini"))
-	}
+	cmd := asPostgresUser(t, dir, unavailable)(bin, filepath.Join(dir, "pgbouncer.ini"))
 	var stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	// Its own process group, so that the clean-up ends pgbouncer and not only runuser.
