@@ -224,3 +224,22 @@ func TestWorkflowUpdatedCompletesOverWebsocket(t *testing.T) {
 		require.Equal(t, "u", m.ID)
 	})
 }
+
+// TestEventSourcePingerStopsWithTheStream ends many short event streams while their pinger ticks
+// every few microseconds: the pinger must be done writing before the handler returns (a write after
+// it would race with the server finishing the response, which -race reports).
+func TestEventSourcePingerStopsWithTheStream(t *testing.T) {
+	t.Parallel()
+	store := dbtest.Open(t, persistence.KindSQLite)
+	b := setup(t, store, func(c *server.Config) { c.PingInterval = 5 * time.Microsecond })
+	target := eventSourceURL(b, eventsQuery, map[string]any{"after": "nope"})
+	for i := 0; i < 200; i++ {
+		ch := sseRaw(t, target, nil)
+		ev := nextSSE(t, ch)
+		require.Equal(t, "next", ev[0])
+		require.Contains(t, ev[1], "INVALID_INPUT")
+		require.Equal(t, "complete", nextSSE(t, ch)[0])
+		for range ch { // to the end of the stream
+		}
+	}
+}

@@ -74,8 +74,12 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	write(":\n\n")
 	if t.pingInterval > 0 {
 		pingCtx, stop := context.WithCancel(ctx)
-		defer stop()
+		pinged := make(chan struct{})
+		// The pinger is done before the handler returns: a write after it would flush a
+		// response the server has already finished (a crash, not only a race).
+		defer func() { stop(); <-pinged }()
 		go func() {
+			defer close(pinged)
 			tick := time.NewTicker(t.pingInterval)
 			defer tick.Stop()
 			for {
