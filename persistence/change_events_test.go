@@ -173,3 +173,59 @@ func TestChangeEventTrimAndOldest(t *testing.T) {
 		require.Equal(t, left[0].CursorOf(), oldest)
 	})
 }
+
+// A transaction open in another schema (another cairn, another test, a long report) must not hold
+// this schema's change events back: they are readable while it stays open.
+func TestChangeEventsNotHeldBackByAnotherSchemasTransaction(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		u := dbtest.URL(t, store.Kind())
+		if store.Kind() == persistence.KindPostgres {
+			u += "&idle_in_transaction_session_timeout=0" // the transaction below stays open however long
+		}
+		other, err := persistence.Open(ctx, u, persistence.OpenOptions{MaxConns: 2})
+		require.NoError(t, err)
+		defer other.Close()
+		_, err = other.Migrate(ctx)
+		require.NoError(t, err)
+		wrote, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		var released sync.Once
+		releaseOther := func() { released.Do(func() { close(release) }) }
+		defer releaseOther() // before other.Close, which waits for the transaction's connection
+		go func() {
+			done <- other.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+				if err := tx.WorkflowInsertMany(ctx, []*persistence.Workflow{newWorkflow("t", persistence.StatusCreated, nil)}); err != nil {
+					return err
+				}
+				close(wrote)
+				<-release
+				return nil
+			})
+		}()
+		<-wrote
+		w := newWorkflow("t", persistence.StatusCreated, nil)
+		require.NoError(t, store.WorkflowInsertMany(ctx, []*persistence.Workflow{w}))
+		require.NoError(t, store.ChangeEventInsertMany(ctx, []*persistence.ChangeEvent{{WorkflowID: w.ID, Type: "UPDATED", Status: persistence.StatusCreated, State: "s"}}))
+		var events []*persistence.ChangeEvent
+		// Generous: other tests' transactions in this schema's database may be open for a while,
+		// but the one above stays open until the end.
+		for deadline := time.Now().Add(60 * time.Second); len(events) == 0 && time.Now().Before(deadline); {
+			var err error
+			events, err = store.ChangeEventList(ctx, persistence.ChangeEventListParams{})
+			require.NoError(t, err)
+			time.Sleep(10 * time.Millisecond)
+		}
+		require.Len(t, events, 1, "the event is readable while another schema's transaction is open")
+		select {
+		case err := <-done:
+			t.Fatalf("the other transaction ended (%v) before the event was read", err)
+		default:
+		}
+		head, err := store.ChangeEventHead(ctx)
+		require.NoError(t, err)
+		require.Equal(t, events[0].CursorOf(), head)
+		releaseOther()
+		require.NoError(t, <-done)
+	})
+}

@@ -177,19 +177,36 @@ func (postgresDialect) endTasks(ctx context.Context, s *Store, ps []RemoteTaskEn
 	return out, err
 }
 
-// listChangeEvents reads only events of transactions older than the oldest one still running, so
-// an event that commits later can never land before a cursor a reader already holds.
+// pgEventHorizonSQL is the transaction ID below which every change event is final: the oldest
+// transaction still running when the statement's snapshot was taken, leaving out those that are
+// still running now and hold no lock on any relation of this schema (other databases', other
+// schemas', a long report's). cairn writes a workflow table before, or with, its first change
+// event, so a transaction that will write events holds such a lock from the moment it has an ID;
+// one that ended since the snapshot holds no locks and is kept, as its events are not visible yet.
+// pg_locks is read once (a materialized CTE), so its transaction and relation locks agree.
+// Without this, any open transaction on the server held every subscription back until it ended.
+const pgEventHorizonSQL = `(WITH l AS MATERIALIZED (SELECT locktype, database, relation, transactionid, pid FROM pg_locks WHERE granted),
+	elsewhere AS (SELECT x.transactionid::text::bigint AS xid FROM l AS x WHERE x.locktype = 'transactionid'
+		AND NOT EXISTS (SELECT 1 FROM l AS r JOIN pg_class AS c ON c.oid = r.relation
+			WHERE r.pid = x.pid AND r.locktype = 'relation' AND c.relnamespace = current_schema()::regnamespace
+			AND r.database = (SELECT oid FROM pg_database WHERE datname = current_database())))
+	SELECT COALESCE(min(x), pg_snapshot_xmax(pg_current_snapshot())) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
+	WHERE x::text::bigint % 4294967296 NOT IN (SELECT xid FROM elsewhere))`
+
+// listChangeEvents reads only events of transactions older than the oldest one of this schema
+// still running, so an event that commits later can never land before a cursor a reader already
+// holds.
 func (postgresDialect) listChangeEvents(ctx context.Context, s *Store, p ChangeEventListParams) ([]*ChangeEvent, error) {
 	q := `SELECT id, txid::text::bigint AS txid, workflow_id, type, action_id, status, state, at FROM change_events
 		WHERE (txid > ?::text::xid8 OR (txid = ?::text::xid8 AND id > ?))
-		AND txid < pg_snapshot_xmin(pg_current_snapshot())`
+		AND txid < ` + pgEventHorizonSQL
 	args := []any{p.After.TxID, p.After.TxID, p.After.ID}
 	return scanChangeEvents(ctx, s, q, args, p)
 }
 
 func (postgresDialect) changeEventHead(ctx context.Context, s *Store) (EventCursor, error) {
 	return scanEventCursor(ctx, s, `SELECT txid::text::bigint AS tx_id, id FROM change_events
-		WHERE txid < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY txid DESC, id DESC LIMIT 1`)
+		WHERE txid < `+pgEventHorizonSQL+` ORDER BY txid DESC, id DESC LIMIT 1`)
 }
 
 func (postgresDialect) changeEventTail(ctx context.Context, s *Store) (EventCursor, error) {
