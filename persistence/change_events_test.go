@@ -57,8 +57,8 @@ func TestChangeEventsInCursorOrder(t *testing.T) {
 				read()
 			}
 		}
-		// Events of committed transactions become readable once every older transaction on the
-		// server (other tests' too) has ended.
+		// Events of committed transactions become readable once every older transaction of this
+		// schema has ended.
 		for deadline := time.Now().Add(10 * time.Second); len(seen) < 80 && time.Now().Before(deadline); {
 			read()
 			time.Sleep(5 * time.Millisecond)
