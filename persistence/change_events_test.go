@@ -59,7 +59,7 @@ func TestChangeEventsInCursorOrder(t *testing.T) {
 		}
 		// Events of committed transactions become readable once every older transaction of this
 		// schema has ended.
-		for deadline := time.Now().Add(10 * time.Second); len(seen) < 80 && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(60 * time.Second); len(seen) < 80 && time.Now().Before(deadline); {
 			read()
 			time.Sleep(5 * time.Millisecond)
 		}
@@ -118,7 +118,7 @@ func TestChangeEventCommittedLateIsNotSkipped(t *testing.T) {
 		read()
 		close(release)
 		require.NoError(t, <-done)
-		for deadline := time.Now().Add(10 * time.Second); len(seen) < 2 && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(60 * time.Second); len(seen) < 2 && time.Now().Before(deadline); {
 			read()
 			time.Sleep(5 * time.Millisecond)
 		}
