@@ -248,3 +248,6 @@ func (f WorkflowFilter) empty() bool {
 		f.BusinessKey == nil && f.ParentID == nil && f.RootID == nil && f.TopLevel == nil && f.ExecutorGroup == nil &&
 		f.ExecutorIDs == nil && f.CreatedAfter == nil && f.CreatedBefore == nil
 }
+
+// Empty reports whether the filter selects every workflow.
+func (f WorkflowFilter) Empty() bool { return f.empty() }
