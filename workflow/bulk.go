@@ -23,6 +23,8 @@ var BulkActions = []string{BulkRetry, BulkCancel, BulkPause, BulkResume, BulkSig
 type BulkParams struct {
 	Action string
 	Filter persistence.WorkflowFilter
+	// FilterDoc is the filter as the caller wrote it, stored to show back (JSON; Filter's when empty).
+	FilterDoc json.RawMessage
 	// All confirms an empty filter: the action is meant for every workflow.
 	All bool
 	// DryRun counts what the filter matches and what the action would do, changing nothing.

@@ -34,6 +34,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Action() ActionResolver
 	ActivityLog() ActivityLogResolver
+	BulkOperation() BulkOperationResolver
 	Executor() ExecutorResolver
 	FormSubmission() FormSubmissionResolver
 	Mutation() MutationResolver
@@ -93,6 +94,43 @@ type ComplexityRoot struct {
 		Workflows func(childComplexity int) int
 	}
 
+	BulkOperation struct {
+		Action      func(childComplexity int) int
+		Actor       func(childComplexity int) int
+		Created     func(childComplexity int) int
+		DryRun      func(childComplexity int) int
+		Failed      func(childComplexity int) int
+		Failures    func(childComplexity int, first *int, after *string) int
+		Filter      func(childComplexity int) int
+		Finished    func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Modified    func(childComplexity int) int
+		Processed   func(childComplexity int) int
+		Reason      func(childComplexity int) int
+		State       func(childComplexity int) int
+		Status      func(childComplexity int) int
+		Succeeded   func(childComplexity int) int
+		Total       func(childComplexity int) int
+		WouldChange func(childComplexity int) int
+	}
+
+	BulkOperationFailure struct {
+		Code       func(childComplexity int) int
+		Message    func(childComplexity int) int
+		Workflow   func(childComplexity int) int
+		WorkflowID func(childComplexity int) int
+	}
+
+	BulkOperationFailurePage struct {
+		EndCursor   func(childComplexity int) int
+		HasNextPage func(childComplexity int) int
+		Items       func(childComplexity int) int
+	}
+
+	BulkOperationPayload struct {
+		BulkOperation func(childComplexity int) int
+	}
+
 	CompleteTasksPayload struct {
 		Results func(childComplexity int) int
 	}
@@ -136,6 +174,7 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		BackfillSchedule          func(childComplexity int, input model.BackfillScheduleInput) int
+		CancelBulkOperation       func(childComplexity int, input model.CancelBulkOperationInput) int
 		CancelWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
 		CompleteTask              func(childComplexity int, input model.CompleteTaskInput) int
 		CompleteTasks             func(childComplexity int, input model.CompleteTasksInput) int
@@ -151,6 +190,7 @@ type ComplexityRoot struct {
 		SetDefinitionReleaseState func(childComplexity int, input model.SetDefinitionReleaseStateInput) int
 		SetSchedulePaused         func(childComplexity int, input model.SetSchedulePausedInput) int
 		SignalWorkflow            func(childComplexity int, input model.SignalWorkflowInput) int
+		StartBulkOperation        func(childComplexity int, input model.StartBulkOperationInput) int
 		StartWorkflow             func(childComplexity int, input model.StartWorkflowInput) int
 		StartWorkflows            func(childComplexity int, input model.StartWorkflowsInput) int
 		SubmitForm                func(childComplexity int, input model.SubmitFormInput) int
@@ -174,6 +214,8 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		BulkOperation        func(childComplexity int, id string) int
+		BulkOperations       func(childComplexity int, first *int, after *string) int
 		Executors            func(childComplexity int, first *int, after *string, alive *bool) int
 		Node                 func(childComplexity int, id string) int
 		Nodes                func(childComplexity int, ids []string) int
@@ -279,8 +321,9 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		WorkflowEvents  func(childComplexity int, filter *model.WorkflowFilter, after *string) int
-		WorkflowUpdated func(childComplexity int, id string) int
+		BulkOperationUpdated func(childComplexity int, id string) int
+		WorkflowEvents       func(childComplexity int, filter *model.WorkflowFilter, after *string) int
+		WorkflowUpdated      func(childComplexity int, id string) int
 	}
 
 	TaskInstance struct {
@@ -443,6 +486,18 @@ type ActivityLogResolver interface {
 
 	TaskInstance(ctx context.Context, obj *persistence.ActivityLog) (*persistence.TaskInstance, error)
 }
+type BulkOperationResolver interface {
+	ID(ctx context.Context, obj *persistence.BulkOperation) (string, error)
+	Action(ctx context.Context, obj *persistence.BulkOperation) (model.BulkAction, error)
+
+	Total(ctx context.Context, obj *persistence.BulkOperation) (int, error)
+	WouldChange(ctx context.Context, obj *persistence.BulkOperation) (int, error)
+	Processed(ctx context.Context, obj *persistence.BulkOperation) (int, error)
+	Succeeded(ctx context.Context, obj *persistence.BulkOperation) (int, error)
+	Failed(ctx context.Context, obj *persistence.BulkOperation) (int, error)
+
+	Failures(ctx context.Context, obj *persistence.BulkOperation, first *int, after *string) (*model.BulkOperationFailurePage, error)
+}
 type ExecutorResolver interface {
 	ID(ctx context.Context, obj *persistence.Executor) (string, error)
 
@@ -474,6 +529,8 @@ type MutationResolver interface {
 	CompleteTask(ctx context.Context, input model.CompleteTaskInput) (*model.TaskPayload, error)
 	CompleteTasks(ctx context.Context, input model.CompleteTasksInput) (*model.CompleteTasksPayload, error)
 	FailTask(ctx context.Context, input model.FailTaskInput) (*model.TaskPayload, error)
+	StartBulkOperation(ctx context.Context, input model.StartBulkOperationInput) (*model.BulkOperationPayload, error)
+	CancelBulkOperation(ctx context.Context, input model.CancelBulkOperationInput) (*model.BulkOperationPayload, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
@@ -487,6 +544,8 @@ type QueryResolver interface {
 	Executors(ctx context.Context, first *int, after *string, alive *bool) ([]*persistence.Executor, error)
 	Schedules(ctx context.Context, first *int, after *string) ([]*persistence.Schedule, error)
 	RemoteWorkers(ctx context.Context) ([]*model.RemoteWorker, error)
+	BulkOperation(ctx context.Context, id string) (*persistence.BulkOperation, error)
+	BulkOperations(ctx context.Context, first *int, after *string) ([]*persistence.BulkOperation, error)
 }
 type ScheduleResolver interface {
 	ID(ctx context.Context, obj *persistence.Schedule) (string, error)
@@ -506,6 +565,7 @@ type SignalResolver interface {
 type SubscriptionResolver interface {
 	WorkflowEvents(ctx context.Context, filter *model.WorkflowFilter, after *string) (<-chan *model.WorkflowEvent, error)
 	WorkflowUpdated(ctx context.Context, id string) (<-chan *persistence.Workflow, error)
+	BulkOperationUpdated(ctx context.Context, id string) (<-chan *persistence.BulkOperation, error)
 }
 type TaskInstanceResolver interface {
 	ID(ctx context.Context, obj *persistence.TaskInstance) (string, error)
@@ -732,6 +792,165 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BackfillSchedulePayload.Workflows(childComplexity), true
 
+	case "BulkOperation.action":
+		if e.ComplexityRoot.BulkOperation.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Action(childComplexity), true
+	case "BulkOperation.actor":
+		if e.ComplexityRoot.BulkOperation.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Actor(childComplexity), true
+	case "BulkOperation.created":
+		if e.ComplexityRoot.BulkOperation.Created == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Created(childComplexity), true
+	case "BulkOperation.dryRun":
+		if e.ComplexityRoot.BulkOperation.DryRun == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.DryRun(childComplexity), true
+	case "BulkOperation.failed":
+		if e.ComplexityRoot.BulkOperation.Failed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Failed(childComplexity), true
+	case "BulkOperation.failures":
+		if e.ComplexityRoot.BulkOperation.Failures == nil {
+			break
+		}
+
+		args, err := ec.field_BulkOperation_failures_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.BulkOperation.Failures(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "BulkOperation.filter":
+		if e.ComplexityRoot.BulkOperation.Filter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Filter(childComplexity), true
+	case "BulkOperation.finished":
+		if e.ComplexityRoot.BulkOperation.Finished == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Finished(childComplexity), true
+	case "BulkOperation.id":
+		if e.ComplexityRoot.BulkOperation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.ID(childComplexity), true
+	case "BulkOperation.modified":
+		if e.ComplexityRoot.BulkOperation.Modified == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Modified(childComplexity), true
+	case "BulkOperation.processed":
+		if e.ComplexityRoot.BulkOperation.Processed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Processed(childComplexity), true
+	case "BulkOperation.reason":
+		if e.ComplexityRoot.BulkOperation.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Reason(childComplexity), true
+	case "BulkOperation.state":
+		if e.ComplexityRoot.BulkOperation.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.State(childComplexity), true
+	case "BulkOperation.status":
+		if e.ComplexityRoot.BulkOperation.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Status(childComplexity), true
+	case "BulkOperation.succeeded":
+		if e.ComplexityRoot.BulkOperation.Succeeded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Succeeded(childComplexity), true
+	case "BulkOperation.total":
+		if e.ComplexityRoot.BulkOperation.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Total(childComplexity), true
+	case "BulkOperation.wouldChange":
+		if e.ComplexityRoot.BulkOperation.WouldChange == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.WouldChange(childComplexity), true
+
+	case "BulkOperationFailure.code":
+		if e.ComplexityRoot.BulkOperationFailure.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationFailure.Code(childComplexity), true
+	case "BulkOperationFailure.message":
+		if e.ComplexityRoot.BulkOperationFailure.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationFailure.Message(childComplexity), true
+	case "BulkOperationFailure.workflow":
+		if e.ComplexityRoot.BulkOperationFailure.Workflow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationFailure.Workflow(childComplexity), true
+	case "BulkOperationFailure.workflowId":
+		if e.ComplexityRoot.BulkOperationFailure.WorkflowID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationFailure.WorkflowID(childComplexity), true
+
+	case "BulkOperationFailurePage.endCursor":
+		if e.ComplexityRoot.BulkOperationFailurePage.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationFailurePage.EndCursor(childComplexity), true
+	case "BulkOperationFailurePage.hasNextPage":
+		if e.ComplexityRoot.BulkOperationFailurePage.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationFailurePage.HasNextPage(childComplexity), true
+	case "BulkOperationFailurePage.items":
+		if e.ComplexityRoot.BulkOperationFailurePage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationFailurePage.Items(childComplexity), true
+
+	case "BulkOperationPayload.bulkOperation":
+		if e.ComplexityRoot.BulkOperationPayload.BulkOperation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationPayload.BulkOperation(childComplexity), true
+
 	case "CompleteTasksPayload.results":
 		if e.ComplexityRoot.CompleteTasksPayload.Results == nil {
 			break
@@ -887,6 +1106,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.BackfillSchedule(childComplexity, args["input"].(model.BackfillScheduleInput)), true
+	case "Mutation.cancelBulkOperation":
+		if e.ComplexityRoot.Mutation.CancelBulkOperation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelBulkOperation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelBulkOperation(childComplexity, args["input"].(model.CancelBulkOperationInput)), true
 	case "Mutation.cancelWorkflow":
 		if e.ComplexityRoot.Mutation.CancelWorkflow == nil {
 			break
@@ -1052,6 +1282,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SignalWorkflow(childComplexity, args["input"].(model.SignalWorkflowInput)), true
+	case "Mutation.startBulkOperation":
+		if e.ComplexityRoot.Mutation.StartBulkOperation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startBulkOperation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartBulkOperation(childComplexity, args["input"].(model.StartBulkOperationInput)), true
 	case "Mutation.startWorkflow":
 		if e.ComplexityRoot.Mutation.StartWorkflow == nil {
 			break
@@ -1147,6 +1388,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PublishEventPayload.Delivered(childComplexity), true
 
+	case "Query.bulkOperation":
+		if e.ComplexityRoot.Query.BulkOperation == nil {
+			break
+		}
+
+		args, err := ec.field_Query_bulkOperation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BulkOperation(childComplexity, args["id"].(string)), true
+	case "Query.bulkOperations":
+		if e.ComplexityRoot.Query.BulkOperations == nil {
+			break
+		}
+
+		args, err := ec.field_Query_bulkOperations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BulkOperations(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.executors":
 		if e.ComplexityRoot.Query.Executors == nil {
 			break
@@ -1624,6 +1887,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StatusCount.Status(childComplexity), true
 
+	case "Subscription.bulkOperationUpdated":
+		if e.ComplexityRoot.Subscription.BulkOperationUpdated == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_bulkOperationUpdated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.BulkOperationUpdated(childComplexity, args["id"].(string)), true
 	case "Subscription.workflowEvents":
 		if e.ComplexityRoot.Subscription.WorkflowEvents == nil {
 			break
@@ -2278,6 +2552,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputBackfillScheduleInput,
+		ec.unmarshalInputBulkSignalInput,
+		ec.unmarshalInputCancelBulkOperationInput,
 		ec.unmarshalInputCompleteTaskInput,
 		ec.unmarshalInputCompleteTasksInput,
 		ec.unmarshalInputCreateScheduleInput,
@@ -2290,6 +2566,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputSetDefinitionReleaseStateInput,
 		ec.unmarshalInputSetSchedulePausedInput,
 		ec.unmarshalInputSignalWorkflowInput,
+		ec.unmarshalInputStartBulkOperationInput,
 		ec.unmarshalInputStartWorkflowInput,
 		ec.unmarshalInputStartWorkflowsInput,
 		ec.unmarshalInputSubmitFormInput,
@@ -3537,6 +3814,155 @@ type Mutation {
   backfillSchedule(input: BackfillScheduleInput!): BackfillSchedulePayload!
 }
 `, BuiltIn: false},
+	{Name: "../../operators.graphqls", Input: `# Operating many workflows safely: bulk operations (an action on every workflow a filter matches,
+# carried out in the background on any node).
+
+"What a bulk operation does to each of its workflows: the single operation of the same name."
+enum BulkAction {
+  "retryWorkflow (from input.state, or the state that failed)."
+  RETRY
+  "cancelWorkflow."
+  CANCEL
+  "pauseWorkflow."
+  PAUSE
+  "resumeWorkflow."
+  RESUME
+  "signalWorkflow with input.signal."
+  SIGNAL
+  "deleteWorkflow: an ended workflow with its history and children."
+  DELETE
+}
+
+"Where a bulk operation is."
+enum BulkOperationStatus {
+  "Stored; no node has taken it up yet."
+  PENDING
+  "A node works through its workflows."
+  RUNNING
+  "Every workflow was handled (some may have failed; see failed and failures). A dry run is SUCCEEDED at once."
+  SUCCEEDED
+  "Every workflow it handled failed."
+  FAILED
+  "Cancelled by cancelBulkOperation: the workflows it had not reached were left alone."
+  CANCELLED
+}
+
+"""
+An operator's action on every workflow a filter matched when the operation started (a workflow that
+matches later is not touched). Any node carries it out in batches; when that node dies another one
+carries on, and no workflow is changed twice. Each change is the single operation's, with its action
+(actor and reason), change event and idempotency key.
+"""
+type BulkOperation {
+  id: ID!
+  action: BulkAction!
+  status: BulkOperationStatus!
+  "Only counted: nothing was changed."
+  dryRun: Boolean!
+  "The filter, as given."
+  filter: JSON!
+  reason: String
+  "Who started it: the API token's name, or anonymous when the server does not authenticate."
+  actor: String!
+  "The state a RETRY runs again (null: the state that failed)."
+  state: String
+  "How many workflows the filter matched when the operation started."
+  total: Int!
+  "How many of them the action applies to by their status then (what a dry run answers)."
+  wouldChange: Int!
+  "How many it handled so far: succeeded + failed."
+  processed: Int!
+  succeeded: Int!
+  failed: Int!
+  created: Time!
+  modified: Time!
+  finished: Time
+  "The workflows it could not change, with why, in workflow order."
+  failures(
+    "At most this many (1 to 1000; 50 when null)."
+    first: Int
+    "A cursor: the page starts after this failure (its endCursor)."
+    after: String
+  ): BulkOperationFailurePage!
+}
+
+"A workflow a bulk operation could not change."
+type BulkOperationFailure {
+  "The workflow's ID."
+  workflowId: ID!
+  "The workflow; null when it is gone since."
+  workflow: Workflow
+  "The error code the single operation gave (CONFLICT, NOT_FOUND, INVALID_INPUT...)."
+  code: String!
+  message: String!
+}
+
+"A page of a bulk operation's failures."
+type BulkOperationFailurePage {
+  items: [BulkOperationFailure!]!
+  "The cursor of the last item (for after)."
+  endCursor: String
+  hasNextPage: Boolean!
+}
+
+"The signal a SIGNAL bulk operation delivers to each workflow."
+input BulkSignalInput {
+  name: String!
+  payload: JSON
+}
+
+input StartBulkOperationInput {
+  action: BulkAction!
+  "Which workflows. An empty filter (every workflow) needs all: true unless it is a dry run."
+  filter: WorkflowFilter!
+  "Confirms an empty filter: the action is meant for every workflow."
+  all: Boolean
+  "Count what the filter matches and what the action would change, and change nothing."
+  dryRun: Boolean
+  "Why: recorded on the operation and on every action it writes."
+  reason: String
+  "For RETRY: the state to run again (the state that failed by default)."
+  state: String
+  "For SIGNAL: the signal to deliver."
+  signal: BulkSignalInput
+}
+
+input CancelBulkOperationInput {
+  id: ID!
+}
+
+type BulkOperationPayload {
+  bulkOperation: BulkOperation!
+}
+
+extend type Query {
+  "One bulk operation by ID; null when there is none."
+  bulkOperation(id: ID!): BulkOperation
+  "Bulk operations, newest first."
+  bulkOperations(
+    "At most this many (1 to 1000); all when null."
+    first: Int
+    "Only those started before this operation (its ID): the next page."
+    after: ID
+  ): [BulkOperation!]!
+}
+
+extend type Mutation {
+  """
+  Starts a bulk operation (or, with dryRun, only counts). INVALID_INPUT names the field at fault: an
+  empty filter without all or dryRun, a state for another action than RETRY, a SIGNAL without a
+  signal name.
+  """
+  startBulkOperation(input: StartBulkOperationInput!): BulkOperationPayload!
+  "Stops a bulk operation: the workflows it has not reached are left alone. CONFLICT when it has ended."
+  cancelBulkOperation(input: CancelBulkOperationInput!): BulkOperationPayload!
+}
+
+extend type Subscription {
+  "The bulk operation now and each time its progress or status changes, until it ends."
+  bulkOperationUpdated(id: ID!): BulkOperation!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -3624,6 +4050,80 @@ func (ec *executionContext) childFields_BackfillSchedulePayload(ctx context.Cont
 		return ec.fieldContext_BackfillSchedulePayload_created(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BackfillSchedulePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_BulkOperation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_BulkOperation_id(ctx, field)
+	case "action":
+		return ec.fieldContext_BulkOperation_action(ctx, field)
+	case "status":
+		return ec.fieldContext_BulkOperation_status(ctx, field)
+	case "dryRun":
+		return ec.fieldContext_BulkOperation_dryRun(ctx, field)
+	case "filter":
+		return ec.fieldContext_BulkOperation_filter(ctx, field)
+	case "reason":
+		return ec.fieldContext_BulkOperation_reason(ctx, field)
+	case "actor":
+		return ec.fieldContext_BulkOperation_actor(ctx, field)
+	case "state":
+		return ec.fieldContext_BulkOperation_state(ctx, field)
+	case "total":
+		return ec.fieldContext_BulkOperation_total(ctx, field)
+	case "wouldChange":
+		return ec.fieldContext_BulkOperation_wouldChange(ctx, field)
+	case "processed":
+		return ec.fieldContext_BulkOperation_processed(ctx, field)
+	case "succeeded":
+		return ec.fieldContext_BulkOperation_succeeded(ctx, field)
+	case "failed":
+		return ec.fieldContext_BulkOperation_failed(ctx, field)
+	case "created":
+		return ec.fieldContext_BulkOperation_created(ctx, field)
+	case "modified":
+		return ec.fieldContext_BulkOperation_modified(ctx, field)
+	case "finished":
+		return ec.fieldContext_BulkOperation_finished(ctx, field)
+	case "failures":
+		return ec.fieldContext_BulkOperation_failures(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BulkOperation", field.Name)
+}
+
+func (ec *executionContext) childFields_BulkOperationFailure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "workflowId":
+		return ec.fieldContext_BulkOperationFailure_workflowId(ctx, field)
+	case "workflow":
+		return ec.fieldContext_BulkOperationFailure_workflow(ctx, field)
+	case "code":
+		return ec.fieldContext_BulkOperationFailure_code(ctx, field)
+	case "message":
+		return ec.fieldContext_BulkOperationFailure_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BulkOperationFailure", field.Name)
+}
+
+func (ec *executionContext) childFields_BulkOperationFailurePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_BulkOperationFailurePage_items(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_BulkOperationFailurePage_endCursor(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_BulkOperationFailurePage_hasNextPage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BulkOperationFailurePage", field.Name)
+}
+
+func (ec *executionContext) childFields_BulkOperationPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "bulkOperation":
+		return ec.fieldContext_BulkOperationPayload_bulkOperation(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BulkOperationPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_CompleteTasksPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4316,12 +4816,48 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_BulkOperation_failures_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_backfillSchedule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.BackfillScheduleInput, error) {
 			return ec.unmarshalNBackfillScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBackfillScheduleInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_cancelBulkOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CancelBulkOperationInput, error) {
+			return ec.unmarshalNCancelBulkOperationInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCancelBulkOperationInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4540,6 +5076,20 @@ func (ec *executionContext) field_Mutation_signalWorkflow_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_startBulkOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.StartBulkOperationInput, error) {
+			return ec.unmarshalNStartBulkOperationInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐStartBulkOperationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_startWorkflow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4621,6 +5171,42 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_bulkOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_bulkOperations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -4849,6 +5435,20 @@ func (ec *executionContext) field_Query_workflows_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["before"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_bulkOperationUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -5762,6 +6362,629 @@ func (ec *executionContext) _BackfillSchedulePayload_created(ctx context.Context
 }
 func (ec *executionContext) fieldContext_BackfillSchedulePayload_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BackfillSchedulePayload", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_id(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BulkOperation().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_action(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BulkOperation().Action(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.BulkAction) graphql.Marshaler {
+			return ec.marshalNBulkAction2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, true, true, errors.New("field of type BulkAction does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_status(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v persistence.BulkStatus) graphql.Marshaler {
+			return ec.marshalNBulkOperationStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type BulkOperationStatus does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_dryRun(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_dryRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DryRun, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_dryRun(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_filter(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_filter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Filter, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
+			return ec.marshalNJSON2encodingᚋjsonᚐRawMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_filter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_reason(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_actor(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_state(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_total(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BulkOperation().Total(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_wouldChange(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_wouldChange(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BulkOperation().WouldChange(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_wouldChange(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_processed(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_processed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BulkOperation().Processed(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_processed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_succeeded(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_succeeded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BulkOperation().Succeeded(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_succeeded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_failed(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_failed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BulkOperation().Failed(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_failed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_created(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_created(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Created, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_modified(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_modified(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Modified, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_modified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_finished(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_finished(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Finished, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_finished(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_failures(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_failures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.BulkOperation().Failures(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkOperationFailurePage) graphql.Marshaler {
+			return ec.marshalNBulkOperationFailurePage2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationFailurePage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_failures(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkOperation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperationFailurePage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_BulkOperation_failures_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BulkOperationFailure_workflowId(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationFailure_workflowId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkflowID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationFailure_workflowId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperationFailure", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperationFailure_workflow(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationFailure_workflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Workflow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.Workflow) graphql.Marshaler {
+			return ec.marshalOWorkflow2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐWorkflow(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationFailure_workflow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkOperationFailure",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Workflow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BulkOperationFailure_code(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationFailure_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationFailure_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperationFailure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperationFailure_message(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationFailure_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationFailure_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperationFailure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperationFailurePage_items(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationFailurePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationFailurePage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.BulkOperationFailure) graphql.Marshaler {
+			return ec.marshalNBulkOperationFailure2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationFailureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationFailurePage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkOperationFailurePage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperationFailure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BulkOperationFailurePage_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationFailurePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationFailurePage_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationFailurePage_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperationFailurePage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperationFailurePage_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationFailurePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationFailurePage_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationFailurePage_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperationFailurePage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperationPayload_bulkOperation(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationPayload_bulkOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BulkOperation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.BulkOperation) graphql.Marshaler {
+			return ec.marshalNBulkOperation2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationPayload_bulkOperation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkOperationPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperation(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CompleteTasksPayload_results(ctx context.Context, field graphql.CollectedField, obj *model.CompleteTasksPayload) (ret graphql.Marshaler) {
@@ -7244,6 +8467,94 @@ func (ec *executionContext) fieldContext_Mutation_failTask(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_startBulkOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startBulkOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartBulkOperation(ctx, fc.Args["input"].(model.StartBulkOperationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkOperationPayload) graphql.Marshaler {
+			return ec.marshalNBulkOperationPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startBulkOperation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperationPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startBulkOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelBulkOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelBulkOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelBulkOperation(ctx, fc.Args["input"].(model.CancelBulkOperationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkOperationPayload) graphql.Marshaler {
+			return ec.marshalNBulkOperationPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelBulkOperation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperationPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelBulkOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7868,6 +9179,94 @@ func (ec *executionContext) fieldContext_Query_remoteWorkers(_ context.Context, 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_RemoteWorker(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_bulkOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_bulkOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BulkOperation(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.BulkOperation) graphql.Marshaler {
+			return ec.marshalOBulkOperation2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_bulkOperation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_bulkOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_bulkOperations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_bulkOperations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BulkOperations(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.BulkOperation) graphql.Marshaler {
+			return ec.marshalNBulkOperation2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_bulkOperations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_bulkOperations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -9418,6 +10817,50 @@ func (ec *executionContext) fieldContext_Subscription_workflowUpdated(ctx contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_workflowUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_bulkOperationUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_bulkOperationUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().BulkOperationUpdated(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.BulkOperation) graphql.Marshaler {
+			return ec.marshalNBulkOperation2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_bulkOperationUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_bulkOperationUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13126,6 +14569,73 @@ func (ec *executionContext) unmarshalInputBackfillScheduleInput(ctx context.Cont
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputBulkSignalInput(ctx context.Context, obj any) (model.BulkSignalInput, error) {
+	var it model.BulkSignalInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "payload"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "payload":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("payload"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Payload = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCancelBulkOperationInput(ctx context.Context, obj any) (model.CancelBulkOperationInput, error) {
+	var it model.CancelBulkOperationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCompleteTaskInput(ctx context.Context, obj any) (model.CompleteTaskInput, error) {
 	var it model.CompleteTaskInput
 	if obj == nil {
@@ -13635,6 +15145,78 @@ func (ec *executionContext) unmarshalInputSignalWorkflowInput(ctx context.Contex
 				return it, err
 			}
 			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputStartBulkOperationInput(ctx context.Context, obj any) (model.StartBulkOperationInput, error) {
+	var it model.StartBulkOperationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"action", "filter", "all", "dryRun", "reason", "state", "signal"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "action":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("action"))
+			data, err := ec.unmarshalNBulkAction2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkAction(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Action = data
+		case "filter":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("filter"))
+			data, err := ec.unmarshalNWorkflowFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐWorkflowFilter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Filter = data
+		case "all":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("all"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.All = data
+		case "dryRun":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dryRun"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DryRun = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		case "state":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("state"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.State = data
+		case "signal":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("signal"))
+			data, err := ec.unmarshalOBulkSignalInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkSignalInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Signal = data
 		}
 	}
 	return it, nil
@@ -14791,6 +16373,527 @@ func (ec *executionContext) _BackfillSchedulePayload(ctx context.Context, sel as
 	return out
 }
 
+var bulkOperationImplementors = []string{"BulkOperation"}
+
+func (ec *executionContext) _BulkOperation(ctx context.Context, sel ast.SelectionSet, obj *persistence.BulkOperation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bulkOperationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BulkOperation")
+		case "id":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_id(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "action":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_action(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "status":
+			out.Values[i] = ec._BulkOperation_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "dryRun":
+			out.Values[i] = ec._BulkOperation_dryRun(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "filter":
+			out.Values[i] = ec._BulkOperation_filter(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._BulkOperation_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actor":
+			out.Values[i] = ec._BulkOperation_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "state":
+			out.Values[i] = ec._BulkOperation_state(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "total":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_total(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "wouldChange":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_wouldChange(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "processed":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_processed(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "succeeded":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_succeeded(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "failed":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_failed(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "created":
+			out.Values[i] = ec._BulkOperation_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "modified":
+			out.Values[i] = ec._BulkOperation_modified(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "finished":
+			out.Values[i] = ec._BulkOperation_finished(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "failures":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_failures(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bulkOperationFailureImplementors = []string{"BulkOperationFailure"}
+
+func (ec *executionContext) _BulkOperationFailure(ctx context.Context, sel ast.SelectionSet, obj *model.BulkOperationFailure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bulkOperationFailureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BulkOperationFailure")
+		case "workflowId":
+			out.Values[i] = ec._BulkOperationFailure_workflowId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workflow":
+			out.Values[i] = ec._BulkOperationFailure_workflow(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._BulkOperationFailure_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._BulkOperationFailure_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bulkOperationFailurePageImplementors = []string{"BulkOperationFailurePage"}
+
+func (ec *executionContext) _BulkOperationFailurePage(ctx context.Context, sel ast.SelectionSet, obj *model.BulkOperationFailurePage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bulkOperationFailurePageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BulkOperationFailurePage")
+		case "items":
+			out.Values[i] = ec._BulkOperationFailurePage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endCursor":
+			out.Values[i] = ec._BulkOperationFailurePage_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasNextPage":
+			out.Values[i] = ec._BulkOperationFailurePage_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bulkOperationPayloadImplementors = []string{"BulkOperationPayload"}
+
+func (ec *executionContext) _BulkOperationPayload(ctx context.Context, sel ast.SelectionSet, obj *model.BulkOperationPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bulkOperationPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BulkOperationPayload")
+		case "bulkOperation":
+			out.Values[i] = ec._BulkOperationPayload_bulkOperation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var completeTasksPayloadImplementors = []string{"CompleteTasksPayload"}
 
 func (ec *executionContext) _CompleteTasksPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CompleteTasksPayload) graphql.Marshaler {
@@ -15403,6 +17506,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "startBulkOperation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startBulkOperation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelBulkOperation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelBulkOperation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -15803,6 +17920,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_remoteWorkers(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "bulkOperation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_bulkOperation(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "bulkOperations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_bulkOperations(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -16718,6 +18879,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_workflowEvents(ctx, fields[0])
 	case "workflowUpdated":
 		return ec._Subscription_workflowUpdated(ctx, fields[0])
+	case "bulkOperationUpdated":
+		return ec._Subscription_bulkOperationUpdated(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -19307,6 +21470,127 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) unmarshalNBulkAction2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkAction(ctx context.Context, v any) (model.BulkAction, error) {
+	var res model.BulkAction
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBulkAction2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkAction(ctx context.Context, sel ast.SelectionSet, v model.BulkAction) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNBulkOperation2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperationᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.BulkOperation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBulkOperation2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBulkOperation2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperation(ctx context.Context, sel ast.SelectionSet, v *persistence.BulkOperation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BulkOperation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBulkOperationFailure2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationFailureᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.BulkOperationFailure) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBulkOperationFailure2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationFailure(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBulkOperationFailure2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationFailure(ctx context.Context, sel ast.SelectionSet, v *model.BulkOperationFailure) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BulkOperationFailure(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBulkOperationFailurePage2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationFailurePage(ctx context.Context, sel ast.SelectionSet, v *model.BulkOperationFailurePage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BulkOperationFailurePage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBulkOperationPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationPayload(ctx context.Context, sel ast.SelectionSet, v *model.BulkOperationPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BulkOperationPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNBulkOperationStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkStatus(ctx context.Context, v any) (persistence.BulkStatus, error) {
+	tmp, err := model.UnmarshalString(v)
+	res := unmarshalNBulkOperationStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkStatus[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBulkOperationStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkStatus(ctx context.Context, sel ast.SelectionSet, v persistence.BulkStatus) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalString(marshalNBulkOperationStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkStatus[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+var (
+	unmarshalNBulkOperationStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkStatus = map[string]persistence.BulkStatus{
+		"PENDING":   persistence.BulkPending,
+		"RUNNING":   persistence.BulkRunning,
+		"SUCCEEDED": persistence.BulkSucceeded,
+		"FAILED":    persistence.BulkFailed,
+		"CANCELLED": persistence.BulkCancelled,
+	}
+	marshalNBulkOperationStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkStatus = map[persistence.BulkStatus]string{
+		persistence.BulkPending:   "PENDING",
+		persistence.BulkRunning:   "RUNNING",
+		persistence.BulkSucceeded: "SUCCEEDED",
+		persistence.BulkFailed:    "FAILED",
+		persistence.BulkCancelled: "CANCELLED",
+	}
+)
+
+func (ec *executionContext) unmarshalNCancelBulkOperationInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCancelBulkOperationInput(ctx context.Context, v any) (model.CancelBulkOperationInput, error) {
+	res, err := ec.unmarshalInputCancelBulkOperationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCompleteTaskInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompleteTaskInput(ctx context.Context, v any) (model.CompleteTaskInput, error) {
 	res, err := ec.unmarshalInputCompleteTaskInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -19821,6 +22105,11 @@ func (ec *executionContext) unmarshalNSignalWorkflowInput2githubᚗcomᚋcairnfl
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNStartBulkOperationInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐStartBulkOperationInput(ctx context.Context, v any) (model.StartBulkOperationInput, error) {
+	res, err := ec.unmarshalInputStartBulkOperationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNStartWorkflowInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐStartWorkflowInput(ctx context.Context, v any) (model.StartWorkflowInput, error) {
 	res, err := ec.unmarshalInputStartWorkflowInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -20323,6 +22612,11 @@ func (ec *executionContext) marshalNWorkflowEvent2ᚖgithubᚗcomᚋcairnflowᚋ
 	return ec._WorkflowEvent(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNWorkflowFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐWorkflowFilter(ctx context.Context, v any) (*model.WorkflowFilter, error) {
+	res, err := ec.unmarshalInputWorkflowFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNWorkflowOrderField2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐWorkflowOrderField(ctx context.Context, v any) (model.WorkflowOrderField, error) {
 	var res model.WorkflowOrderField
 	err := res.UnmarshalGQL(v)
@@ -20570,6 +22864,21 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOBulkOperation2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperation(ctx context.Context, sel ast.SelectionSet, v *persistence.BulkOperation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BulkOperation(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOBulkSignalInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkSignalInput(ctx context.Context, v any) (*model.BulkSignalInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputBulkSignalInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOExecutor2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐExecutor(ctx context.Context, sel ast.SelectionSet, v *persistence.Executor) graphql.Marshaler {

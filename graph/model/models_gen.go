@@ -32,6 +32,39 @@ type BackfillSchedulePayload struct {
 	Created int `json:"created"`
 }
 
+// A workflow a bulk operation could not change.
+type BulkOperationFailure struct {
+	// The workflow's ID.
+	WorkflowID string `json:"workflowId"`
+	// The workflow; null when it is gone since.
+	Workflow *persistence.Workflow `json:"workflow,omitempty"`
+	// The error code the single operation gave (CONFLICT, NOT_FOUND, INVALID_INPUT...).
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// A page of a bulk operation's failures.
+type BulkOperationFailurePage struct {
+	Items []*BulkOperationFailure `json:"items"`
+	// The cursor of the last item (for after).
+	EndCursor   *string `json:"endCursor,omitempty"`
+	HasNextPage bool    `json:"hasNextPage"`
+}
+
+type BulkOperationPayload struct {
+	BulkOperation *persistence.BulkOperation `json:"bulkOperation"`
+}
+
+// The signal a SIGNAL bulk operation delivers to each workflow.
+type BulkSignalInput struct {
+	Name    string          `json:"name"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+type CancelBulkOperationInput struct {
+	ID string `json:"id"`
+}
+
 type CompleteTaskInput struct {
 	Token string `json:"token"`
 	// The function's result (any JSON value; null when absent).
@@ -246,6 +279,22 @@ type SignalWorkflowInput struct {
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
+type StartBulkOperationInput struct {
+	Action BulkAction `json:"action"`
+	// Which workflows. An empty filter (every workflow) needs all: true unless it is a dry run.
+	Filter *WorkflowFilter `json:"filter"`
+	// Confirms an empty filter: the action is meant for every workflow.
+	All *bool `json:"all,omitempty"`
+	// Count what the filter matches and what the action would change, and change nothing.
+	DryRun *bool `json:"dryRun,omitempty"`
+	// Why: recorded on the operation and on every action it writes.
+	Reason *string `json:"reason,omitempty"`
+	// For RETRY: the state to run again (the state that failed by default).
+	State *string `json:"state,omitempty"`
+	// For SIGNAL: the signal to deliver.
+	Signal *BulkSignalInput `json:"signal,omitempty"`
+}
+
 // Starts one workflow.
 type StartWorkflowInput struct {
 	// The definition type.
@@ -446,6 +495,76 @@ type WorkflowOrder struct {
 type WorkflowPayload struct {
 	// The workflow after the operation.
 	Workflow *persistence.Workflow `json:"workflow"`
+}
+
+// What a bulk operation does to each of its workflows: the single operation of the same name.
+type BulkAction string
+
+const (
+	// retryWorkflow (from input.state, or the state that failed).
+	BulkActionRetry BulkAction = "RETRY"
+	// cancelWorkflow.
+	BulkActionCancel BulkAction = "CANCEL"
+	// pauseWorkflow.
+	BulkActionPause BulkAction = "PAUSE"
+	// resumeWorkflow.
+	BulkActionResume BulkAction = "RESUME"
+	// signalWorkflow with input.signal.
+	BulkActionSignal BulkAction = "SIGNAL"
+	// deleteWorkflow: an ended workflow with its history and children.
+	BulkActionDelete BulkAction = "DELETE"
+)
+
+var AllBulkAction = []BulkAction{
+	BulkActionRetry,
+	BulkActionCancel,
+	BulkActionPause,
+	BulkActionResume,
+	BulkActionSignal,
+	BulkActionDelete,
+}
+
+func (e BulkAction) IsValid() bool {
+	switch e {
+	case BulkActionRetry, BulkActionCancel, BulkActionPause, BulkActionResume, BulkActionSignal, BulkActionDelete:
+		return true
+	}
+	return false
+}
+
+func (e BulkAction) String() string {
+	return string(e)
+}
+
+func (e *BulkAction) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = BulkAction(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid BulkAction", str)
+	}
+	return nil
+}
+
+func (e BulkAction) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *BulkAction) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e BulkAction) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 // A sort direction.

@@ -71,12 +71,15 @@ func (e *Engine) StartBulk(ctx context.Context, p workflow.BulkParams) (*persist
 	if err := e.checkBulk(p); err != nil {
 		return nil, err
 	}
-	filter, err := json.Marshal(p.Filter)
-	if err != nil {
-		return nil, fmt.Errorf("error encoding a bulk operation's filter: %w", err)
+	filter := p.FilterDoc
+	if len(filter) == 0 {
+		var err error
+		if filter, err = json.Marshal(p.Filter); err != nil {
+			return nil, fmt.Errorf("error encoding a bulk operation's filter: %w", err)
+		}
 	}
 	var out *persistence.BulkOperation
-	err = e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
 		op := &persistence.BulkOperation{Action: p.Action, Status: persistence.BulkPending, DryRun: p.DryRun, Filter: filter,
 			Reason: strPtr(p.Reason), Actor: actorOr(p.Actor), State: strPtr(p.State), SignalName: strPtr(p.SignalName), SignalPayload: p.SignalPayload}
 		eligible := p.Filter

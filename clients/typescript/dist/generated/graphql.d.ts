@@ -143,6 +143,107 @@ export type BackfillSchedulePayload = {
     /** One run per fire time in the range, oldest first (existing ones included). */
     workflows: Array<Workflow>;
 };
+/** What a bulk operation does to each of its workflows: the single operation of the same name. */
+export type BulkAction = 
+/** cancelWorkflow. */
+'CANCEL'
+/** deleteWorkflow: an ended workflow with its history and children. */
+ | 'DELETE'
+/** pauseWorkflow. */
+ | 'PAUSE'
+/** resumeWorkflow. */
+ | 'RESUME'
+/** retryWorkflow (from input.state, or the state that failed). */
+ | 'RETRY'
+/** signalWorkflow with input.signal. */
+ | 'SIGNAL';
+/**
+ * An operator's action on every workflow a filter matched when the operation started (a workflow that
+ * matches later is not touched). Any node carries it out in batches; when that node dies another one
+ * carries on, and no workflow is changed twice. Each change is the single operation's, with its action
+ * (actor and reason), change event and idempotency key.
+ */
+export type BulkOperation = {
+    __typename?: 'BulkOperation';
+    action: BulkAction;
+    /** Who started it: the API token's name, or anonymous when the server does not authenticate. */
+    actor: Scalars['String']['output'];
+    created: Scalars['Time']['output'];
+    /** Only counted: nothing was changed. */
+    dryRun: Scalars['Boolean']['output'];
+    failed: Scalars['Int']['output'];
+    /** The workflows it could not change, with why, in workflow order. */
+    failures: BulkOperationFailurePage;
+    /** The filter, as given. */
+    filter: Scalars['JSON']['output'];
+    finished?: Maybe<Scalars['Time']['output']>;
+    id: Scalars['ID']['output'];
+    modified: Scalars['Time']['output'];
+    /** How many it handled so far: succeeded + failed. */
+    processed: Scalars['Int']['output'];
+    reason?: Maybe<Scalars['String']['output']>;
+    /** The state a RETRY runs again (null: the state that failed). */
+    state?: Maybe<Scalars['String']['output']>;
+    status: BulkOperationStatus;
+    succeeded: Scalars['Int']['output'];
+    /** How many workflows the filter matched when the operation started. */
+    total: Scalars['Int']['output'];
+    /** How many of them the action applies to by their status then (what a dry run answers). */
+    wouldChange: Scalars['Int']['output'];
+};
+/**
+ * An operator's action on every workflow a filter matched when the operation started (a workflow that
+ * matches later is not touched). Any node carries it out in batches; when that node dies another one
+ * carries on, and no workflow is changed twice. Each change is the single operation's, with its action
+ * (actor and reason), change event and idempotency key.
+ */
+export type BulkOperationFailuresArgs = {
+    after?: InputMaybe<Scalars['String']['input']>;
+    first?: InputMaybe<Scalars['Int']['input']>;
+};
+/** A workflow a bulk operation could not change. */
+export type BulkOperationFailure = {
+    __typename?: 'BulkOperationFailure';
+    /** The error code the single operation gave (CONFLICT, NOT_FOUND, INVALID_INPUT...). */
+    code: Scalars['String']['output'];
+    message: Scalars['String']['output'];
+    /** The workflow; null when it is gone since. */
+    workflow?: Maybe<Workflow>;
+    /** The workflow's ID. */
+    workflowId: Scalars['ID']['output'];
+};
+/** A page of a bulk operation's failures. */
+export type BulkOperationFailurePage = {
+    __typename?: 'BulkOperationFailurePage';
+    /** The cursor of the last item (for after). */
+    endCursor?: Maybe<Scalars['String']['output']>;
+    hasNextPage: Scalars['Boolean']['output'];
+    items: Array<BulkOperationFailure>;
+};
+export type BulkOperationPayload = {
+    __typename?: 'BulkOperationPayload';
+    bulkOperation: BulkOperation;
+};
+/** Where a bulk operation is. */
+export type BulkOperationStatus = 
+/** Cancelled by cancelBulkOperation: the workflows it had not reached were left alone. */
+'CANCELLED'
+/** Every workflow it handled failed. */
+ | 'FAILED'
+/** Stored; no node has taken it up yet. */
+ | 'PENDING'
+/** A node works through its workflows. */
+ | 'RUNNING'
+/** Every workflow was handled (some may have failed; see failed and failures). A dry run is SUCCEEDED at once. */
+ | 'SUCCEEDED';
+/** The signal a SIGNAL bulk operation delivers to each workflow. */
+export type BulkSignalInput = {
+    name: Scalars['String']['input'];
+    payload?: InputMaybe<Scalars['JSON']['input']>;
+};
+export type CancelBulkOperationInput = {
+    id: Scalars['ID']['input'];
+};
 export type CompleteTaskInput = {
     /** The function's result (any JSON value; null when absent). */
     output?: InputMaybe<Scalars['JSON']['input']>;
@@ -265,6 +366,8 @@ export type Mutation = {
      * nothing again.
      */
     backfillSchedule: BackfillSchedulePayload;
+    /** Stops a bulk operation: the workflows it has not reached are left alone. CONFLICT when it has ended. */
+    cancelBulkOperation: BulkOperationPayload;
     /** End a workflow that has not ended; a step running for it is cancelled. */
     cancelWorkflow: WorkflowPayload;
     /**
@@ -329,6 +432,12 @@ export type Mutation = {
     /** Deliver a signal; a workflow waiting for it wakes, one not waiting yet keeps it for later. */
     signalWorkflow: WorkflowPayload;
     /**
+     * Starts a bulk operation (or, with dryRun, only counts). INVALID_INPUT names the field at fault: an
+     * empty filter without all or dryRun, a state for another action than RETRY, a SIGNAL without a
+     * signal name.
+     */
+    startBulkOperation: BulkOperationPayload;
+    /**
      * Start a workflow of a registered, ONLINE type. Starting again with the same externalId (per type)
      * or the same idempotencyKey returns the workflow already started, with created false.
      */
@@ -355,6 +464,14 @@ export type Mutation = {
  */
 export type MutationBackfillScheduleArgs = {
     input: BackfillScheduleInput;
+};
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
+export type MutationCancelBulkOperationArgs = {
+    input: CancelBulkOperationInput;
 };
 /**
  * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
@@ -481,6 +598,14 @@ export type MutationSignalWorkflowArgs = {
  * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
  * and, when an input field is at fault, extensions.field.
  */
+export type MutationStartBulkOperationArgs = {
+    input: StartBulkOperationInput;
+};
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
 export type MutationStartWorkflowArgs = {
     input: StartWorkflowInput;
 };
@@ -573,6 +698,10 @@ export type PublishEventPayload = {
  */
 export type Query = {
     __typename?: 'Query';
+    /** One bulk operation by ID; null when there is none. */
+    bulkOperation?: Maybe<BulkOperation>;
+    /** Bulk operations, newest first. */
+    bulkOperations: Array<BulkOperation>;
     /** Every executor (a node's worker pool) that ever registered, newest first; a page of them with first. */
     executors: Array<Executor>;
     /** Any object by its opaque ID (Relay); null when nothing has this ID. */
@@ -599,6 +728,21 @@ export type Query = {
      * nor last is given).
      */
     workflows: WorkflowConnection;
+};
+/**
+ * The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
+ * code INVALID_INPUT for an ID that is not an ID of the right kind.
+ */
+export type QueryBulkOperationArgs = {
+    id: Scalars['ID']['input'];
+};
+/**
+ * The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
+ * code INVALID_INPUT for an ID that is not an ID of the right kind.
+ */
+export type QueryBulkOperationsArgs = {
+    after?: InputMaybe<Scalars['ID']['input']>;
+    first?: InputMaybe<Scalars['Int']['input']>;
 };
 /**
  * The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
@@ -846,6 +990,21 @@ export type SignalWorkflowInput = {
     /** Its payload (any JSON). */
     payload?: InputMaybe<Scalars['JSON']['input']>;
 };
+export type StartBulkOperationInput = {
+    action: BulkAction;
+    /** Confirms an empty filter: the action is meant for every workflow. */
+    all?: InputMaybe<Scalars['Boolean']['input']>;
+    /** Count what the filter matches and what the action would change, and change nothing. */
+    dryRun?: InputMaybe<Scalars['Boolean']['input']>;
+    /** Which workflows. An empty filter (every workflow) needs all: true unless it is a dry run. */
+    filter: WorkflowFilter;
+    /** Why: recorded on the operation and on every action it writes. */
+    reason?: InputMaybe<Scalars['String']['input']>;
+    /** For SIGNAL: the signal to deliver. */
+    signal?: InputMaybe<BulkSignalInput>;
+    /** For RETRY: the state to run again (the state that failed by default). */
+    state?: InputMaybe<Scalars['String']['input']>;
+};
 /** Starts one workflow. */
 export type StartWorkflowInput = {
     /** A business reference. */
@@ -953,6 +1112,8 @@ export type SubmitFormInput = {
  */
 export type Subscription = {
     __typename?: 'Subscription';
+    /** The bulk operation now and each time its progress or status changes, until it ends. */
+    bulkOperationUpdated: BulkOperation;
     /**
      * The change events of workflows matching a filter, in commit order. With after (an event cursor),
      * every event after it, then live ones; without, only events from now on.
@@ -960,6 +1121,15 @@ export type Subscription = {
     workflowEvents: WorkflowEvent;
     /** The workflow each time it changes. */
     workflowUpdated: Workflow;
+};
+/**
+ * Live streams, over graphql-transport-ws (or the legacy graphql-ws) and over Server-Sent Events. A
+ * subscriber that cannot keep up is ended with an error whose extensions.code is SLOW_SUBSCRIBER and
+ * whose extensions.cursor is the last event it was sent: subscribing again with after set to it
+ * resumes with every event it missed.
+ */
+export type SubscriptionBulkOperationUpdatedArgs = {
+    id: Scalars['ID']['input'];
 };
 /**
  * Live streams, over graphql-transport-ws (or the legacy graphql-ws) and over Server-Sent Events. A
