@@ -12,7 +12,16 @@ import (
 	"github.com/cairnflow/cairn/graph/generated"
 	"github.com/cairnflow/cairn/graph/model"
 	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
 )
+
+func (r *auditEntryResolver) ID(ctx context.Context, obj *persistence.AuditEntry) (string, error) {
+	return encodeID(kindAudit, obj.ID), nil
+}
+
+func (r *auditEntryResolver) Subject(ctx context.Context, obj *persistence.AuditEntry) (*string, error) {
+	return auditSubject(obj.Subject), nil
+}
 
 func (r *bulkOperationResolver) ID(ctx context.Context, obj *persistence.BulkOperation) (string, error) {
 	return encodeID(kindBulk, obj.ID), nil
@@ -63,11 +72,35 @@ func (r *mutationResolver) CancelBulkOperation(ctx context.Context, input model.
 	if err != nil {
 		return nil, err
 	}
-	op, err := r.engine.CancelBulk(ctx, id)
+	op, err := r.engine.CancelBulk(ctx, id, actorOf(ctx))
 	if err != nil {
 		return nil, err
 	}
 	return &model.BulkOperationPayload{BulkOperation: op}, nil
+}
+
+func (r *mutationResolver) RerunWorkflow(ctx context.Context, input model.RerunWorkflowInput) (*model.RerunWorkflowPayload, error) {
+	id, err := decodeID("id", kindWorkflow, input.ID)
+	if err != nil {
+		return nil, err
+	}
+	w, err := r.engine.Rerun(ctx, workflow.RerunParams{ID: id, Input: input.Input, State: str(input.State),
+		Latest: input.LatestVersion != nil && *input.LatestVersion, Reason: str(input.Reason), Actor: actorOf(ctx)})
+	if err != nil {
+		return nil, err
+	}
+	return &model.RerunWorkflowPayload{Workflow: w}, nil
+}
+
+func (r *mutationResolver) DeleteWorkflow(ctx context.Context, input model.DeleteWorkflowInput) (*model.DeleteWorkflowPayload, error) {
+	id, err := decodeID("id", kindWorkflow, input.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.engine.Delete(ctx, workflow.DeleteParams{ID: id, Reason: str(input.Reason), Actor: actorOf(ctx)}); err != nil {
+		return nil, err
+	}
+	return &model.DeleteWorkflowPayload{ID: input.ID, Deleted: true}, nil
 }
 
 func (r *queryResolver) BulkOperation(ctx context.Context, id string) (*persistence.BulkOperation, error) {
@@ -100,10 +133,27 @@ func (r *queryResolver) BulkOperations(ctx context.Context, first *int, after *s
 	return ops, err
 }
 
+func (r *queryResolver) AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditLogFilter) (*model.AuditLogPage, error) {
+	return r.auditLog(ctx, first, after, filter)
+}
+
 func (r *subscriptionResolver) BulkOperationUpdated(ctx context.Context, id string) (<-chan *persistence.BulkOperation, error) {
 	return r.bulkOperationUpdated(ctx, id)
 }
 
+func (r *workflowResolver) RerunOf(ctx context.Context, obj *persistence.Workflow) (*persistence.Workflow, error) {
+	return r.rerunOf(ctx, obj)
+}
+
+func (r *workflowResolver) Reruns(ctx context.Context, obj *persistence.Workflow) ([]*persistence.Workflow, error) {
+	return r.reruns(ctx, obj)
+}
+
+func (r *Resolver) AuditEntry() generated.AuditEntryResolver { return &auditEntryResolver{r} }
+
 func (r *Resolver) BulkOperation() generated.BulkOperationResolver { return &bulkOperationResolver{r} }
 
-type bulkOperationResolver struct{ *Resolver }
+type (
+	auditEntryResolver    struct{ *Resolver }
+	bulkOperationResolver struct{ *Resolver }
+)

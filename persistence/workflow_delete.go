@@ -37,7 +37,7 @@ func (s *Store) WorkflowDelete(ctx context.Context, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	for _, table := range append(HistoryTables(), "remote_tasks") {
+	for _, table := range historyTables {
 		if _, err := s.idb.NewDelete().TableExpr(table).Where("workflow_id IN (?)", bunIn(ids)).Exec(ctx); err != nil {
 			return fmt.Errorf("error deleting from %s: %w", table, err)
 		}

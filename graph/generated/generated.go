@@ -34,6 +34,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Action() ActionResolver
 	ActivityLog() ActivityLogResolver
+	AuditEntry() AuditEntryResolver
 	BulkOperation() BulkOperationResolver
 	Executor() ExecutorResolver
 	FormSubmission() FormSubmissionResolver
@@ -89,6 +90,22 @@ type ComplexityRoot struct {
 		Value        func(childComplexity int) int
 	}
 
+	AuditEntry struct {
+		Action  func(childComplexity int) int
+		Actor   func(childComplexity int) int
+		At      func(childComplexity int) int
+		Details func(childComplexity int) int
+		ID      func(childComplexity int) int
+		Reason  func(childComplexity int) int
+		Subject func(childComplexity int) int
+	}
+
+	AuditLogPage struct {
+		EndCursor   func(childComplexity int) int
+		HasNextPage func(childComplexity int) int
+		Items       func(childComplexity int) int
+	}
+
 	BackfillSchedulePayload struct {
 		Created   func(childComplexity int) int
 		Workflows func(childComplexity int) int
@@ -141,6 +158,11 @@ type ComplexityRoot struct {
 		Status func(childComplexity int) int
 	}
 
+	DeleteWorkflowPayload struct {
+		Deleted func(childComplexity int) int
+		ID      func(childComplexity int) int
+	}
+
 	DeployDefinitionPayload struct {
 		Created    func(childComplexity int) int
 		Definition func(childComplexity int) int
@@ -179,12 +201,14 @@ type ComplexityRoot struct {
 		CompleteTask              func(childComplexity int, input model.CompleteTaskInput) int
 		CompleteTasks             func(childComplexity int, input model.CompleteTasksInput) int
 		CreateSchedule            func(childComplexity int, input model.CreateScheduleInput) int
+		DeleteWorkflow            func(childComplexity int, input model.DeleteWorkflowInput) int
 		DeployDefinition          func(childComplexity int, input model.DeployDefinitionInput) int
 		FailTask                  func(childComplexity int, input model.FailTaskInput) int
 		HeartbeatTask             func(childComplexity int, input model.HeartbeatTaskInput) int
 		PauseWorkflow             func(childComplexity int, input model.WorkflowActionInput) int
 		PollTasks                 func(childComplexity int, input model.PollTasksInput) int
 		PublishEvent              func(childComplexity int, input model.PublishEventInput) int
+		RerunWorkflow             func(childComplexity int, input model.RerunWorkflowInput) int
 		ResumeWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
 		RetryWorkflow             func(childComplexity int, input model.RetryWorkflowInput) int
 		SetDefinitionReleaseState func(childComplexity int, input model.SetDefinitionReleaseStateInput) int
@@ -214,6 +238,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		AuditLog             func(childComplexity int, first *int, after *string, filter *model.AuditLogFilter) int
 		BulkOperation        func(childComplexity int, id string) int
 		BulkOperations       func(childComplexity int, first *int, after *string) int
 		Executors            func(childComplexity int, first *int, after *string, alive *bool) int
@@ -244,6 +269,10 @@ type ComplexityRoot struct {
 		LastPoll  func(childComplexity int) int
 		Name      func(childComplexity int) int
 		TasksHeld func(childComplexity int) int
+	}
+
+	RerunWorkflowPayload struct {
+		Workflow func(childComplexity int) int
 	}
 
 	RetryPolicy struct {
@@ -394,6 +423,8 @@ type ComplexityRoot struct {
 		Parent            func(childComplexity int) int
 		ParentAction      func(childComplexity int) int
 		Priority          func(childComplexity int) int
+		RerunOf           func(childComplexity int) int
+		Reruns            func(childComplexity int) int
 		Retries           func(childComplexity int) int
 		Root              func(childComplexity int) int
 		SideEffects       func(childComplexity int) int
@@ -486,6 +517,11 @@ type ActivityLogResolver interface {
 
 	TaskInstance(ctx context.Context, obj *persistence.ActivityLog) (*persistence.TaskInstance, error)
 }
+type AuditEntryResolver interface {
+	ID(ctx context.Context, obj *persistence.AuditEntry) (string, error)
+
+	Subject(ctx context.Context, obj *persistence.AuditEntry) (*string, error)
+}
 type BulkOperationResolver interface {
 	ID(ctx context.Context, obj *persistence.BulkOperation) (string, error)
 	Action(ctx context.Context, obj *persistence.BulkOperation) (model.BulkAction, error)
@@ -531,6 +567,8 @@ type MutationResolver interface {
 	FailTask(ctx context.Context, input model.FailTaskInput) (*model.TaskPayload, error)
 	StartBulkOperation(ctx context.Context, input model.StartBulkOperationInput) (*model.BulkOperationPayload, error)
 	CancelBulkOperation(ctx context.Context, input model.CancelBulkOperationInput) (*model.BulkOperationPayload, error)
+	RerunWorkflow(ctx context.Context, input model.RerunWorkflowInput) (*model.RerunWorkflowPayload, error)
+	DeleteWorkflow(ctx context.Context, input model.DeleteWorkflowInput) (*model.DeleteWorkflowPayload, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
@@ -546,6 +584,7 @@ type QueryResolver interface {
 	RemoteWorkers(ctx context.Context) ([]*model.RemoteWorker, error)
 	BulkOperation(ctx context.Context, id string) (*persistence.BulkOperation, error)
 	BulkOperations(ctx context.Context, first *int, after *string) ([]*persistence.BulkOperation, error)
+	AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditLogFilter) (*model.AuditLogPage, error)
 }
 type ScheduleResolver interface {
 	ID(ctx context.Context, obj *persistence.Schedule) (string, error)
@@ -597,6 +636,8 @@ type WorkflowResolver interface {
 	FormSubmissions(ctx context.Context, obj *persistence.Workflow) ([]*persistence.FormSubmission, error)
 	ActivityLogs(ctx context.Context, obj *persistence.Workflow) ([]*persistence.ActivityLog, error)
 	Output(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error)
+	RerunOf(ctx context.Context, obj *persistence.Workflow) (*persistence.Workflow, error)
+	Reruns(ctx context.Context, obj *persistence.Workflow) ([]*persistence.Workflow, error)
 }
 type WorkflowDefinitionResolver interface {
 	ID(ctx context.Context, obj *persistence.Definition) (string, error)
@@ -778,6 +819,68 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ActivityLog.Value(childComplexity), true
+
+	case "AuditEntry.action":
+		if e.ComplexityRoot.AuditEntry.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Action(childComplexity), true
+	case "AuditEntry.actor":
+		if e.ComplexityRoot.AuditEntry.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Actor(childComplexity), true
+	case "AuditEntry.at":
+		if e.ComplexityRoot.AuditEntry.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.At(childComplexity), true
+	case "AuditEntry.details":
+		if e.ComplexityRoot.AuditEntry.Details == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Details(childComplexity), true
+	case "AuditEntry.id":
+		if e.ComplexityRoot.AuditEntry.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.ID(childComplexity), true
+	case "AuditEntry.reason":
+		if e.ComplexityRoot.AuditEntry.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Reason(childComplexity), true
+	case "AuditEntry.subject":
+		if e.ComplexityRoot.AuditEntry.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Subject(childComplexity), true
+
+	case "AuditLogPage.endCursor":
+		if e.ComplexityRoot.AuditLogPage.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditLogPage.EndCursor(childComplexity), true
+	case "AuditLogPage.hasNextPage":
+		if e.ComplexityRoot.AuditLogPage.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditLogPage.HasNextPage(childComplexity), true
+	case "AuditLogPage.items":
+		if e.ComplexityRoot.AuditLogPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditLogPage.Items(childComplexity), true
 
 	case "BackfillSchedulePayload.created":
 		if e.ComplexityRoot.BackfillSchedulePayload.Created == nil {
@@ -977,6 +1080,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CompletedTask.Status(childComplexity), true
 
+	case "DeleteWorkflowPayload.deleted":
+		if e.ComplexityRoot.DeleteWorkflowPayload.Deleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteWorkflowPayload.Deleted(childComplexity), true
+	case "DeleteWorkflowPayload.id":
+		if e.ComplexityRoot.DeleteWorkflowPayload.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteWorkflowPayload.ID(childComplexity), true
+
 	case "DeployDefinitionPayload.created":
 		if e.ComplexityRoot.DeployDefinitionPayload.Created == nil {
 			break
@@ -1161,6 +1277,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateSchedule(childComplexity, args["input"].(model.CreateScheduleInput)), true
+	case "Mutation.deleteWorkflow":
+		if e.ComplexityRoot.Mutation.DeleteWorkflow == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteWorkflow_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteWorkflow(childComplexity, args["input"].(model.DeleteWorkflowInput)), true
 	case "Mutation.deployDefinition":
 		if e.ComplexityRoot.Mutation.DeployDefinition == nil {
 			break
@@ -1227,6 +1354,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PublishEvent(childComplexity, args["input"].(model.PublishEventInput)), true
+	case "Mutation.rerunWorkflow":
+		if e.ComplexityRoot.Mutation.RerunWorkflow == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rerunWorkflow_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RerunWorkflow(childComplexity, args["input"].(model.RerunWorkflowInput)), true
 	case "Mutation.resumeWorkflow":
 		if e.ComplexityRoot.Mutation.ResumeWorkflow == nil {
 			break
@@ -1388,6 +1526,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PublishEventPayload.Delivered(childComplexity), true
 
+	case "Query.auditLog":
+		if e.ComplexityRoot.Query.AuditLog == nil {
+			break
+		}
+
+		args, err := ec.field_Query_auditLog_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AuditLog(childComplexity, args["first"].(*int), args["after"].(*string), args["filter"].(*model.AuditLogFilter)), true
 	case "Query.bulkOperation":
 		if e.ComplexityRoot.Query.BulkOperation == nil {
 			break
@@ -1595,6 +1744,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RemoteWorker.TasksHeld(childComplexity), true
+
+	case "RerunWorkflowPayload.workflow":
+		if e.ComplexityRoot.RerunWorkflowPayload.Workflow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RerunWorkflowPayload.Workflow(childComplexity), true
 
 	case "RetryPolicy.jitter":
 		if e.ComplexityRoot.RetryPolicy.Jitter == nil {
@@ -2231,6 +2387,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Workflow.Priority(childComplexity), true
+	case "Workflow.rerunOf":
+		if e.ComplexityRoot.Workflow.RerunOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workflow.RerunOf(childComplexity), true
+	case "Workflow.reruns":
+		if e.ComplexityRoot.Workflow.Reruns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workflow.Reruns(childComplexity), true
 	case "Workflow.retries":
 		if e.ComplexityRoot.Workflow.Retries == nil {
 			break
@@ -2551,17 +2719,20 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAuditLogFilter,
 		ec.unmarshalInputBackfillScheduleInput,
 		ec.unmarshalInputBulkSignalInput,
 		ec.unmarshalInputCancelBulkOperationInput,
 		ec.unmarshalInputCompleteTaskInput,
 		ec.unmarshalInputCompleteTasksInput,
 		ec.unmarshalInputCreateScheduleInput,
+		ec.unmarshalInputDeleteWorkflowInput,
 		ec.unmarshalInputDeployDefinitionInput,
 		ec.unmarshalInputFailTaskInput,
 		ec.unmarshalInputHeartbeatTaskInput,
 		ec.unmarshalInputPollTasksInput,
 		ec.unmarshalInputPublishEventInput,
+		ec.unmarshalInputRerunWorkflowInput,
 		ec.unmarshalInputRetryWorkflowInput,
 		ec.unmarshalInputSetDefinitionReleaseStateInput,
 		ec.unmarshalInputSetSchedulePausedInput,
@@ -3814,8 +3985,8 @@ type Mutation {
   backfillSchedule(input: BackfillScheduleInput!): BackfillSchedulePayload!
 }
 `, BuiltIn: false},
-	{Name: "../../operators.graphqls", Input: `# Operating many workflows safely: bulk operations (an action on every workflow a filter matches,
-# carried out in the background on any node).
+	{Name: "../../operators.graphqls", Input: `# Operating workflows safely: bulk operations (an action on every workflow a filter matches, carried
+# out in the background on any node), the audit log of operator acts, rerun and delete.
 
 "What a bulk operation does to each of its workflows: the single operation of the same name."
 enum BulkAction {
@@ -3962,6 +4133,106 @@ extend type Subscription {
   "The bulk operation now and each time its progress or status changes, until it ends."
   bulkOperationUpdated(id: ID!): BulkOperation!
 }
+
+"""
+An operator act in the audit log: bulk operations, deletes, reruns, deploys and release states,
+schedule changes, tokens made and revoked. (A change of one workflow is also an action in its own
+history, with its actor and reason.)
+"""
+type AuditEntry {
+  id: ID!
+  at: Time!
+  "Who: the API token's name, cli for the command line, anonymous when the server does not authenticate."
+  actor: String!
+  "What: the mutation's name (startBulkOperation, deleteWorkflow, deployDefinition...) or the command's (tokenCreate, tokenRevoke)."
+  action: String!
+  "What it acted on: an object's ID, or a name (a definition type, a token)."
+  subject: String
+  reason: String
+  "More about the act (JSON), such as a bulk operation's filter and count."
+  details: JSON
+}
+
+"Which audit entries."
+input AuditLogFilter {
+  "Only this actor's acts."
+  actor: String
+  "Only those at or after this time."
+  since: Time
+  "Only those before this time."
+  until: Time
+}
+
+"A page of the audit log, newest first."
+type AuditLogPage {
+  items: [AuditEntry!]!
+  "The cursor of the last item (for after)."
+  endCursor: String
+  hasNextPage: Boolean!
+}
+
+extend type Query {
+  "The audit log, newest first."
+  auditLog(
+    "At most this many (1 to 1000; 50 when null)."
+    first: Int
+    "A cursor: the page starts after this entry (its endCursor)."
+    after: String
+    filter: AuditLogFilter
+  ): AuditLogPage!
+}
+
+input RerunWorkflowInput {
+  "The ended workflow to run again."
+  id: ID!
+  "The new workflow's input (a JSON object); the original's when null."
+  input: JSON
+  "The state to start from; the definition's start state when null."
+  state: String
+  "Run the newest version of the definition instead of the original's."
+  latestVersion: Boolean
+  "Why: recorded in the audit log."
+  reason: String
+}
+
+type RerunWorkflowPayload {
+  "The new workflow (its rerunOf is the original)."
+  workflow: Workflow!
+}
+
+input DeleteWorkflowInput {
+  id: ID!
+  "Why: recorded in the audit log."
+  reason: String
+}
+
+type DeleteWorkflowPayload {
+  "The ID of the workflow deleted."
+  id: ID!
+  deleted: Boolean!
+}
+
+extend type Workflow {
+  "The ended workflow this one reruns (rerunWorkflow); null for a workflow started otherwise, or when the original is gone."
+  rerunOf: Workflow
+  "The workflows started as reruns of this one, oldest first."
+  reruns: [Workflow!]!
+}
+
+extend type Mutation {
+  """
+  Starts a new workflow from an ended one: the same type and definition version (the newest with
+  latestVersion), business key and priority, with the same or a new input, from the start or a
+  named state; linked both ways (rerunOf, reruns). NOT_FOUND for an unknown id, CONFLICT for a
+  workflow that has not ended, INVALID_INPUT (field state) for a state it cannot start in.
+  """
+  rerunWorkflow(input: RerunWorkflowInput!): RerunWorkflowPayload!
+  """
+  Deletes an ended workflow with its history and its descendants. CONFLICT for one still running
+  (cancel it first), one with a descendant still running, or a child whose parent has not ended.
+  """
+  deleteWorkflow(input: DeleteWorkflowInput!): DeleteWorkflowPayload!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -4040,6 +4311,38 @@ func (ec *executionContext) childFields_ActivityLog(ctx context.Context, field g
 		return ec.fieldContext_ActivityLog_taskInstance(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ActivityLog", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AuditEntry_id(ctx, field)
+	case "at":
+		return ec.fieldContext_AuditEntry_at(ctx, field)
+	case "actor":
+		return ec.fieldContext_AuditEntry_actor(ctx, field)
+	case "action":
+		return ec.fieldContext_AuditEntry_action(ctx, field)
+	case "subject":
+		return ec.fieldContext_AuditEntry_subject(ctx, field)
+	case "reason":
+		return ec.fieldContext_AuditEntry_reason(ctx, field)
+	case "details":
+		return ec.fieldContext_AuditEntry_details(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditLogPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_AuditLogPage_items(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_AuditLogPage_endCursor(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_AuditLogPage_hasNextPage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditLogPage", field.Name)
 }
 
 func (ec *executionContext) childFields_BackfillSchedulePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4144,6 +4447,16 @@ func (ec *executionContext) childFields_CompletedTask(ctx context.Context, field
 		return ec.fieldContext_CompletedTask_code(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CompletedTask", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteWorkflowPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_DeleteWorkflowPayload_id(ctx, field)
+	case "deleted":
+		return ec.fieldContext_DeleteWorkflowPayload_deleted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteWorkflowPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_DeployDefinitionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4270,6 +4583,14 @@ func (ec *executionContext) childFields_RemoteWorker(ctx context.Context, field 
 		return ec.fieldContext_RemoteWorker_tasksHeld(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RemoteWorker", field.Name)
+}
+
+func (ec *executionContext) childFields_RerunWorkflowPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "workflow":
+		return ec.fieldContext_RerunWorkflowPayload_workflow(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RerunWorkflowPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_RetryPolicy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4584,6 +4905,10 @@ func (ec *executionContext) childFields_Workflow(ctx context.Context, field grap
 		return ec.fieldContext_Workflow_activityLogs(ctx, field)
 	case "output":
 		return ec.fieldContext_Workflow_output(ctx, field)
+	case "rerunOf":
+		return ec.fieldContext_Workflow_rerunOf(ctx, field)
+	case "reruns":
+		return ec.fieldContext_Workflow_reruns(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Workflow", field.Name)
 }
@@ -4922,6 +5247,20 @@ func (ec *executionContext) field_Mutation_createSchedule_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteWorkflow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteWorkflowInput, error) {
+			return ec.unmarshalNDeleteWorkflowInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteWorkflowInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deployDefinition_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4998,6 +5337,20 @@ func (ec *executionContext) field_Mutation_publishEvent_args(ctx context.Context
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.PublishEventInput, error) {
 			return ec.unmarshalNPublishEventInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐPublishEventInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rerunWorkflow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RerunWorkflowInput, error) {
+			return ec.unmarshalNRerunWorkflowInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRerunWorkflowInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5171,6 +5524,36 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_auditLog_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.AuditLogFilter, error) {
+			return ec.unmarshalOAuditLogFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAuditLogFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg2
 	return args, nil
 }
 
@@ -6309,6 +6692,245 @@ func (ec *executionContext) fieldContext_ActivityLog_taskInstance(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _AuditEntry_id(ctx context.Context, field graphql.CollectedField, obj *persistence.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AuditEntry().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEntry_at(ctx context.Context, field graphql.CollectedField, obj *persistence.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEntry_actor(ctx context.Context, field graphql.CollectedField, obj *persistence.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEntry_action(ctx context.Context, field graphql.CollectedField, obj *persistence.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEntry_subject(ctx context.Context, field graphql.CollectedField, obj *persistence.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AuditEntry().Subject(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEntry_reason(ctx context.Context, field graphql.CollectedField, obj *persistence.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEntry_details(ctx context.Context, field graphql.CollectedField, obj *persistence.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_details(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Details, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
+			return ec.marshalOJSON2encodingᚋjsonᚐRawMessage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_details(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _AuditLogPage_items(ctx context.Context, field graphql.CollectedField, obj *model.AuditLogPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditLogPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.AuditEntry) graphql.Marshaler {
+			return ec.marshalNAuditEntry2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAuditEntryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditLogPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditLogPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditLogPage_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.AuditLogPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditLogPage_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditLogPage_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditLogPage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditLogPage_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.AuditLogPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditLogPage_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditLogPage_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditLogPage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _BackfillSchedulePayload_workflows(ctx context.Context, field graphql.CollectedField, obj *model.BackfillSchedulePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7086,6 +7708,52 @@ func (ec *executionContext) _CompletedTask_code(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_CompletedTask_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CompletedTask", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteWorkflowPayload_id(ctx context.Context, field graphql.CollectedField, obj *model.DeleteWorkflowPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteWorkflowPayload_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteWorkflowPayload_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteWorkflowPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteWorkflowPayload_deleted(ctx context.Context, field graphql.CollectedField, obj *model.DeleteWorkflowPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteWorkflowPayload_deleted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deleted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteWorkflowPayload_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteWorkflowPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DeployDefinitionPayload_definition(ctx context.Context, field graphql.CollectedField, obj *model.DeployDefinitionPayload) (ret graphql.Marshaler) {
@@ -8555,6 +9223,94 @@ func (ec *executionContext) fieldContext_Mutation_cancelBulkOperation(ctx contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_rerunWorkflow(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rerunWorkflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RerunWorkflow(ctx, fc.Args["input"].(model.RerunWorkflowInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RerunWorkflowPayload) graphql.Marshaler {
+			return ec.marshalNRerunWorkflowPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRerunWorkflowPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rerunWorkflow(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RerunWorkflowPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rerunWorkflow_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteWorkflow(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteWorkflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteWorkflow(ctx, fc.Args["input"].(model.DeleteWorkflowInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteWorkflowPayload) graphql.Marshaler {
+			return ec.marshalNDeleteWorkflowPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteWorkflowPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteWorkflow(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteWorkflowPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteWorkflow_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9271,6 +10027,50 @@ func (ec *executionContext) fieldContext_Query_bulkOperations(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_auditLog(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_auditLog(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AuditLog(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["filter"].(*model.AuditLogFilter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AuditLogPage) graphql.Marshaler {
+			return ec.marshalNAuditLogPage2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAuditLogPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_auditLog(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditLogPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_auditLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9607,6 +10407,38 @@ func (ec *executionContext) _RemoteWorker_tasksHeld(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_RemoteWorker_tasksHeld(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RemoteWorker", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RerunWorkflowPayload_workflow(ctx context.Context, field graphql.CollectedField, obj *model.RerunWorkflowPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RerunWorkflowPayload_workflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Workflow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.Workflow) graphql.Marshaler {
+			return ec.marshalNWorkflow2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐWorkflow(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RerunWorkflowPayload_workflow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RerunWorkflowPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Workflow(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _RetryPolicy_maxAttempts(ctx context.Context, field graphql.CollectedField, obj *model.RetryPolicy) (ret graphql.Marshaler) {
@@ -12553,6 +13385,70 @@ func (ec *executionContext) fieldContext_Workflow_output(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Workflow", field, true, true, errors.New("field of type JSON does not have child fields"))
 }
 
+func (ec *executionContext) _Workflow_rerunOf(ctx context.Context, field graphql.CollectedField, obj *persistence.Workflow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workflow_rerunOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Workflow().RerunOf(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.Workflow) graphql.Marshaler {
+			return ec.marshalOWorkflow2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐWorkflow(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Workflow_rerunOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Workflow",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Workflow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Workflow_reruns(ctx context.Context, field graphql.CollectedField, obj *persistence.Workflow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workflow_reruns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Workflow().Reruns(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.Workflow) graphql.Marshaler {
+			return ec.marshalNWorkflow2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐWorkflowᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Workflow_reruns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Workflow",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Workflow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _WorkflowConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14525,6 +15421,50 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAuditLogFilter(ctx context.Context, obj any) (model.AuditLogFilter, error) {
+	var it model.AuditLogFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"actor", "since", "until"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "actor":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actor"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Actor = data
+		case "since":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("since"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Since = data
+		case "until":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("until"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Until = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputBackfillScheduleInput(ctx context.Context, obj any) (model.BackfillScheduleInput, error) {
 	var it model.BackfillScheduleInput
 	if obj == nil {
@@ -14782,6 +15722,43 @@ func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputDeleteWorkflowInput(ctx context.Context, obj any) (model.DeleteWorkflowInput, error) {
+	var it model.DeleteWorkflowInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputDeployDefinitionInput(ctx context.Context, obj any) (model.DeployDefinitionInput, error) {
 	var it model.DeployDefinitionInput
 	if obj == nil {
@@ -14969,6 +15946,64 @@ func (ec *executionContext) unmarshalInputPublishEventInput(ctx context.Context,
 				return it, err
 			}
 			it.Event = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRerunWorkflowInput(ctx context.Context, obj any) (model.RerunWorkflowInput, error) {
+	var it model.RerunWorkflowInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "input", "state", "latestVersion", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "input":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("input"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Input = data
+		case "state":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("state"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.State = data
+		case "latestVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("latestVersion"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LatestVersion = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
 		}
 	}
 	return it, nil
@@ -16330,6 +17365,188 @@ func (ec *executionContext) _ActivityLog(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var auditEntryImplementors = []string{"AuditEntry"}
+
+func (ec *executionContext) _AuditEntry(ctx context.Context, sel ast.SelectionSet, obj *persistence.AuditEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditEntryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditEntry")
+		case "id":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AuditEntry_id(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "at":
+			out.Values[i] = ec._AuditEntry_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actor":
+			out.Values[i] = ec._AuditEntry_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "action":
+			out.Values[i] = ec._AuditEntry_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "subject":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AuditEntry_subject(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "reason":
+			out.Values[i] = ec._AuditEntry_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "details":
+			out.Values[i] = ec._AuditEntry_details(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var auditLogPageImplementors = []string{"AuditLogPage"}
+
+func (ec *executionContext) _AuditLogPage(ctx context.Context, sel ast.SelectionSet, obj *model.AuditLogPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditLogPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditLogPage")
+		case "items":
+			out.Values[i] = ec._AuditLogPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endCursor":
+			out.Values[i] = ec._AuditLogPage_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasNextPage":
+			out.Values[i] = ec._AuditLogPage_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var backfillSchedulePayloadImplementors = []string{"BackfillSchedulePayload"}
 
 func (ec *executionContext) _BackfillSchedulePayload(ctx context.Context, sel ast.SelectionSet, obj *model.BackfillSchedulePayload) graphql.Marshaler {
@@ -16980,6 +18197,49 @@ func (ec *executionContext) _CompletedTask(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var deleteWorkflowPayloadImplementors = []string{"DeleteWorkflowPayload"}
+
+func (ec *executionContext) _DeleteWorkflowPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteWorkflowPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteWorkflowPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteWorkflowPayload")
+		case "id":
+			out.Values[i] = ec._DeleteWorkflowPayload_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleted":
+			out.Values[i] = ec._DeleteWorkflowPayload_deleted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var deployDefinitionPayloadImplementors = []string{"DeployDefinitionPayload"}
 
 func (ec *executionContext) _DeployDefinitionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeployDefinitionPayload) graphql.Marshaler {
@@ -17520,6 +18780,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "rerunWorkflow":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rerunWorkflow(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteWorkflow":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteWorkflow(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17976,6 +19250,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "auditLog":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_auditLog(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -18108,6 +19404,44 @@ func (ec *executionContext) _RemoteWorker(ctx context.Context, sel ast.Selection
 			}
 		case "tasksHeld":
 			out.Values[i] = ec._RemoteWorker_tasksHeld(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rerunWorkflowPayloadImplementors = []string{"RerunWorkflowPayload"}
+
+func (ec *executionContext) _RerunWorkflowPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RerunWorkflowPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rerunWorkflowPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RerunWorkflowPayload")
+		case "workflow":
+			out.Values[i] = ec._RerunWorkflowPayload_workflow(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -20137,6 +21471,82 @@ func (ec *executionContext) _Workflow(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "rerunOf":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Workflow_rerunOf(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "reruns":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Workflow_reruns(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -21439,6 +22849,42 @@ func (ec *executionContext) marshalNActivityLog2ᚖgithubᚗcomᚋcairnflowᚋca
 	return ec._ActivityLog(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNAuditEntry2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAuditEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.AuditEntry) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAuditEntry2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAuditEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAuditEntry2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAuditEntry(ctx context.Context, sel ast.SelectionSet, v *persistence.AuditEntry) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AuditEntry(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAuditLogPage2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAuditLogPage(ctx context.Context, sel ast.SelectionSet, v *model.AuditLogPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AuditLogPage(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBackfillScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBackfillScheduleInput(ctx context.Context, v any) (model.BackfillScheduleInput, error) {
 	res, err := ec.unmarshalInputBackfillScheduleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -21659,6 +23105,21 @@ func (ec *executionContext) marshalNCompletedTask2ᚖgithubᚗcomᚋcairnflowᚋ
 func (ec *executionContext) unmarshalNCreateScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateScheduleInput(ctx context.Context, v any) (model.CreateScheduleInput, error) {
 	res, err := ec.unmarshalInputCreateScheduleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDeleteWorkflowInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteWorkflowInput(ctx context.Context, v any) (model.DeleteWorkflowInput, error) {
+	res, err := ec.unmarshalInputDeleteWorkflowInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteWorkflowPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteWorkflowPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteWorkflowPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteWorkflowPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDeployDefinitionInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeployDefinitionInput(ctx context.Context, v any) (model.DeployDefinitionInput, error) {
@@ -21975,6 +23436,21 @@ func (ec *executionContext) marshalNRemoteWorker2ᚖgithubᚗcomᚋcairnflowᚋc
 		return graphql.Null
 	}
 	return ec._RemoteWorker(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRerunWorkflowInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRerunWorkflowInput(ctx context.Context, v any) (model.RerunWorkflowInput, error) {
+	res, err := ec.unmarshalInputRerunWorkflowInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRerunWorkflowPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRerunWorkflowPayload(ctx context.Context, sel ast.SelectionSet, v *model.RerunWorkflowPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RerunWorkflowPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNRetryPolicy2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRetryPolicy(ctx context.Context, sel ast.SelectionSet, v *model.RetryPolicy) graphql.Marshaler {
@@ -22834,6 +24310,14 @@ func (ec *executionContext) marshalOAction2ᚖgithubᚗcomᚋcairnflowᚋcairn�
 		return graphql.Null
 	}
 	return ec._Action(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOAuditLogFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAuditLogFilter(ctx context.Context, v any) (*model.AuditLogFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAuditLogFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {

@@ -14,6 +14,24 @@ import (
 	"github.com/cairnflow/cairn/workflow"
 )
 
+// Which audit entries.
+type AuditLogFilter struct {
+	// Only this actor's acts.
+	Actor *string `json:"actor,omitempty"`
+	// Only those at or after this time.
+	Since *time.Time `json:"since,omitempty"`
+	// Only those before this time.
+	Until *time.Time `json:"until,omitempty"`
+}
+
+// A page of the audit log, newest first.
+type AuditLogPage struct {
+	Items []*persistence.AuditEntry `json:"items"`
+	// The cursor of the last item (for after).
+	EndCursor   *string `json:"endCursor,omitempty"`
+	HasNextPage bool    `json:"hasNextPage"`
+}
+
 // A past range of a schedule's fire times to start the runs of.
 type BackfillScheduleInput struct {
 	// The schedule.
@@ -108,6 +126,18 @@ type CreateScheduleInput struct {
 	Priority *int `json:"priority,omitempty"`
 	// SKIP (default) or ALLOW.
 	OverlapPolicy *ScheduleOverlapPolicy `json:"overlapPolicy,omitempty"`
+}
+
+type DeleteWorkflowInput struct {
+	ID string `json:"id"`
+	// Why: recorded in the audit log.
+	Reason *string `json:"reason,omitempty"`
+}
+
+type DeleteWorkflowPayload struct {
+	// The ID of the workflow deleted.
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
 }
 
 // The input of deployDefinition.
@@ -219,6 +249,24 @@ type RemoteWorker struct {
 	LastPoll time.Time `json:"lastPoll"`
 	// The tasks it holds a live lease on.
 	TasksHeld int `json:"tasksHeld"`
+}
+
+type RerunWorkflowInput struct {
+	// The ended workflow to run again.
+	ID string `json:"id"`
+	// The new workflow's input (a JSON object); the original's when null.
+	Input json.RawMessage `json:"input,omitempty"`
+	// The state to start from; the definition's start state when null.
+	State *string `json:"state,omitempty"`
+	// Run the newest version of the definition instead of the original's.
+	LatestVersion *bool `json:"latestVersion,omitempty"`
+	// Why: recorded in the audit log.
+	Reason *string `json:"reason,omitempty"`
+}
+
+type RerunWorkflowPayload struct {
+	// The new workflow (its rerunOf is the original).
+	Workflow *persistence.Workflow `json:"workflow"`
 }
 
 // How often a failing state runs again and how long it waits in between.

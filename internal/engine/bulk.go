@@ -102,6 +102,12 @@ func (e *Engine) StartBulk(ctx context.Context, p workflow.BulkParams) (*persist
 		if err := tx.BulkOperationInsert(ctx, op, p.Filter); err != nil {
 			return err
 		}
+		if !p.DryRun {
+			if err := audit(ctx, tx, op.Actor, "startBulkOperation", subjectOf(workflow.RefBulkOperation, op.ID), p.Reason,
+				map[string]any{"action": op.Action, "total": op.Total, "filter": json.RawMessage(filter)}); err != nil {
+				return err
+			}
+		}
 		if !p.DryRun && op.Total == 0 {
 			now := persistence.Now()
 			op.Status, op.Finished = persistence.BulkSucceeded, &now
@@ -139,9 +145,9 @@ func intersect(filter, want []persistence.Status) []persistence.Status {
 	return out
 }
 
-// CancelBulk stops a bulk operation: no target still pending is changed (a batch being written
-// commits first). An operation that has ended is a CONFLICT.
-func (e *Engine) CancelBulk(ctx context.Context, id int64) (*persistence.BulkOperation, error) {
+// CancelBulk stops a bulk operation for actor: no target still pending is changed (a batch being
+// written commits first). An operation that has ended is a CONFLICT.
+func (e *Engine) CancelBulk(ctx context.Context, id int64, actor string) (*persistence.BulkOperation, error) {
 	var out *persistence.BulkOperation
 	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
 		op, err := tx.BulkOperationGet(ctx, id)
@@ -156,7 +162,10 @@ func (e *Engine) CancelBulk(ctx context.Context, id int64) (*persistence.BulkOpe
 		now := persistence.Now()
 		op.Status, op.Finished, op.LeaseOwner, op.LeaseUntil = persistence.BulkCancelled, &now, nil, nil
 		out = op
-		return tx.BulkOperationSave(ctx, op)
+		if err := tx.BulkOperationSave(ctx, op); err != nil {
+			return err
+		}
+		return audit(ctx, tx, actor, "cancelBulkOperation", subjectOf(workflow.RefBulkOperation, id), "", map[string]any{"processed": op.Processed})
 	})
 	return out, err
 }

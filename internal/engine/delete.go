@@ -17,7 +17,17 @@ func (e *Engine) Delete(ctx context.Context, p workflow.DeleteParams) error {
 		return err
 	}
 	return e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
-		return e.deleteIn(ctx, tx, p)
+		w, err := tx.WorkflowGet(ctx, p.ID)
+		if err == nil {
+			err = e.deleteIn(ctx, tx, p)
+		} else if errors.Is(err, persistence.ErrNotFound) {
+			return notFound("id", "no workflow %v", workflowRef(p.ID))
+		}
+		if err != nil {
+			return err
+		}
+		return audit(ctx, tx, p.Actor, "deleteWorkflow", subjectOf(workflow.RefWorkflow, p.ID), p.Reason,
+			map[string]any{"type": w.Type, "status": w.Status, "businessKey": w.BusinessKey})
 	})
 }
 

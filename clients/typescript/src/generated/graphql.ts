@@ -98,6 +98,45 @@ export type ActivityLog = {
   value: Scalars['String']['output'];
 };
 
+/**
+ * An operator act in the audit log: bulk operations, deletes, reruns, deploys and release states,
+ * schedule changes, tokens made and revoked. (A change of one workflow is also an action in its own
+ * history, with its actor and reason.)
+ */
+export type AuditEntry = {
+  __typename?: 'AuditEntry';
+  /** What: the mutation's name (startBulkOperation, deleteWorkflow, deployDefinition...) or the command's (tokenCreate, tokenRevoke). */
+  action: Scalars['String']['output'];
+  /** Who: the API token's name, cli for the command line, anonymous when the server does not authenticate. */
+  actor: Scalars['String']['output'];
+  at: Scalars['Time']['output'];
+  /** More about the act (JSON), such as a bulk operation's filter and count. */
+  details?: Maybe<Scalars['JSON']['output']>;
+  id: Scalars['ID']['output'];
+  reason?: Maybe<Scalars['String']['output']>;
+  /** What it acted on: an object's ID, or a name (a definition type, a token). */
+  subject?: Maybe<Scalars['String']['output']>;
+};
+
+/** Which audit entries. */
+export type AuditLogFilter = {
+  /** Only this actor's acts. */
+  actor?: InputMaybe<Scalars['String']['input']>;
+  /** Only those at or after this time. */
+  since?: InputMaybe<Scalars['Time']['input']>;
+  /** Only those before this time. */
+  until?: InputMaybe<Scalars['Time']['input']>;
+};
+
+/** A page of the audit log, newest first. */
+export type AuditLogPage = {
+  __typename?: 'AuditLogPage';
+  /** The cursor of the last item (for after). */
+  endCursor?: Maybe<Scalars['String']['output']>;
+  hasNextPage: Scalars['Boolean']['output'];
+  items: Array<AuditEntry>;
+};
+
 /** A past range of a schedule's fire times to start the runs of. */
 export type BackfillScheduleInput = {
   /** The first fire time considered (inclusive). */
@@ -275,6 +314,19 @@ export type CreateScheduleInput = {
   type: Scalars['String']['input'];
 };
 
+export type DeleteWorkflowInput = {
+  id: Scalars['ID']['input'];
+  /** Why: recorded in the audit log. */
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type DeleteWorkflowPayload = {
+  __typename?: 'DeleteWorkflowPayload';
+  deleted: Scalars['Boolean']['output'];
+  /** The ID of the workflow deleted. */
+  id: Scalars['ID']['output'];
+};
+
 /** The input of deployDefinition. */
 export type DeployDefinitionInput = {
   /** The document, YAML or JSON (at most 1 MiB). */
@@ -386,6 +438,11 @@ export type Mutation = {
    */
   createSchedule: SchedulePayload;
   /**
+   * Deletes an ended workflow with its history and its descendants. CONFLICT for one still running
+   * (cancel it first), one with a descendant still running, or a child whose parent has not ended.
+   */
+  deleteWorkflow: DeleteWorkflowPayload;
+  /**
    * Deploys a CNCF Serverless Workflow 1.0 document (YAML or JSON) as the definition of type
    * `<document.namespace>.<document.name>`: a changed document becomes a new version, an unchanged one
    * returns the stored version with created false. A document at fault (it does not parse, fails the
@@ -417,6 +474,13 @@ export type Mutation = {
    * each workflow once. INVALID_INPUT names the attribute at fault (event.type).
    */
   publishEvent: PublishEventPayload;
+  /**
+   * Starts a new workflow from an ended one: the same type and definition version (the newest with
+   * latestVersion), business key and priority, with the same or a new input, from the start or a
+   * named state; linked both ways (rerunOf, reruns). NOT_FOUND for an unknown id, CONFLICT for a
+   * workflow that has not ended, INVALID_INPUT (field state) for a state it cannot start in.
+   */
+  rerunWorkflow: RerunWorkflowPayload;
   /** Let a PAUSED workflow run again. */
   resumeWorkflow: WorkflowPayload;
   /** Run a MANUAL or FAILED workflow again from a state (the one that failed by default), retries reset. */
@@ -520,6 +584,16 @@ export type MutationCreateScheduleArgs = {
  * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
  * and, when an input field is at fault, extensions.field.
  */
+export type MutationDeleteWorkflowArgs = {
+  input: DeleteWorkflowInput;
+};
+
+
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
 export type MutationDeployDefinitionArgs = {
   input: DeployDefinitionInput;
 };
@@ -572,6 +646,16 @@ export type MutationPollTasksArgs = {
  */
 export type MutationPublishEventArgs = {
   input: PublishEventInput;
+};
+
+
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
+export type MutationRerunWorkflowArgs = {
+  input: RerunWorkflowInput;
 };
 
 
@@ -748,6 +832,8 @@ export type PublishEventPayload = {
  */
 export type Query = {
   __typename?: 'Query';
+  /** The audit log, newest first. */
+  auditLog: AuditLogPage;
   /** One bulk operation by ID; null when there is none. */
   bulkOperation?: Maybe<BulkOperation>;
   /** Bulk operations, newest first. */
@@ -778,6 +864,17 @@ export type Query = {
    * nor last is given).
    */
   workflows: WorkflowConnection;
+};
+
+
+/**
+ * The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
+ * code INVALID_INPUT for an ID that is not an ID of the right kind.
+ */
+export type QueryAuditLogArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<AuditLogFilter>;
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -935,6 +1032,25 @@ export type RemoteWorker = {
   name: Scalars['String']['output'];
   /** The tasks it holds a live lease on. */
   tasksHeld: Scalars['Int']['output'];
+};
+
+export type RerunWorkflowInput = {
+  /** The ended workflow to run again. */
+  id: Scalars['ID']['input'];
+  /** The new workflow's input (a JSON object); the original's when null. */
+  input?: InputMaybe<Scalars['JSON']['input']>;
+  /** Run the newest version of the definition instead of the original's. */
+  latestVersion?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Why: recorded in the audit log. */
+  reason?: InputMaybe<Scalars['String']['input']>;
+  /** The state to start from; the definition's start state when null. */
+  state?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type RerunWorkflowPayload = {
+  __typename?: 'RerunWorkflowPayload';
+  /** The new workflow (its rerunOf is the original). */
+  workflow: Workflow;
 };
 
 /** How often a failing state runs again and how long it waits in between. */
@@ -1431,6 +1547,10 @@ export type Workflow = Node & {
   parentAction?: Maybe<Action>;
   /** Higher runs first. */
   priority: Scalars['Int']['output'];
+  /** The ended workflow this one reruns (rerunWorkflow); null for a workflow started otherwise, or when the original is gone. */
+  rerunOf?: Maybe<Workflow>;
+  /** The workflows started as reruns of this one, oldest first. */
+  reruns: Array<Workflow>;
   /** Failed attempts in the current state. */
   retries: Scalars['Int']['output'];
   /** The first workflow of its family (itself when it has no parent). */

@@ -56,3 +56,27 @@ type DeleteParams struct {
 	Reason string
 	Actor  string
 }
+
+// RerunParams is the input of Rerun: a new workflow started from an ended one.
+type RerunParams struct {
+	// ID is the ended workflow to run again.
+	ID int64
+	// Input replaces the original's input (nil: the same input).
+	Input json.RawMessage
+	// State is where the new workflow starts ("" = the definition's start state).
+	State string
+	// Latest runs the newest version of the definition instead of the original's.
+	Latest bool
+	Reason string
+	Actor  string
+}
+
+// Validate checks a rerun's strings and JSON.
+func (p RerunParams) Validate() error {
+	return firstError(
+		CheckJSON("input", p.Input),
+		CheckString("state", p.State, MaxKeyLength),
+		CheckString("reason", p.Reason, MaxTextLength),
+		CheckString("actor", p.Actor, MaxKeyLength),
+	)
+}
