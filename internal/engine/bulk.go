@@ -15,7 +15,7 @@ import (
 // started. StartBulk snapshots the targets (one row each) in the transaction that stores the
 // operation; a runner on any node leases the operation and works through the targets in batches
 // (RunBulk), each batch one transaction that changes its workflows through the same code as the
-// single operations (with their actions, change events and idempotency keys) and marks their
+// single operations (with their actions and change events) and marks their
 // targets done. A node killed mid-batch commits nothing of it; once its lease runs out another
 // node's runner carries on from the targets still pending, so no workflow is changed twice.
 

@@ -177,14 +177,16 @@ func (e *Engine) bulkPutAside(ctx context.Context, id int64, o BulkRunOptions, c
 }
 
 // bulkApply runs an operation's action on one of its targets inside transaction tx, through the
-// code of the single operation of the same name, with the operation's actor and reason and an
-// idempotency key of its own. A *workflow.Error means the workflow was left as it was.
+// code of the single operation of the same name, with the operation's actor and reason. A
+// *workflow.Error means the workflow was left as it was.
 func (e *Engine) bulkApply(ctx context.Context, tx *persistence.Store, op *persistence.BulkOperation, wid int64, res *bulkBatchResult) error {
 	reason := fmt.Sprintf("bulk operation %d", op.ID)
 	if op.Reason != nil {
 		reason += ": " + *op.Reason
 	}
-	cp := workflow.ChangeParams{ID: wid, Reason: reason, Actor: op.Actor, IdempotencyKey: fmt.Sprintf("bulk:%d:%d", op.ID, wid)}
+	// No idempotency key: the target's row, marked in this transaction, is what keeps the change to
+	// one (a key would cost two more statements per workflow).
+	cp := workflow.ChangeParams{ID: wid, Reason: reason, Actor: op.Actor}
 	var fn changeFunc
 	var request any
 	var cascaded []*persistence.Workflow
@@ -201,7 +203,7 @@ func (e *Engine) bulkApply(ctx context.Context, tx *persistence.Store, op *persi
 		name, fn = "resume", resuming
 	case workflow.BulkSignal:
 		w, woke, err := e.signalIn(ctx, tx, workflow.SignalParams{ID: wid, Name: deref(op.SignalName), Payload: op.SignalPayload,
-			IdempotencyKey: cp.IdempotencyKey, Actor: op.Actor})
+			Actor: op.Actor})
 		if err == nil && woke {
 			res.wake[w.ExecutorGroup] = true
 		}

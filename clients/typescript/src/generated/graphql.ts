@@ -174,8 +174,9 @@ export type BulkAction =
 /**
  * An operator's action on every workflow a filter matched when the operation started (a workflow that
  * matches later is not touched). Any node carries it out in batches; when that node dies another one
- * carries on, and no workflow is changed twice. Each change is the single operation's, with its action
- * (actor and reason), change event and idempotency key.
+ * carries on, and no workflow is changed twice (each workflow's row in the operation is marked in the
+ * transaction that changes it). Each change is the single operation's, with its action (actor and
+ * reason) and change event.
  */
 export type BulkOperation = {
   __typename?: 'BulkOperation';
@@ -210,8 +211,9 @@ export type BulkOperation = {
 /**
  * An operator's action on every workflow a filter matched when the operation started (a workflow that
  * matches later is not touched). Any node carries it out in batches; when that node dies another one
- * carries on, and no workflow is changed twice. Each change is the single operation's, with its action
- * (actor and reason), change event and idempotency key.
+ * carries on, and no workflow is changed twice (each workflow's row in the operation is marked in the
+ * transaction that changes it). Each change is the single operation's, with its action (actor and
+ * reason) and change event.
  */
 export type BulkOperationFailuresArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
