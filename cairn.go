@@ -63,6 +63,9 @@ type Options struct {
 	// EventRetention, when positive, deletes change events (what subscriptions replay from a
 	// cursor) older than this, checked like Retention; 0 keeps them all.
 	EventRetention time.Duration
+	// BulkLease is how long a bulk operation stays this node's after each batch it commits: when
+	// the node dies, another node carries the operation on once the lease has run out (Expiry).
+	BulkLease time.Duration
 	// Host names this node on its executor rows (os.Hostname()).
 	Host string
 	// Documents compiles the documents Deploy takes (Serverless Workflow YAML or JSON); without it
@@ -77,7 +80,7 @@ func (o Options) validate() (Options, error) {
 		name string
 		d    time.Duration
 	}{{"PollInterval", o.PollInterval}, {"HeartbeatInterval", o.HeartbeatInterval}, {"Expiry", o.Expiry},
-		{"RecoveryInterval", o.RecoveryInterval}, {"DrainTimeout", o.DrainTimeout}, {"Retention", o.Retention}, {"EventRetention", o.EventRetention}} {
+		{"RecoveryInterval", o.RecoveryInterval}, {"DrainTimeout", o.DrainTimeout}, {"Retention", o.Retention}, {"EventRetention", o.EventRetention}, {"BulkLease", o.BulkLease}} {
 		if d.d < 0 {
 			errs = append(errs, fmt.Errorf("%s must not be negative, not %s", d.name, d.d))
 		}
@@ -90,6 +93,9 @@ func (o Options) validate() (Options, error) {
 	}
 	if o.Expiry == 0 {
 		o.Expiry = 10 * time.Second
+	}
+	if o.BulkLease == 0 {
+		o.BulkLease = o.Expiry
 	}
 	if o.RecoveryInterval == 0 {
 		o.RecoveryInterval = min(time.Second, o.HeartbeatInterval)

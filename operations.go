@@ -167,3 +167,34 @@ func (n *Node) RemoteWorkers(ctx context.Context) ([]*persistence.RemoteWorker, 
 
 // Limits returns the limits the node applies (Options.Limits with the defaults filled in).
 func (n *Node) Limits() workflow.Limits { return n.engine.Limits() }
+
+// StartBulk starts a bulk operation: an action on every workflow a filter matches now, carried out
+// in batches by the bulk runner of any node (or only counted, with DryRun).
+func (n *Node) StartBulk(ctx context.Context, p workflow.BulkParams) (*persistence.BulkOperation, error) {
+	return n.engine.StartBulk(ctx, p)
+}
+
+// CancelBulk stops a bulk operation: the workflows it has not reached are left alone.
+func (n *Node) CancelBulk(ctx context.Context, id int64, actor string) (*persistence.BulkOperation, error) {
+	return n.engine.CancelBulk(ctx, id, actor)
+}
+
+// BulkOperation returns a bulk operation and its progress.
+func (n *Node) BulkOperation(ctx context.Context, id int64) (*persistence.BulkOperation, error) {
+	return n.engine.BulkOperation(ctx, id)
+}
+
+// Rerun starts a new workflow from an ended one, with its input or a new one, linked to it.
+func (n *Node) Rerun(ctx context.Context, p workflow.RerunParams) (*persistence.Workflow, error) {
+	return n.engine.Rerun(ctx, p)
+}
+
+// Delete removes an ended workflow with its history and its descendants.
+func (n *Node) Delete(ctx context.Context, p workflow.DeleteParams) error {
+	return n.engine.Delete(ctx, p)
+}
+
+// Audit appends an operator act to the audit log.
+func (n *Node) Audit(ctx context.Context, actor, action, subject, reason string, details any) error {
+	return n.engine.Audit(ctx, actor, action, subject, reason, details)
+}

@@ -2,6 +2,9 @@ package cairn
 
 import (
 	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
 
 	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/maintenance"
@@ -14,7 +17,7 @@ const leaseCancelEvery = 20
 
 // buildServices makes the node services, each config checked once. Every node runs the wake-up
 // relay, the cancel listener and the lease sweeper; a node with pools also recovers dead
-// executors' work, fires schedules and applies the retention (a node without pools has no
+// executors' work, fires schedules, runs bulk operations and applies the retention (a node without pools has no
 // executor to record a recovery as, as before).
 func (n *Node) buildServices() error {
 	relay, err := maintenance.NewWakeRelay(n.notifier)
@@ -51,7 +54,15 @@ func (n *Node) buildServices() error {
 	if err != nil {
 		return err
 	}
-	n.cluster = []maintenance.Service{recovery, schedules}
+	owner := fmt.Sprintf("%s/%d/%s", n.opts.Host, os.Getpid(), rand.Text()[:10])
+	bulk, err := maintenance.NewBulkRunner(maintenance.BulkRunnerConfig{Interval: n.opts.HeartbeatInterval, Wake: n.engine.BulkWake(), Logger: n.log,
+		Run: func(ctx context.Context) (int, error) {
+			return n.engine.RunBulk(ctx, engine.BulkRunOptions{Owner: owner, Lease: n.opts.BulkLease})
+		}})
+	if err != nil {
+		return err
+	}
+	n.cluster = []maintenance.Service{recovery, schedules, bulk}
 	if r := n.opts.Retention; r > 0 {
 		purge, err := maintenance.NewRetention(maintenance.RetentionConfig{Store: n.store, Retention: r,
 			Interval: maintenance.RetentionInterval(r, n.opts.HeartbeatInterval), Logger: n.log})

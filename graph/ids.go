@@ -20,6 +20,8 @@ const (
 	kindForm         = "FormSubmission"
 	kindSchedule     = "Schedule"
 	kindActivityLog  = "ActivityLog"
+	kindBulk         = "BulkOperation"
+	kindAudit        = "AuditEntry"
 )
 
 // encodeID makes the opaque ID of a row: base64url of "Kind:id". Clients never parse it; the

@@ -44,6 +44,14 @@ func setComplexity(c *generated.ComplexityRoot) {
 	c.Executor.Workflows = list
 	c.Action.VariableChanges = list
 	c.WorkflowDefinition.States = list
+	c.Query.BulkOperations = func(child int, _ *int, _ *string) int { return 1 + child*listCost }
+	c.BulkOperation.Failures = func(child int, first *int, _ *string) int {
+		n := 50
+		if first != nil {
+			n = *first
+		}
+		return 1 + child*max(n, 1)
+	}
 	c.Mutation.StartWorkflows = func(child int, input model.StartWorkflowsInput) int {
 		return 1 + child*max(len(input.Workflows), 1)
 	}

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -32,12 +33,12 @@ func startParams(in *model.StartWorkflowInput) workflow.StartParams {
 }
 
 // changeParams decodes the common input of the operations on one workflow.
-func changeParams(id string, reason, key *string) (workflow.ChangeParams, error) {
+func changeParams(ctx context.Context, id string, reason, key *string) (workflow.ChangeParams, error) {
 	wid, err := decodeID("id", kindWorkflow, id)
 	if err != nil {
 		return workflow.ChangeParams{}, err
 	}
-	return workflow.ChangeParams{ID: wid, Reason: str(reason), IdempotencyKey: str(key)}, nil
+	return workflow.ChangeParams{ID: wid, Reason: str(reason), Actor: actorOf(ctx), IdempotencyKey: str(key)}, nil
 }
 
 // tooMany refuses a startWorkflows call over the limit.

@@ -46,7 +46,7 @@ func (r *mutationResolver) StartWorkflows(ctx context.Context, input model.Start
 
 // RetryWorkflow is the resolver for the retryWorkflow field.
 func (r *mutationResolver) RetryWorkflow(ctx context.Context, input model.RetryWorkflowInput) (*model.WorkflowPayload, error) {
-	cp, err := changeParams(input.ID, input.Reason, input.IdempotencyKey)
+	cp, err := changeParams(ctx, input.ID, input.Reason, input.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (r *mutationResolver) RetryWorkflow(ctx context.Context, input model.RetryW
 
 // PauseWorkflow is the resolver for the pauseWorkflow field.
 func (r *mutationResolver) PauseWorkflow(ctx context.Context, input model.WorkflowActionInput) (*model.WorkflowPayload, error) {
-	cp, err := changeParams(input.ID, input.Reason, input.IdempotencyKey)
+	cp, err := changeParams(ctx, input.ID, input.Reason, input.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (r *mutationResolver) PauseWorkflow(ctx context.Context, input model.Workfl
 
 // ResumeWorkflow is the resolver for the resumeWorkflow field.
 func (r *mutationResolver) ResumeWorkflow(ctx context.Context, input model.WorkflowActionInput) (*model.WorkflowPayload, error) {
-	cp, err := changeParams(input.ID, input.Reason, input.IdempotencyKey)
+	cp, err := changeParams(ctx, input.ID, input.Reason, input.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (r *mutationResolver) ResumeWorkflow(ctx context.Context, input model.Workf
 
 // CancelWorkflow is the resolver for the cancelWorkflow field.
 func (r *mutationResolver) CancelWorkflow(ctx context.Context, input model.WorkflowActionInput) (*model.WorkflowPayload, error) {
-	cp, err := changeParams(input.ID, input.Reason, input.IdempotencyKey)
+	cp, err := changeParams(ctx, input.ID, input.Reason, input.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (r *mutationResolver) CancelWorkflow(ctx context.Context, input model.Workf
 
 // WakeUpWorkflow is the resolver for the wakeUpWorkflow field.
 func (r *mutationResolver) WakeUpWorkflow(ctx context.Context, input model.WorkflowActionInput) (*model.WorkflowPayload, error) {
-	cp, err := changeParams(input.ID, input.Reason, input.IdempotencyKey)
+	cp, err := changeParams(ctx, input.ID, input.Reason, input.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (r *mutationResolver) SignalWorkflow(ctx context.Context, input model.Signa
 	if err != nil {
 		return nil, err
 	}
-	return payload(r.engine.Signal(ctx, workflow.SignalParams{ID: id, Name: input.Name, Payload: input.Payload, IdempotencyKey: str(input.IdempotencyKey)}))
+	return payload(r.engine.Signal(ctx, workflow.SignalParams{ID: id, Name: input.Name, Payload: input.Payload, IdempotencyKey: str(input.IdempotencyKey), Actor: actorOf(ctx)}))
 }
 
 func (r *mutationResolver) SubmitForm(ctx context.Context, input model.SubmitFormInput) (*model.WorkflowPayload, error) {
@@ -109,7 +109,7 @@ func (r *mutationResolver) SubmitForm(ctx context.Context, input model.SubmitFor
 
 // UpdateWorkflow is the resolver for the updateWorkflow field.
 func (r *mutationResolver) UpdateWorkflow(ctx context.Context, input model.UpdateWorkflowInput) (*model.WorkflowPayload, error) {
-	cp, err := changeParams(input.ID, input.Reason, input.IdempotencyKey)
+	cp, err := changeParams(ctx, input.ID, input.Reason, input.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +124,7 @@ func (r *mutationResolver) SetDefinitionReleaseState(ctx context.Context, input 
 	if err != nil {
 		return nil, err
 	}
+	r.audit(ctx, "setDefinitionReleaseState", input.Type, map[string]any{"releaseState": input.ReleaseState, "version": def.Version})
 	return &model.WorkflowDefinitionPayload{Definition: def}, nil
 }
 
@@ -141,6 +142,7 @@ func (r *mutationResolver) CreateSchedule(ctx context.Context, input model.Creat
 	if err != nil {
 		return nil, err
 	}
+	r.audit(ctx, "createSchedule", scheduleSubject(sc.ID), map[string]any{"type": sc.DefinitionType, "cron": sc.Cron, "timezone": sc.Timezone})
 	return &model.SchedulePayload{Schedule: sc}, nil
 }
 
@@ -154,6 +156,7 @@ func (r *mutationResolver) SetSchedulePaused(ctx context.Context, input model.Se
 	if err != nil {
 		return nil, err
 	}
+	r.audit(ctx, "setSchedulePaused", scheduleSubject(id), map[string]any{"paused": input.Paused})
 	return &model.SchedulePayload{Schedule: sc}, nil
 }
 
@@ -167,6 +170,7 @@ func (r *mutationResolver) BackfillSchedule(ctx context.Context, input model.Bac
 	if err != nil {
 		return nil, err
 	}
+	r.audit(ctx, "backfillSchedule", scheduleSubject(id), map[string]any{"from": input.From, "to": input.To, "runs": len(runs)})
 	out := &model.BackfillSchedulePayload{Workflows: make([]*persistence.Workflow, 0, len(runs))}
 	for _, run := range runs {
 		out.Workflows = append(out.Workflows, run.Workflow)

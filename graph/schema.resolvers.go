@@ -102,6 +102,9 @@ func (r *mutationResolver) DeployDefinition(ctx context.Context, input model.Dep
 	if err != nil {
 		return nil, err
 	}
+	if res.Created {
+		r.audit(ctx, "deployDefinition", res.Definition.Type, map[string]any{"version": res.Definition.Version, "checksum": res.Definition.Checksum})
+	}
 	return &model.DeployDefinitionPayload{Definition: res.Definition, Created: res.Created}, nil
 }
 

@@ -248,3 +248,11 @@ func (f WorkflowFilter) empty() bool {
 		f.BusinessKey == nil && f.ParentID == nil && f.RootID == nil && f.TopLevel == nil && f.ExecutorGroup == nil &&
 		f.ExecutorIDs == nil && f.CreatedAfter == nil && f.CreatedBefore == nil
 }
+
+// Empty reports whether the filter selects every workflow: it sets no condition (an empty list
+// sets none either).
+func (f WorkflowFilter) Empty() bool {
+	return len(f.IDs) == 0 && len(f.Types) == 0 && len(f.Statuses) == 0 && len(f.States) == 0 && f.ExternalID == nil &&
+		f.BusinessKey == nil && f.ParentID == nil && f.RootID == nil && f.TopLevel == nil && f.ExecutorGroup == nil &&
+		len(f.ExecutorIDs) == 0 && f.CreatedAfter == nil && f.CreatedBefore == nil
+}

@@ -47,6 +47,8 @@ type Ref struct {
 const (
 	RefWorkflow = "Workflow"
 	RefSchedule = "Schedule"
+	// RefBulkOperation names a bulk operation.
+	RefBulkOperation = "BulkOperation"
 )
 
 func (r Ref) String() string { return strconv.FormatInt(r.ID, 10) }

@@ -61,6 +61,10 @@ func deployFiles(ctx context.Context, node *cairn.Node, paths []string, out io.W
 		what := "unchanged"
 		if res.Created {
 			what = "deployed"
+			if err := node.Audit(ctx, actorCLI, "deployDefinition", res.Definition.Type, "",
+				map[string]any{"version": res.Definition.Version, "checksum": res.Definition.Checksum, "file": filepath.Base(path)}); err != nil {
+				return err
+			}
 		}
 		fmt.Fprintf(out, "%s %s version %d (%s)\n", what, res.Definition.Type, res.Definition.Version, path)
 	}

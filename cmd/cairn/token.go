@@ -12,6 +12,9 @@ import (
 	"github.com/cairnflow/cairn/persistence"
 )
 
+// actorCLI is who acts through the command line, in the audit log.
+const actorCLI = "cli"
+
 // runToken manages API tokens: `token create` prints a new token once (only its hash is stored),
 // `token revoke` refuses it from then on. Nodes started with --auth require one.
 func runToken(ctx context.Context, env *environment, args []string) error {
@@ -61,7 +64,12 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	if positional[0] == "revoke" {
-		if err := store.APITokenRevoke(ctx, name); err != nil {
+		if err := store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+			if err := tx.APITokenRevoke(ctx, name); err != nil {
+				return err
+			}
+			return tx.AuditInsert(ctx, &persistence.AuditEntry{Actor: actorCLI, Action: "tokenRevoke", Subject: &name})
+		}); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.stdout, "revoked %s\n", name)
@@ -77,7 +85,13 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 		joined := strings.Join(fnList, ",")
 		row.Functions = &joined
 	}
-	if err := store.APITokenInsert(ctx, row); err != nil {
+	details := fmt.Appendf(nil, `{"role":%q}`, role)
+	if err := store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+		if err := tx.APITokenInsert(ctx, row); err != nil {
+			return err
+		}
+		return tx.AuditInsert(ctx, &persistence.AuditEntry{Actor: actorCLI, Action: "tokenCreate", Subject: &name, Details: details})
+	}); err != nil {
 		return err
 	}
 	fmt.Fprintln(env.stdout, token)

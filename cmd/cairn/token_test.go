@@ -60,6 +60,11 @@ func TestTokensGuardANodeStartedWithAuth(t *testing.T) {
 			require.Zero(t, revoke.code, revoke.stderr)
 			code, _ = post(adminToken, "{ executors { id } }")
 			require.Equal(t, http.StatusUnauthorized, code)
+			// The command line's acts are in the audit log, by cli.
+			_, body = post(readerToken, "{ auditLog { items { actor action subject } } }")
+			require.Contains(t, body, `{"actor":"cli","action":"tokenRevoke","subject":"ops"}`, body)
+			require.Contains(t, body, `{"actor":"cli","action":"tokenCreate","subject":"dash"}`, body)
+			require.Contains(t, body, `{"actor":"cli","action":"tokenCreate","subject":"ops"}`, body)
 			require.Zero(t, n.stop(t), n.output())
 		})
 	}

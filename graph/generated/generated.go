@@ -34,6 +34,8 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Action() ActionResolver
 	ActivityLog() ActivityLogResolver
+	AuditEntry() AuditEntryResolver
+	BulkOperation() BulkOperationResolver
 	Executor() ExecutorResolver
 	FormSubmission() FormSubmissionResolver
 	Mutation() MutationResolver
@@ -88,9 +90,62 @@ type ComplexityRoot struct {
 		Value        func(childComplexity int) int
 	}
 
+	AuditEntry struct {
+		Action  func(childComplexity int) int
+		Actor   func(childComplexity int) int
+		At      func(childComplexity int) int
+		Details func(childComplexity int) int
+		ID      func(childComplexity int) int
+		Reason  func(childComplexity int) int
+		Subject func(childComplexity int) int
+	}
+
+	AuditLogPage struct {
+		EndCursor   func(childComplexity int) int
+		HasNextPage func(childComplexity int) int
+		Items       func(childComplexity int) int
+	}
+
 	BackfillSchedulePayload struct {
 		Created   func(childComplexity int) int
 		Workflows func(childComplexity int) int
+	}
+
+	BulkOperation struct {
+		Action      func(childComplexity int) int
+		Actor       func(childComplexity int) int
+		Created     func(childComplexity int) int
+		DryRun      func(childComplexity int) int
+		Failed      func(childComplexity int) int
+		Failures    func(childComplexity int, first *int, after *string) int
+		Filter      func(childComplexity int) int
+		Finished    func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Modified    func(childComplexity int) int
+		Processed   func(childComplexity int) int
+		Reason      func(childComplexity int) int
+		State       func(childComplexity int) int
+		Status      func(childComplexity int) int
+		Succeeded   func(childComplexity int) int
+		Total       func(childComplexity int) int
+		WouldChange func(childComplexity int) int
+	}
+
+	BulkOperationFailure struct {
+		Code       func(childComplexity int) int
+		Message    func(childComplexity int) int
+		Workflow   func(childComplexity int) int
+		WorkflowID func(childComplexity int) int
+	}
+
+	BulkOperationFailurePage struct {
+		EndCursor   func(childComplexity int) int
+		HasNextPage func(childComplexity int) int
+		Items       func(childComplexity int) int
+	}
+
+	BulkOperationPayload struct {
+		BulkOperation func(childComplexity int) int
 	}
 
 	CompleteTasksPayload struct {
@@ -101,6 +156,11 @@ type ComplexityRoot struct {
 		Code   func(childComplexity int) int
 		ID     func(childComplexity int) int
 		Status func(childComplexity int) int
+	}
+
+	DeleteWorkflowPayload struct {
+		Deleted func(childComplexity int) int
+		ID      func(childComplexity int) int
 	}
 
 	DeployDefinitionPayload struct {
@@ -136,21 +196,25 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		BackfillSchedule          func(childComplexity int, input model.BackfillScheduleInput) int
+		CancelBulkOperation       func(childComplexity int, input model.CancelBulkOperationInput) int
 		CancelWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
 		CompleteTask              func(childComplexity int, input model.CompleteTaskInput) int
 		CompleteTasks             func(childComplexity int, input model.CompleteTasksInput) int
 		CreateSchedule            func(childComplexity int, input model.CreateScheduleInput) int
+		DeleteWorkflow            func(childComplexity int, input model.DeleteWorkflowInput) int
 		DeployDefinition          func(childComplexity int, input model.DeployDefinitionInput) int
 		FailTask                  func(childComplexity int, input model.FailTaskInput) int
 		HeartbeatTask             func(childComplexity int, input model.HeartbeatTaskInput) int
 		PauseWorkflow             func(childComplexity int, input model.WorkflowActionInput) int
 		PollTasks                 func(childComplexity int, input model.PollTasksInput) int
 		PublishEvent              func(childComplexity int, input model.PublishEventInput) int
+		RerunWorkflow             func(childComplexity int, input model.RerunWorkflowInput) int
 		ResumeWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
 		RetryWorkflow             func(childComplexity int, input model.RetryWorkflowInput) int
 		SetDefinitionReleaseState func(childComplexity int, input model.SetDefinitionReleaseStateInput) int
 		SetSchedulePaused         func(childComplexity int, input model.SetSchedulePausedInput) int
 		SignalWorkflow            func(childComplexity int, input model.SignalWorkflowInput) int
+		StartBulkOperation        func(childComplexity int, input model.StartBulkOperationInput) int
 		StartWorkflow             func(childComplexity int, input model.StartWorkflowInput) int
 		StartWorkflows            func(childComplexity int, input model.StartWorkflowsInput) int
 		SubmitForm                func(childComplexity int, input model.SubmitFormInput) int
@@ -174,6 +238,9 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		AuditLog             func(childComplexity int, first *int, after *string, filter *model.AuditLogFilter) int
+		BulkOperation        func(childComplexity int, id string) int
+		BulkOperations       func(childComplexity int, first *int, after *string) int
 		Executors            func(childComplexity int, first *int, after *string, alive *bool) int
 		Node                 func(childComplexity int, id string) int
 		Nodes                func(childComplexity int, ids []string) int
@@ -202,6 +269,10 @@ type ComplexityRoot struct {
 		LastPoll  func(childComplexity int) int
 		Name      func(childComplexity int) int
 		TasksHeld func(childComplexity int) int
+	}
+
+	RerunWorkflowPayload struct {
+		Workflow func(childComplexity int) int
 	}
 
 	RetryPolicy struct {
@@ -279,8 +350,9 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		WorkflowEvents  func(childComplexity int, filter *model.WorkflowFilter, after *string) int
-		WorkflowUpdated func(childComplexity int, id string) int
+		BulkOperationUpdated func(childComplexity int, id string) int
+		WorkflowEvents       func(childComplexity int, filter *model.WorkflowFilter, after *string) int
+		WorkflowUpdated      func(childComplexity int, id string) int
 	}
 
 	TaskInstance struct {
@@ -351,6 +423,8 @@ type ComplexityRoot struct {
 		Parent            func(childComplexity int) int
 		ParentAction      func(childComplexity int) int
 		Priority          func(childComplexity int) int
+		RerunOf           func(childComplexity int) int
+		Reruns            func(childComplexity int) int
 		Retries           func(childComplexity int) int
 		Root              func(childComplexity int) int
 		SideEffects       func(childComplexity int) int
@@ -443,6 +517,23 @@ type ActivityLogResolver interface {
 
 	TaskInstance(ctx context.Context, obj *persistence.ActivityLog) (*persistence.TaskInstance, error)
 }
+type AuditEntryResolver interface {
+	ID(ctx context.Context, obj *persistence.AuditEntry) (string, error)
+
+	Subject(ctx context.Context, obj *persistence.AuditEntry) (*string, error)
+}
+type BulkOperationResolver interface {
+	ID(ctx context.Context, obj *persistence.BulkOperation) (string, error)
+	Action(ctx context.Context, obj *persistence.BulkOperation) (model.BulkAction, error)
+
+	Total(ctx context.Context, obj *persistence.BulkOperation) (int, error)
+	WouldChange(ctx context.Context, obj *persistence.BulkOperation) (int, error)
+	Processed(ctx context.Context, obj *persistence.BulkOperation) (int, error)
+	Succeeded(ctx context.Context, obj *persistence.BulkOperation) (int, error)
+	Failed(ctx context.Context, obj *persistence.BulkOperation) (int, error)
+
+	Failures(ctx context.Context, obj *persistence.BulkOperation, first *int, after *string) (*model.BulkOperationFailurePage, error)
+}
 type ExecutorResolver interface {
 	ID(ctx context.Context, obj *persistence.Executor) (string, error)
 
@@ -474,6 +565,10 @@ type MutationResolver interface {
 	CompleteTask(ctx context.Context, input model.CompleteTaskInput) (*model.TaskPayload, error)
 	CompleteTasks(ctx context.Context, input model.CompleteTasksInput) (*model.CompleteTasksPayload, error)
 	FailTask(ctx context.Context, input model.FailTaskInput) (*model.TaskPayload, error)
+	StartBulkOperation(ctx context.Context, input model.StartBulkOperationInput) (*model.BulkOperationPayload, error)
+	CancelBulkOperation(ctx context.Context, input model.CancelBulkOperationInput) (*model.BulkOperationPayload, error)
+	RerunWorkflow(ctx context.Context, input model.RerunWorkflowInput) (*model.RerunWorkflowPayload, error)
+	DeleteWorkflow(ctx context.Context, input model.DeleteWorkflowInput) (*model.DeleteWorkflowPayload, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
@@ -487,6 +582,9 @@ type QueryResolver interface {
 	Executors(ctx context.Context, first *int, after *string, alive *bool) ([]*persistence.Executor, error)
 	Schedules(ctx context.Context, first *int, after *string) ([]*persistence.Schedule, error)
 	RemoteWorkers(ctx context.Context) ([]*model.RemoteWorker, error)
+	BulkOperation(ctx context.Context, id string) (*persistence.BulkOperation, error)
+	BulkOperations(ctx context.Context, first *int, after *string) ([]*persistence.BulkOperation, error)
+	AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditLogFilter) (*model.AuditLogPage, error)
 }
 type ScheduleResolver interface {
 	ID(ctx context.Context, obj *persistence.Schedule) (string, error)
@@ -506,6 +604,7 @@ type SignalResolver interface {
 type SubscriptionResolver interface {
 	WorkflowEvents(ctx context.Context, filter *model.WorkflowFilter, after *string) (<-chan *model.WorkflowEvent, error)
 	WorkflowUpdated(ctx context.Context, id string) (<-chan *persistence.Workflow, error)
+	BulkOperationUpdated(ctx context.Context, id string) (<-chan *persistence.BulkOperation, error)
 }
 type TaskInstanceResolver interface {
 	ID(ctx context.Context, obj *persistence.TaskInstance) (string, error)
@@ -537,6 +636,8 @@ type WorkflowResolver interface {
 	FormSubmissions(ctx context.Context, obj *persistence.Workflow) ([]*persistence.FormSubmission, error)
 	ActivityLogs(ctx context.Context, obj *persistence.Workflow) ([]*persistence.ActivityLog, error)
 	Output(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error)
+	RerunOf(ctx context.Context, obj *persistence.Workflow) (*persistence.Workflow, error)
+	Reruns(ctx context.Context, obj *persistence.Workflow) ([]*persistence.Workflow, error)
 }
 type WorkflowDefinitionResolver interface {
 	ID(ctx context.Context, obj *persistence.Definition) (string, error)
@@ -719,6 +820,68 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ActivityLog.Value(childComplexity), true
 
+	case "AuditEntry.action":
+		if e.ComplexityRoot.AuditEntry.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Action(childComplexity), true
+	case "AuditEntry.actor":
+		if e.ComplexityRoot.AuditEntry.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Actor(childComplexity), true
+	case "AuditEntry.at":
+		if e.ComplexityRoot.AuditEntry.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.At(childComplexity), true
+	case "AuditEntry.details":
+		if e.ComplexityRoot.AuditEntry.Details == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Details(childComplexity), true
+	case "AuditEntry.id":
+		if e.ComplexityRoot.AuditEntry.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.ID(childComplexity), true
+	case "AuditEntry.reason":
+		if e.ComplexityRoot.AuditEntry.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Reason(childComplexity), true
+	case "AuditEntry.subject":
+		if e.ComplexityRoot.AuditEntry.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Subject(childComplexity), true
+
+	case "AuditLogPage.endCursor":
+		if e.ComplexityRoot.AuditLogPage.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditLogPage.EndCursor(childComplexity), true
+	case "AuditLogPage.hasNextPage":
+		if e.ComplexityRoot.AuditLogPage.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditLogPage.HasNextPage(childComplexity), true
+	case "AuditLogPage.items":
+		if e.ComplexityRoot.AuditLogPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditLogPage.Items(childComplexity), true
+
 	case "BackfillSchedulePayload.created":
 		if e.ComplexityRoot.BackfillSchedulePayload.Created == nil {
 			break
@@ -731,6 +894,165 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BackfillSchedulePayload.Workflows(childComplexity), true
+
+	case "BulkOperation.action":
+		if e.ComplexityRoot.BulkOperation.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Action(childComplexity), true
+	case "BulkOperation.actor":
+		if e.ComplexityRoot.BulkOperation.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Actor(childComplexity), true
+	case "BulkOperation.created":
+		if e.ComplexityRoot.BulkOperation.Created == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Created(childComplexity), true
+	case "BulkOperation.dryRun":
+		if e.ComplexityRoot.BulkOperation.DryRun == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.DryRun(childComplexity), true
+	case "BulkOperation.failed":
+		if e.ComplexityRoot.BulkOperation.Failed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Failed(childComplexity), true
+	case "BulkOperation.failures":
+		if e.ComplexityRoot.BulkOperation.Failures == nil {
+			break
+		}
+
+		args, err := ec.field_BulkOperation_failures_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.BulkOperation.Failures(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "BulkOperation.filter":
+		if e.ComplexityRoot.BulkOperation.Filter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Filter(childComplexity), true
+	case "BulkOperation.finished":
+		if e.ComplexityRoot.BulkOperation.Finished == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Finished(childComplexity), true
+	case "BulkOperation.id":
+		if e.ComplexityRoot.BulkOperation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.ID(childComplexity), true
+	case "BulkOperation.modified":
+		if e.ComplexityRoot.BulkOperation.Modified == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Modified(childComplexity), true
+	case "BulkOperation.processed":
+		if e.ComplexityRoot.BulkOperation.Processed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Processed(childComplexity), true
+	case "BulkOperation.reason":
+		if e.ComplexityRoot.BulkOperation.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Reason(childComplexity), true
+	case "BulkOperation.state":
+		if e.ComplexityRoot.BulkOperation.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.State(childComplexity), true
+	case "BulkOperation.status":
+		if e.ComplexityRoot.BulkOperation.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Status(childComplexity), true
+	case "BulkOperation.succeeded":
+		if e.ComplexityRoot.BulkOperation.Succeeded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Succeeded(childComplexity), true
+	case "BulkOperation.total":
+		if e.ComplexityRoot.BulkOperation.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.Total(childComplexity), true
+	case "BulkOperation.wouldChange":
+		if e.ComplexityRoot.BulkOperation.WouldChange == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperation.WouldChange(childComplexity), true
+
+	case "BulkOperationFailure.code":
+		if e.ComplexityRoot.BulkOperationFailure.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationFailure.Code(childComplexity), true
+	case "BulkOperationFailure.message":
+		if e.ComplexityRoot.BulkOperationFailure.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationFailure.Message(childComplexity), true
+	case "BulkOperationFailure.workflow":
+		if e.ComplexityRoot.BulkOperationFailure.Workflow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationFailure.Workflow(childComplexity), true
+	case "BulkOperationFailure.workflowId":
+		if e.ComplexityRoot.BulkOperationFailure.WorkflowID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationFailure.WorkflowID(childComplexity), true
+
+	case "BulkOperationFailurePage.endCursor":
+		if e.ComplexityRoot.BulkOperationFailurePage.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationFailurePage.EndCursor(childComplexity), true
+	case "BulkOperationFailurePage.hasNextPage":
+		if e.ComplexityRoot.BulkOperationFailurePage.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationFailurePage.HasNextPage(childComplexity), true
+	case "BulkOperationFailurePage.items":
+		if e.ComplexityRoot.BulkOperationFailurePage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationFailurePage.Items(childComplexity), true
+
+	case "BulkOperationPayload.bulkOperation":
+		if e.ComplexityRoot.BulkOperationPayload.BulkOperation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BulkOperationPayload.BulkOperation(childComplexity), true
 
 	case "CompleteTasksPayload.results":
 		if e.ComplexityRoot.CompleteTasksPayload.Results == nil {
@@ -757,6 +1079,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CompletedTask.Status(childComplexity), true
+
+	case "DeleteWorkflowPayload.deleted":
+		if e.ComplexityRoot.DeleteWorkflowPayload.Deleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteWorkflowPayload.Deleted(childComplexity), true
+	case "DeleteWorkflowPayload.id":
+		if e.ComplexityRoot.DeleteWorkflowPayload.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteWorkflowPayload.ID(childComplexity), true
 
 	case "DeployDefinitionPayload.created":
 		if e.ComplexityRoot.DeployDefinitionPayload.Created == nil {
@@ -887,6 +1222,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.BackfillSchedule(childComplexity, args["input"].(model.BackfillScheduleInput)), true
+	case "Mutation.cancelBulkOperation":
+		if e.ComplexityRoot.Mutation.CancelBulkOperation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelBulkOperation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelBulkOperation(childComplexity, args["input"].(model.CancelBulkOperationInput)), true
 	case "Mutation.cancelWorkflow":
 		if e.ComplexityRoot.Mutation.CancelWorkflow == nil {
 			break
@@ -931,6 +1277,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateSchedule(childComplexity, args["input"].(model.CreateScheduleInput)), true
+	case "Mutation.deleteWorkflow":
+		if e.ComplexityRoot.Mutation.DeleteWorkflow == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteWorkflow_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteWorkflow(childComplexity, args["input"].(model.DeleteWorkflowInput)), true
 	case "Mutation.deployDefinition":
 		if e.ComplexityRoot.Mutation.DeployDefinition == nil {
 			break
@@ -997,6 +1354,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PublishEvent(childComplexity, args["input"].(model.PublishEventInput)), true
+	case "Mutation.rerunWorkflow":
+		if e.ComplexityRoot.Mutation.RerunWorkflow == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rerunWorkflow_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RerunWorkflow(childComplexity, args["input"].(model.RerunWorkflowInput)), true
 	case "Mutation.resumeWorkflow":
 		if e.ComplexityRoot.Mutation.ResumeWorkflow == nil {
 			break
@@ -1052,6 +1420,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SignalWorkflow(childComplexity, args["input"].(model.SignalWorkflowInput)), true
+	case "Mutation.startBulkOperation":
+		if e.ComplexityRoot.Mutation.StartBulkOperation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startBulkOperation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartBulkOperation(childComplexity, args["input"].(model.StartBulkOperationInput)), true
 	case "Mutation.startWorkflow":
 		if e.ComplexityRoot.Mutation.StartWorkflow == nil {
 			break
@@ -1147,6 +1526,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PublishEventPayload.Delivered(childComplexity), true
 
+	case "Query.auditLog":
+		if e.ComplexityRoot.Query.AuditLog == nil {
+			break
+		}
+
+		args, err := ec.field_Query_auditLog_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AuditLog(childComplexity, args["first"].(*int), args["after"].(*string), args["filter"].(*model.AuditLogFilter)), true
+	case "Query.bulkOperation":
+		if e.ComplexityRoot.Query.BulkOperation == nil {
+			break
+		}
+
+		args, err := ec.field_Query_bulkOperation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BulkOperation(childComplexity, args["id"].(string)), true
+	case "Query.bulkOperations":
+		if e.ComplexityRoot.Query.BulkOperations == nil {
+			break
+		}
+
+		args, err := ec.field_Query_bulkOperations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BulkOperations(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.executors":
 		if e.ComplexityRoot.Query.Executors == nil {
 			break
@@ -1332,6 +1744,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RemoteWorker.TasksHeld(childComplexity), true
+
+	case "RerunWorkflowPayload.workflow":
+		if e.ComplexityRoot.RerunWorkflowPayload.Workflow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RerunWorkflowPayload.Workflow(childComplexity), true
 
 	case "RetryPolicy.jitter":
 		if e.ComplexityRoot.RetryPolicy.Jitter == nil {
@@ -1624,6 +2043,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StatusCount.Status(childComplexity), true
 
+	case "Subscription.bulkOperationUpdated":
+		if e.ComplexityRoot.Subscription.BulkOperationUpdated == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_bulkOperationUpdated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.BulkOperationUpdated(childComplexity, args["id"].(string)), true
 	case "Subscription.workflowEvents":
 		if e.ComplexityRoot.Subscription.WorkflowEvents == nil {
 			break
@@ -1957,6 +2387,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Workflow.Priority(childComplexity), true
+	case "Workflow.rerunOf":
+		if e.ComplexityRoot.Workflow.RerunOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workflow.RerunOf(childComplexity), true
+	case "Workflow.reruns":
+		if e.ComplexityRoot.Workflow.Reruns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workflow.Reruns(childComplexity), true
 	case "Workflow.retries":
 		if e.ComplexityRoot.Workflow.Retries == nil {
 			break
@@ -2277,19 +2719,25 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAuditLogFilter,
 		ec.unmarshalInputBackfillScheduleInput,
+		ec.unmarshalInputBulkSignalInput,
+		ec.unmarshalInputCancelBulkOperationInput,
 		ec.unmarshalInputCompleteTaskInput,
 		ec.unmarshalInputCompleteTasksInput,
 		ec.unmarshalInputCreateScheduleInput,
+		ec.unmarshalInputDeleteWorkflowInput,
 		ec.unmarshalInputDeployDefinitionInput,
 		ec.unmarshalInputFailTaskInput,
 		ec.unmarshalInputHeartbeatTaskInput,
 		ec.unmarshalInputPollTasksInput,
 		ec.unmarshalInputPublishEventInput,
+		ec.unmarshalInputRerunWorkflowInput,
 		ec.unmarshalInputRetryWorkflowInput,
 		ec.unmarshalInputSetDefinitionReleaseStateInput,
 		ec.unmarshalInputSetSchedulePausedInput,
 		ec.unmarshalInputSignalWorkflowInput,
+		ec.unmarshalInputStartBulkOperationInput,
 		ec.unmarshalInputStartWorkflowInput,
 		ec.unmarshalInputStartWorkflowsInput,
 		ec.unmarshalInputSubmitFormInput,
@@ -3537,6 +3985,256 @@ type Mutation {
   backfillSchedule(input: BackfillScheduleInput!): BackfillSchedulePayload!
 }
 `, BuiltIn: false},
+	{Name: "../../operators.graphqls", Input: `# Operating workflows safely: bulk operations (an action on every workflow a filter matches, carried
+# out in the background on any node), the audit log of operator acts, rerun and delete.
+
+"What a bulk operation does to each of its workflows: the single operation of the same name."
+enum BulkAction {
+  "retryWorkflow (from input.state, or the state that failed)."
+  RETRY
+  "cancelWorkflow."
+  CANCEL
+  "pauseWorkflow."
+  PAUSE
+  "resumeWorkflow."
+  RESUME
+  "signalWorkflow with input.signal."
+  SIGNAL
+  "deleteWorkflow: an ended workflow with its history and children."
+  DELETE
+}
+
+"Where a bulk operation is."
+enum BulkOperationStatus {
+  "Stored; no node has taken it up yet."
+  PENDING
+  "A node works through its workflows."
+  RUNNING
+  "Every workflow was handled (some may have failed; see failed and failures). A dry run is SUCCEEDED at once."
+  SUCCEEDED
+  "Every workflow it handled failed."
+  FAILED
+  "Cancelled by cancelBulkOperation: the workflows it had not reached were left alone."
+  CANCELLED
+}
+
+"""
+An operator's action on every workflow a filter matched when the operation started (a workflow that
+matches later is not touched). Any node carries it out in batches; when that node dies another one
+carries on, and no workflow is changed twice (each workflow's row in the operation is marked in the
+transaction that changes it). Each change is the single operation's, with its action (actor and
+reason) and change event.
+"""
+type BulkOperation {
+  id: ID!
+  action: BulkAction!
+  status: BulkOperationStatus!
+  "Only counted: nothing was changed."
+  dryRun: Boolean!
+  "The filter, as given."
+  filter: JSON!
+  reason: String
+  "Who started it: the API token's name, or anonymous when the server does not authenticate."
+  actor: String!
+  "The state a RETRY runs again (null: the state that failed)."
+  state: String
+  "How many workflows the filter matched when the operation started."
+  total: Int!
+  "How many of them the action applies to by their status then (what a dry run answers)."
+  wouldChange: Int!
+  "How many it handled so far: succeeded + failed."
+  processed: Int!
+  succeeded: Int!
+  failed: Int!
+  created: Time!
+  modified: Time!
+  finished: Time
+  "The workflows it could not change, with why, in workflow order."
+  failures(
+    "At most this many (1 to 1000; 50 when null)."
+    first: Int
+    "A cursor: the page starts after this failure (its endCursor)."
+    after: String
+  ): BulkOperationFailurePage!
+}
+
+"A workflow a bulk operation could not change."
+type BulkOperationFailure {
+  "The workflow's ID."
+  workflowId: ID!
+  "The workflow; null when it is gone since."
+  workflow: Workflow
+  "The error code the single operation gave (CONFLICT, NOT_FOUND, INVALID_INPUT...)."
+  code: String!
+  message: String!
+}
+
+"A page of a bulk operation's failures."
+type BulkOperationFailurePage {
+  items: [BulkOperationFailure!]!
+  "The cursor of the last item (for after)."
+  endCursor: String
+  hasNextPage: Boolean!
+}
+
+"The signal a SIGNAL bulk operation delivers to each workflow."
+input BulkSignalInput {
+  name: String!
+  payload: JSON
+}
+
+input StartBulkOperationInput {
+  action: BulkAction!
+  "Which workflows. An empty filter (every workflow) needs all: true unless it is a dry run."
+  filter: WorkflowFilter!
+  "Confirms an empty filter: the action is meant for every workflow."
+  all: Boolean
+  "Count what the filter matches and what the action would change, and change nothing."
+  dryRun: Boolean
+  "Why: recorded on the operation and on every action it writes."
+  reason: String
+  "For RETRY: the state to run again (the state that failed by default)."
+  state: String
+  "For SIGNAL: the signal to deliver."
+  signal: BulkSignalInput
+}
+
+input CancelBulkOperationInput {
+  id: ID!
+}
+
+type BulkOperationPayload {
+  bulkOperation: BulkOperation!
+}
+
+extend type Query {
+  "One bulk operation by ID; null when there is none."
+  bulkOperation(id: ID!): BulkOperation
+  "Bulk operations, newest first."
+  bulkOperations(
+    "At most this many (1 to 1000); all when null."
+    first: Int
+    "Only those started before this operation (its ID): the next page."
+    after: ID
+  ): [BulkOperation!]!
+}
+
+extend type Mutation {
+  """
+  Starts a bulk operation (or, with dryRun, only counts). INVALID_INPUT names the field at fault: an
+  empty filter without all or dryRun, a state for another action than RETRY, a SIGNAL without a
+  signal name.
+  """
+  startBulkOperation(input: StartBulkOperationInput!): BulkOperationPayload!
+  "Stops a bulk operation: the workflows it has not reached are left alone. CONFLICT when it has ended."
+  cancelBulkOperation(input: CancelBulkOperationInput!): BulkOperationPayload!
+}
+
+extend type Subscription {
+  "The bulk operation now and each time its progress or status changes, until it ends."
+  bulkOperationUpdated(id: ID!): BulkOperation!
+}
+
+"""
+An operator act in the audit log: bulk operations, deletes, reruns, deploys and release states,
+schedule changes, tokens made and revoked. (A change of one workflow is also an action in its own
+history, with its actor and reason.)
+"""
+type AuditEntry {
+  id: ID!
+  at: Time!
+  "Who: the API token's name, cli for the command line, anonymous when the server does not authenticate."
+  actor: String!
+  "What: the mutation's name (startBulkOperation, deleteWorkflow, deployDefinition...) or the command's (tokenCreate, tokenRevoke)."
+  action: String!
+  "What it acted on: an object's ID, or a name (a definition type, a token)."
+  subject: String
+  reason: String
+  "More about the act (JSON), such as a bulk operation's filter and count."
+  details: JSON
+}
+
+"Which audit entries."
+input AuditLogFilter {
+  "Only this actor's acts."
+  actor: String
+  "Only those at or after this time."
+  since: Time
+  "Only those before this time."
+  until: Time
+}
+
+"A page of the audit log, newest first."
+type AuditLogPage {
+  items: [AuditEntry!]!
+  "The cursor of the last item (for after)."
+  endCursor: String
+  hasNextPage: Boolean!
+}
+
+extend type Query {
+  "The audit log, newest first."
+  auditLog(
+    "At most this many (1 to 1000; 50 when null)."
+    first: Int
+    "A cursor: the page starts after this entry (its endCursor)."
+    after: String
+    filter: AuditLogFilter
+  ): AuditLogPage!
+}
+
+input RerunWorkflowInput {
+  "The ended workflow to run again."
+  id: ID!
+  "The new workflow's input (a JSON object); the original's when null."
+  input: JSON
+  "The state to start from; the definition's start state when null."
+  state: String
+  "Run the newest version of the definition instead of the original's."
+  latestVersion: Boolean
+  "Why: recorded in the audit log."
+  reason: String
+}
+
+type RerunWorkflowPayload {
+  "The new workflow (its rerunOf is the original)."
+  workflow: Workflow!
+}
+
+input DeleteWorkflowInput {
+  id: ID!
+  "Why: recorded in the audit log."
+  reason: String
+}
+
+type DeleteWorkflowPayload {
+  "The ID of the workflow deleted."
+  id: ID!
+  deleted: Boolean!
+}
+
+extend type Workflow {
+  "The ended workflow this one reruns (rerunWorkflow); null for a workflow started otherwise, or when the original is gone."
+  rerunOf: Workflow
+  "The workflows started as reruns of this one, oldest first."
+  reruns: [Workflow!]!
+}
+
+extend type Mutation {
+  """
+  Starts a new workflow from an ended one: the same type and definition version (the newest with
+  latestVersion), business key and priority, with the same or a new input, from the start or a
+  named state; linked both ways (rerunOf, reruns). NOT_FOUND for an unknown id, CONFLICT for a
+  workflow that has not ended, INVALID_INPUT (field state) for a state it cannot start in.
+  """
+  rerunWorkflow(input: RerunWorkflowInput!): RerunWorkflowPayload!
+  """
+  Deletes an ended workflow with its history and its descendants. CONFLICT for one still running
+  (cancel it first), one with a descendant still running, or a child whose parent has not ended.
+  """
+  deleteWorkflow(input: DeleteWorkflowInput!): DeleteWorkflowPayload!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -3616,6 +4314,38 @@ func (ec *executionContext) childFields_ActivityLog(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type ActivityLog", field.Name)
 }
 
+func (ec *executionContext) childFields_AuditEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AuditEntry_id(ctx, field)
+	case "at":
+		return ec.fieldContext_AuditEntry_at(ctx, field)
+	case "actor":
+		return ec.fieldContext_AuditEntry_actor(ctx, field)
+	case "action":
+		return ec.fieldContext_AuditEntry_action(ctx, field)
+	case "subject":
+		return ec.fieldContext_AuditEntry_subject(ctx, field)
+	case "reason":
+		return ec.fieldContext_AuditEntry_reason(ctx, field)
+	case "details":
+		return ec.fieldContext_AuditEntry_details(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditLogPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_AuditLogPage_items(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_AuditLogPage_endCursor(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_AuditLogPage_hasNextPage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditLogPage", field.Name)
+}
+
 func (ec *executionContext) childFields_BackfillSchedulePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "workflows":
@@ -3624,6 +4354,80 @@ func (ec *executionContext) childFields_BackfillSchedulePayload(ctx context.Cont
 		return ec.fieldContext_BackfillSchedulePayload_created(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BackfillSchedulePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_BulkOperation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_BulkOperation_id(ctx, field)
+	case "action":
+		return ec.fieldContext_BulkOperation_action(ctx, field)
+	case "status":
+		return ec.fieldContext_BulkOperation_status(ctx, field)
+	case "dryRun":
+		return ec.fieldContext_BulkOperation_dryRun(ctx, field)
+	case "filter":
+		return ec.fieldContext_BulkOperation_filter(ctx, field)
+	case "reason":
+		return ec.fieldContext_BulkOperation_reason(ctx, field)
+	case "actor":
+		return ec.fieldContext_BulkOperation_actor(ctx, field)
+	case "state":
+		return ec.fieldContext_BulkOperation_state(ctx, field)
+	case "total":
+		return ec.fieldContext_BulkOperation_total(ctx, field)
+	case "wouldChange":
+		return ec.fieldContext_BulkOperation_wouldChange(ctx, field)
+	case "processed":
+		return ec.fieldContext_BulkOperation_processed(ctx, field)
+	case "succeeded":
+		return ec.fieldContext_BulkOperation_succeeded(ctx, field)
+	case "failed":
+		return ec.fieldContext_BulkOperation_failed(ctx, field)
+	case "created":
+		return ec.fieldContext_BulkOperation_created(ctx, field)
+	case "modified":
+		return ec.fieldContext_BulkOperation_modified(ctx, field)
+	case "finished":
+		return ec.fieldContext_BulkOperation_finished(ctx, field)
+	case "failures":
+		return ec.fieldContext_BulkOperation_failures(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BulkOperation", field.Name)
+}
+
+func (ec *executionContext) childFields_BulkOperationFailure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "workflowId":
+		return ec.fieldContext_BulkOperationFailure_workflowId(ctx, field)
+	case "workflow":
+		return ec.fieldContext_BulkOperationFailure_workflow(ctx, field)
+	case "code":
+		return ec.fieldContext_BulkOperationFailure_code(ctx, field)
+	case "message":
+		return ec.fieldContext_BulkOperationFailure_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BulkOperationFailure", field.Name)
+}
+
+func (ec *executionContext) childFields_BulkOperationFailurePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_BulkOperationFailurePage_items(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_BulkOperationFailurePage_endCursor(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_BulkOperationFailurePage_hasNextPage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BulkOperationFailurePage", field.Name)
+}
+
+func (ec *executionContext) childFields_BulkOperationPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "bulkOperation":
+		return ec.fieldContext_BulkOperationPayload_bulkOperation(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BulkOperationPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_CompleteTasksPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3644,6 +4448,16 @@ func (ec *executionContext) childFields_CompletedTask(ctx context.Context, field
 		return ec.fieldContext_CompletedTask_code(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CompletedTask", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteWorkflowPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_DeleteWorkflowPayload_id(ctx, field)
+	case "deleted":
+		return ec.fieldContext_DeleteWorkflowPayload_deleted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteWorkflowPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_DeployDefinitionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3770,6 +4584,14 @@ func (ec *executionContext) childFields_RemoteWorker(ctx context.Context, field 
 		return ec.fieldContext_RemoteWorker_tasksHeld(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RemoteWorker", field.Name)
+}
+
+func (ec *executionContext) childFields_RerunWorkflowPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "workflow":
+		return ec.fieldContext_RerunWorkflowPayload_workflow(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RerunWorkflowPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_RetryPolicy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4084,6 +4906,10 @@ func (ec *executionContext) childFields_Workflow(ctx context.Context, field grap
 		return ec.fieldContext_Workflow_activityLogs(ctx, field)
 	case "output":
 		return ec.fieldContext_Workflow_output(ctx, field)
+	case "rerunOf":
+		return ec.fieldContext_Workflow_rerunOf(ctx, field)
+	case "reruns":
+		return ec.fieldContext_Workflow_reruns(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Workflow", field.Name)
 }
@@ -4316,12 +5142,48 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_BulkOperation_failures_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_backfillSchedule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.BackfillScheduleInput, error) {
 			return ec.unmarshalNBackfillScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBackfillScheduleInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_cancelBulkOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CancelBulkOperationInput, error) {
+			return ec.unmarshalNCancelBulkOperationInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCancelBulkOperationInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4378,6 +5240,20 @@ func (ec *executionContext) field_Mutation_createSchedule_args(ctx context.Conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.CreateScheduleInput, error) {
 			return ec.unmarshalNCreateScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateScheduleInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteWorkflow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteWorkflowInput, error) {
+			return ec.unmarshalNDeleteWorkflowInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteWorkflowInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4470,6 +5346,20 @@ func (ec *executionContext) field_Mutation_publishEvent_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_rerunWorkflow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RerunWorkflowInput, error) {
+			return ec.unmarshalNRerunWorkflowInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRerunWorkflowInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_resumeWorkflow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4532,6 +5422,20 @@ func (ec *executionContext) field_Mutation_signalWorkflow_args(ctx context.Conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.SignalWorkflowInput, error) {
 			return ec.unmarshalNSignalWorkflowInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSignalWorkflowInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startBulkOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.StartBulkOperationInput, error) {
+			return ec.unmarshalNStartBulkOperationInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐStartBulkOperationInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4621,6 +5525,72 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_auditLog_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.AuditLogFilter, error) {
+			return ec.unmarshalOAuditLogFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAuditLogFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_bulkOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_bulkOperations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -4849,6 +5819,20 @@ func (ec *executionContext) field_Query_workflows_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["before"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_bulkOperationUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -5709,6 +6693,245 @@ func (ec *executionContext) fieldContext_ActivityLog_taskInstance(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _AuditEntry_id(ctx context.Context, field graphql.CollectedField, obj *persistence.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AuditEntry().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEntry_at(ctx context.Context, field graphql.CollectedField, obj *persistence.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEntry_actor(ctx context.Context, field graphql.CollectedField, obj *persistence.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEntry_action(ctx context.Context, field graphql.CollectedField, obj *persistence.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEntry_subject(ctx context.Context, field graphql.CollectedField, obj *persistence.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AuditEntry().Subject(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEntry_reason(ctx context.Context, field graphql.CollectedField, obj *persistence.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditEntry_details(ctx context.Context, field graphql.CollectedField, obj *persistence.AuditEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditEntry_details(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Details, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
+			return ec.marshalOJSON2encodingᚋjsonᚐRawMessage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditEntry_details(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditEntry", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _AuditLogPage_items(ctx context.Context, field graphql.CollectedField, obj *model.AuditLogPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditLogPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.AuditEntry) graphql.Marshaler {
+			return ec.marshalNAuditEntry2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAuditEntryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditLogPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AuditLogPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AuditLogPage_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.AuditLogPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditLogPage_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AuditLogPage_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditLogPage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AuditLogPage_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.AuditLogPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AuditLogPage_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AuditLogPage_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AuditLogPage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _BackfillSchedulePayload_workflows(ctx context.Context, field graphql.CollectedField, obj *model.BackfillSchedulePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5762,6 +6985,629 @@ func (ec *executionContext) _BackfillSchedulePayload_created(ctx context.Context
 }
 func (ec *executionContext) fieldContext_BackfillSchedulePayload_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BackfillSchedulePayload", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_id(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BulkOperation().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_action(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BulkOperation().Action(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.BulkAction) graphql.Marshaler {
+			return ec.marshalNBulkAction2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, true, true, errors.New("field of type BulkAction does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_status(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v persistence.BulkStatus) graphql.Marshaler {
+			return ec.marshalNBulkOperationStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type BulkOperationStatus does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_dryRun(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_dryRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DryRun, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_dryRun(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_filter(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_filter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Filter, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
+			return ec.marshalNJSON2encodingᚋjsonᚐRawMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_filter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_reason(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_actor(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_state(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_total(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BulkOperation().Total(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_wouldChange(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_wouldChange(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BulkOperation().WouldChange(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_wouldChange(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_processed(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_processed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BulkOperation().Processed(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_processed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_succeeded(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_succeeded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BulkOperation().Succeeded(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_succeeded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_failed(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_failed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BulkOperation().Failed(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_failed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_created(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_created(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Created, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_modified(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_modified(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Modified, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_modified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_finished(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_finished(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Finished, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_finished(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperation", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperation_failures(ctx context.Context, field graphql.CollectedField, obj *persistence.BulkOperation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperation_failures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.BulkOperation().Failures(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkOperationFailurePage) graphql.Marshaler {
+			return ec.marshalNBulkOperationFailurePage2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationFailurePage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperation_failures(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkOperation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperationFailurePage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_BulkOperation_failures_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BulkOperationFailure_workflowId(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationFailure_workflowId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkflowID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationFailure_workflowId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperationFailure", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperationFailure_workflow(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationFailure_workflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Workflow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.Workflow) graphql.Marshaler {
+			return ec.marshalOWorkflow2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐWorkflow(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationFailure_workflow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkOperationFailure",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Workflow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BulkOperationFailure_code(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationFailure_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationFailure_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperationFailure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperationFailure_message(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationFailure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationFailure_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationFailure_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperationFailure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperationFailurePage_items(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationFailurePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationFailurePage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.BulkOperationFailure) graphql.Marshaler {
+			return ec.marshalNBulkOperationFailure2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationFailureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationFailurePage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkOperationFailurePage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperationFailure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BulkOperationFailurePage_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationFailurePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationFailurePage_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationFailurePage_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperationFailurePage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperationFailurePage_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationFailurePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationFailurePage_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationFailurePage_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BulkOperationFailurePage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _BulkOperationPayload_bulkOperation(ctx context.Context, field graphql.CollectedField, obj *model.BulkOperationPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BulkOperationPayload_bulkOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BulkOperation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.BulkOperation) graphql.Marshaler {
+			return ec.marshalNBulkOperation2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BulkOperationPayload_bulkOperation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BulkOperationPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperation(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CompleteTasksPayload_results(ctx context.Context, field graphql.CollectedField, obj *model.CompleteTasksPayload) (ret graphql.Marshaler) {
@@ -5863,6 +7709,52 @@ func (ec *executionContext) _CompletedTask_code(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_CompletedTask_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CompletedTask", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteWorkflowPayload_id(ctx context.Context, field graphql.CollectedField, obj *model.DeleteWorkflowPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteWorkflowPayload_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteWorkflowPayload_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteWorkflowPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteWorkflowPayload_deleted(ctx context.Context, field graphql.CollectedField, obj *model.DeleteWorkflowPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteWorkflowPayload_deleted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deleted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteWorkflowPayload_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteWorkflowPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DeployDefinitionPayload_definition(ctx context.Context, field graphql.CollectedField, obj *model.DeployDefinitionPayload) (ret graphql.Marshaler) {
@@ -7244,6 +9136,182 @@ func (ec *executionContext) fieldContext_Mutation_failTask(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_startBulkOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startBulkOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartBulkOperation(ctx, fc.Args["input"].(model.StartBulkOperationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkOperationPayload) graphql.Marshaler {
+			return ec.marshalNBulkOperationPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startBulkOperation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperationPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startBulkOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelBulkOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelBulkOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelBulkOperation(ctx, fc.Args["input"].(model.CancelBulkOperationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BulkOperationPayload) graphql.Marshaler {
+			return ec.marshalNBulkOperationPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelBulkOperation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperationPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelBulkOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rerunWorkflow(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rerunWorkflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RerunWorkflow(ctx, fc.Args["input"].(model.RerunWorkflowInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RerunWorkflowPayload) graphql.Marshaler {
+			return ec.marshalNRerunWorkflowPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRerunWorkflowPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rerunWorkflow(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RerunWorkflowPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rerunWorkflow_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteWorkflow(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteWorkflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteWorkflow(ctx, fc.Args["input"].(model.DeleteWorkflowInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteWorkflowPayload) graphql.Marshaler {
+			return ec.marshalNDeleteWorkflowPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteWorkflowPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteWorkflow(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteWorkflowPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteWorkflow_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7872,6 +9940,138 @@ func (ec *executionContext) fieldContext_Query_remoteWorkers(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_bulkOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_bulkOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BulkOperation(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.BulkOperation) graphql.Marshaler {
+			return ec.marshalOBulkOperation2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_bulkOperation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_bulkOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_bulkOperations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_bulkOperations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BulkOperations(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.BulkOperation) graphql.Marshaler {
+			return ec.marshalNBulkOperation2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_bulkOperations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_bulkOperations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_auditLog(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_auditLog(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AuditLog(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["filter"].(*model.AuditLogFilter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AuditLogPage) graphql.Marshaler {
+			return ec.marshalNAuditLogPage2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAuditLogPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_auditLog(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AuditLogPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_auditLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8208,6 +10408,38 @@ func (ec *executionContext) _RemoteWorker_tasksHeld(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_RemoteWorker_tasksHeld(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RemoteWorker", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RerunWorkflowPayload_workflow(ctx context.Context, field graphql.CollectedField, obj *model.RerunWorkflowPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RerunWorkflowPayload_workflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Workflow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.Workflow) graphql.Marshaler {
+			return ec.marshalNWorkflow2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐWorkflow(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RerunWorkflowPayload_workflow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RerunWorkflowPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Workflow(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _RetryPolicy_maxAttempts(ctx context.Context, field graphql.CollectedField, obj *model.RetryPolicy) (ret graphql.Marshaler) {
@@ -9418,6 +11650,50 @@ func (ec *executionContext) fieldContext_Subscription_workflowUpdated(ctx contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_workflowUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_bulkOperationUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_bulkOperationUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().BulkOperationUpdated(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.BulkOperation) graphql.Marshaler {
+			return ec.marshalNBulkOperation2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_bulkOperationUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BulkOperation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_bulkOperationUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11108,6 +13384,70 @@ func (ec *executionContext) _Workflow_output(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Workflow_output(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Workflow", field, true, true, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Workflow_rerunOf(ctx context.Context, field graphql.CollectedField, obj *persistence.Workflow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workflow_rerunOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Workflow().RerunOf(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.Workflow) graphql.Marshaler {
+			return ec.marshalOWorkflow2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐWorkflow(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Workflow_rerunOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Workflow",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Workflow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Workflow_reruns(ctx context.Context, field graphql.CollectedField, obj *persistence.Workflow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workflow_reruns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Workflow().Reruns(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.Workflow) graphql.Marshaler {
+			return ec.marshalNWorkflow2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐWorkflowᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Workflow_reruns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Workflow",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Workflow(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _WorkflowConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowConnection) (ret graphql.Marshaler) {
@@ -13082,6 +15422,50 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAuditLogFilter(ctx context.Context, obj any) (model.AuditLogFilter, error) {
+	var it model.AuditLogFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"actor", "since", "until"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "actor":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actor"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Actor = data
+		case "since":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("since"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Since = data
+		case "until":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("until"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Until = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputBackfillScheduleInput(ctx context.Context, obj any) (model.BackfillScheduleInput, error) {
 	var it model.BackfillScheduleInput
 	if obj == nil {
@@ -13121,6 +15505,73 @@ func (ec *executionContext) unmarshalInputBackfillScheduleInput(ctx context.Cont
 				return it, err
 			}
 			it.To = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputBulkSignalInput(ctx context.Context, obj any) (model.BulkSignalInput, error) {
+	var it model.BulkSignalInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "payload"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "payload":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("payload"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Payload = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCancelBulkOperationInput(ctx context.Context, obj any) (model.CancelBulkOperationInput, error) {
+	var it model.CancelBulkOperationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -13267,6 +15718,43 @@ func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Contex
 				return it, err
 			}
 			it.OverlapPolicy = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteWorkflowInput(ctx context.Context, obj any) (model.DeleteWorkflowInput, error) {
+	var it model.DeleteWorkflowInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
 		}
 	}
 	return it, nil
@@ -13464,6 +15952,64 @@ func (ec *executionContext) unmarshalInputPublishEventInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRerunWorkflowInput(ctx context.Context, obj any) (model.RerunWorkflowInput, error) {
+	var it model.RerunWorkflowInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "input", "state", "latestVersion", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "input":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("input"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Input = data
+		case "state":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("state"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.State = data
+		case "latestVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("latestVersion"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LatestVersion = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRetryWorkflowInput(ctx context.Context, obj any) (model.RetryWorkflowInput, error) {
 	var it model.RetryWorkflowInput
 	if obj == nil {
@@ -13635,6 +16181,78 @@ func (ec *executionContext) unmarshalInputSignalWorkflowInput(ctx context.Contex
 				return it, err
 			}
 			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputStartBulkOperationInput(ctx context.Context, obj any) (model.StartBulkOperationInput, error) {
+	var it model.StartBulkOperationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"action", "filter", "all", "dryRun", "reason", "state", "signal"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "action":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("action"))
+			data, err := ec.unmarshalNBulkAction2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkAction(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Action = data
+		case "filter":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("filter"))
+			data, err := ec.unmarshalNWorkflowFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐWorkflowFilter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Filter = data
+		case "all":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("all"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.All = data
+		case "dryRun":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dryRun"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DryRun = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		case "state":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("state"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.State = data
+		case "signal":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("signal"))
+			data, err := ec.unmarshalOBulkSignalInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkSignalInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Signal = data
 		}
 	}
 	return it, nil
@@ -14748,6 +17366,188 @@ func (ec *executionContext) _ActivityLog(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var auditEntryImplementors = []string{"AuditEntry"}
+
+func (ec *executionContext) _AuditEntry(ctx context.Context, sel ast.SelectionSet, obj *persistence.AuditEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditEntryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditEntry")
+		case "id":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AuditEntry_id(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "at":
+			out.Values[i] = ec._AuditEntry_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actor":
+			out.Values[i] = ec._AuditEntry_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "action":
+			out.Values[i] = ec._AuditEntry_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "subject":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AuditEntry_subject(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "reason":
+			out.Values[i] = ec._AuditEntry_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "details":
+			out.Values[i] = ec._AuditEntry_details(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var auditLogPageImplementors = []string{"AuditLogPage"}
+
+func (ec *executionContext) _AuditLogPage(ctx context.Context, sel ast.SelectionSet, obj *model.AuditLogPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, auditLogPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AuditLogPage")
+		case "items":
+			out.Values[i] = ec._AuditLogPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endCursor":
+			out.Values[i] = ec._AuditLogPage_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasNextPage":
+			out.Values[i] = ec._AuditLogPage_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var backfillSchedulePayloadImplementors = []string{"BackfillSchedulePayload"}
 
 func (ec *executionContext) _BackfillSchedulePayload(ctx context.Context, sel ast.SelectionSet, obj *model.BackfillSchedulePayload) graphql.Marshaler {
@@ -14767,6 +17567,527 @@ func (ec *executionContext) _BackfillSchedulePayload(ctx context.Context, sel as
 			}
 		case "created":
 			out.Values[i] = ec._BackfillSchedulePayload_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bulkOperationImplementors = []string{"BulkOperation"}
+
+func (ec *executionContext) _BulkOperation(ctx context.Context, sel ast.SelectionSet, obj *persistence.BulkOperation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bulkOperationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BulkOperation")
+		case "id":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_id(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "action":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_action(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "status":
+			out.Values[i] = ec._BulkOperation_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "dryRun":
+			out.Values[i] = ec._BulkOperation_dryRun(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "filter":
+			out.Values[i] = ec._BulkOperation_filter(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._BulkOperation_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actor":
+			out.Values[i] = ec._BulkOperation_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "state":
+			out.Values[i] = ec._BulkOperation_state(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "total":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_total(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "wouldChange":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_wouldChange(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "processed":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_processed(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "succeeded":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_succeeded(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "failed":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_failed(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "created":
+			out.Values[i] = ec._BulkOperation_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "modified":
+			out.Values[i] = ec._BulkOperation_modified(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "finished":
+			out.Values[i] = ec._BulkOperation_finished(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "failures":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BulkOperation_failures(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bulkOperationFailureImplementors = []string{"BulkOperationFailure"}
+
+func (ec *executionContext) _BulkOperationFailure(ctx context.Context, sel ast.SelectionSet, obj *model.BulkOperationFailure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bulkOperationFailureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BulkOperationFailure")
+		case "workflowId":
+			out.Values[i] = ec._BulkOperationFailure_workflowId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workflow":
+			out.Values[i] = ec._BulkOperationFailure_workflow(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._BulkOperationFailure_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._BulkOperationFailure_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bulkOperationFailurePageImplementors = []string{"BulkOperationFailurePage"}
+
+func (ec *executionContext) _BulkOperationFailurePage(ctx context.Context, sel ast.SelectionSet, obj *model.BulkOperationFailurePage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bulkOperationFailurePageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BulkOperationFailurePage")
+		case "items":
+			out.Values[i] = ec._BulkOperationFailurePage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endCursor":
+			out.Values[i] = ec._BulkOperationFailurePage_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasNextPage":
+			out.Values[i] = ec._BulkOperationFailurePage_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var bulkOperationPayloadImplementors = []string{"BulkOperationPayload"}
+
+func (ec *executionContext) _BulkOperationPayload(ctx context.Context, sel ast.SelectionSet, obj *model.BulkOperationPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bulkOperationPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BulkOperationPayload")
+		case "bulkOperation":
+			out.Values[i] = ec._BulkOperationPayload_bulkOperation(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -14854,6 +18175,49 @@ func (ec *executionContext) _CompletedTask(ctx context.Context, sel ast.Selectio
 		case "code":
 			out.Values[i] = ec._CompletedTask_code(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deleteWorkflowPayloadImplementors = []string{"DeleteWorkflowPayload"}
+
+func (ec *executionContext) _DeleteWorkflowPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteWorkflowPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteWorkflowPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteWorkflowPayload")
+		case "id":
+			out.Values[i] = ec._DeleteWorkflowPayload_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleted":
+			out.Values[i] = ec._DeleteWorkflowPayload_deleted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -15403,6 +18767,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "startBulkOperation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startBulkOperation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelBulkOperation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelBulkOperation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rerunWorkflow":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rerunWorkflow(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteWorkflow":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteWorkflow(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -15815,6 +19207,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "bulkOperation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_bulkOperation(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "bulkOperations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_bulkOperations(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "auditLog":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_auditLog(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -15947,6 +19405,44 @@ func (ec *executionContext) _RemoteWorker(ctx context.Context, sel ast.Selection
 			}
 		case "tasksHeld":
 			out.Values[i] = ec._RemoteWorker_tasksHeld(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rerunWorkflowPayloadImplementors = []string{"RerunWorkflowPayload"}
+
+func (ec *executionContext) _RerunWorkflowPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RerunWorkflowPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rerunWorkflowPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RerunWorkflowPayload")
+		case "workflow":
+			out.Values[i] = ec._RerunWorkflowPayload_workflow(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -16718,6 +20214,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_workflowEvents(ctx, fields[0])
 	case "workflowUpdated":
 		return ec._Subscription_workflowUpdated(ctx, fields[0])
+	case "bulkOperationUpdated":
+		return ec._Subscription_bulkOperationUpdated(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -17947,6 +21445,82 @@ func (ec *executionContext) _Workflow(ctx context.Context, sel ast.SelectionSet,
 				}()
 				res = ec._Workflow_output(ctx, field, obj)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "rerunOf":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Workflow_rerunOf(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "reruns":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Workflow_reruns(ctx, field, obj)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -19276,6 +22850,42 @@ func (ec *executionContext) marshalNActivityLog2ᚖgithubᚗcomᚋcairnflowᚋca
 	return ec._ActivityLog(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNAuditEntry2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAuditEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.AuditEntry) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAuditEntry2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAuditEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAuditEntry2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAuditEntry(ctx context.Context, sel ast.SelectionSet, v *persistence.AuditEntry) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AuditEntry(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAuditLogPage2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAuditLogPage(ctx context.Context, sel ast.SelectionSet, v *model.AuditLogPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AuditLogPage(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBackfillScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBackfillScheduleInput(ctx context.Context, v any) (model.BackfillScheduleInput, error) {
 	res, err := ec.unmarshalInputBackfillScheduleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -19305,6 +22915,127 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNBulkAction2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkAction(ctx context.Context, v any) (model.BulkAction, error) {
+	var res model.BulkAction
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBulkAction2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkAction(ctx context.Context, sel ast.SelectionSet, v model.BulkAction) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNBulkOperation2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperationᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.BulkOperation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBulkOperation2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBulkOperation2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperation(ctx context.Context, sel ast.SelectionSet, v *persistence.BulkOperation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BulkOperation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBulkOperationFailure2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationFailureᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.BulkOperationFailure) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBulkOperationFailure2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationFailure(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBulkOperationFailure2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationFailure(ctx context.Context, sel ast.SelectionSet, v *model.BulkOperationFailure) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BulkOperationFailure(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBulkOperationFailurePage2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationFailurePage(ctx context.Context, sel ast.SelectionSet, v *model.BulkOperationFailurePage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BulkOperationFailurePage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBulkOperationPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkOperationPayload(ctx context.Context, sel ast.SelectionSet, v *model.BulkOperationPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BulkOperationPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNBulkOperationStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkStatus(ctx context.Context, v any) (persistence.BulkStatus, error) {
+	tmp, err := model.UnmarshalString(v)
+	res := unmarshalNBulkOperationStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkStatus[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBulkOperationStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkStatus(ctx context.Context, sel ast.SelectionSet, v persistence.BulkStatus) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalString(marshalNBulkOperationStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkStatus[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+var (
+	unmarshalNBulkOperationStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkStatus = map[string]persistence.BulkStatus{
+		"PENDING":   persistence.BulkPending,
+		"RUNNING":   persistence.BulkRunning,
+		"SUCCEEDED": persistence.BulkSucceeded,
+		"FAILED":    persistence.BulkFailed,
+		"CANCELLED": persistence.BulkCancelled,
+	}
+	marshalNBulkOperationStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkStatus = map[persistence.BulkStatus]string{
+		persistence.BulkPending:   "PENDING",
+		persistence.BulkRunning:   "RUNNING",
+		persistence.BulkSucceeded: "SUCCEEDED",
+		persistence.BulkFailed:    "FAILED",
+		persistence.BulkCancelled: "CANCELLED",
+	}
+)
+
+func (ec *executionContext) unmarshalNCancelBulkOperationInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCancelBulkOperationInput(ctx context.Context, v any) (model.CancelBulkOperationInput, error) {
+	res, err := ec.unmarshalInputCancelBulkOperationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNCompleteTaskInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompleteTaskInput(ctx context.Context, v any) (model.CompleteTaskInput, error) {
@@ -19375,6 +23106,21 @@ func (ec *executionContext) marshalNCompletedTask2ᚖgithubᚗcomᚋcairnflowᚋ
 func (ec *executionContext) unmarshalNCreateScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateScheduleInput(ctx context.Context, v any) (model.CreateScheduleInput, error) {
 	res, err := ec.unmarshalInputCreateScheduleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDeleteWorkflowInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteWorkflowInput(ctx context.Context, v any) (model.DeleteWorkflowInput, error) {
+	res, err := ec.unmarshalInputDeleteWorkflowInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteWorkflowPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteWorkflowPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteWorkflowPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteWorkflowPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDeployDefinitionInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeployDefinitionInput(ctx context.Context, v any) (model.DeployDefinitionInput, error) {
@@ -19693,6 +23439,21 @@ func (ec *executionContext) marshalNRemoteWorker2ᚖgithubᚗcomᚋcairnflowᚋc
 	return ec._RemoteWorker(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRerunWorkflowInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRerunWorkflowInput(ctx context.Context, v any) (model.RerunWorkflowInput, error) {
+	res, err := ec.unmarshalInputRerunWorkflowInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRerunWorkflowPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRerunWorkflowPayload(ctx context.Context, sel ast.SelectionSet, v *model.RerunWorkflowPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RerunWorkflowPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNRetryPolicy2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRetryPolicy(ctx context.Context, sel ast.SelectionSet, v *model.RetryPolicy) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -19818,6 +23579,11 @@ func (ec *executionContext) marshalNSignal2ᚖgithubᚗcomᚋcairnflowᚋcairn�
 
 func (ec *executionContext) unmarshalNSignalWorkflowInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSignalWorkflowInput(ctx context.Context, v any) (model.SignalWorkflowInput, error) {
 	res, err := ec.unmarshalInputSignalWorkflowInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNStartBulkOperationInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐStartBulkOperationInput(ctx context.Context, v any) (model.StartBulkOperationInput, error) {
+	res, err := ec.unmarshalInputStartBulkOperationInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -20323,6 +24089,11 @@ func (ec *executionContext) marshalNWorkflowEvent2ᚖgithubᚗcomᚋcairnflowᚋ
 	return ec._WorkflowEvent(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNWorkflowFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐWorkflowFilter(ctx context.Context, v any) (*model.WorkflowFilter, error) {
+	res, err := ec.unmarshalInputWorkflowFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNWorkflowOrderField2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐWorkflowOrderField(ctx context.Context, v any) (model.WorkflowOrderField, error) {
 	var res model.WorkflowOrderField
 	err := res.UnmarshalGQL(v)
@@ -20542,6 +24313,14 @@ func (ec *executionContext) marshalOAction2ᚖgithubᚗcomᚋcairnflowᚋcairn�
 	return ec._Action(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOAuditLogFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAuditLogFilter(ctx context.Context, v any) (*model.AuditLogFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAuditLogFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -20570,6 +24349,21 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOBulkOperation2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐBulkOperation(ctx context.Context, sel ast.SelectionSet, v *persistence.BulkOperation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BulkOperation(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOBulkSignalInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBulkSignalInput(ctx context.Context, v any) (*model.BulkSignalInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputBulkSignalInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOExecutor2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐExecutor(ctx context.Context, sel ast.SelectionSet, v *persistence.Executor) graphql.Marshaler {

@@ -14,6 +14,24 @@ import (
 	"github.com/cairnflow/cairn/workflow"
 )
 
+// Which audit entries.
+type AuditLogFilter struct {
+	// Only this actor's acts.
+	Actor *string `json:"actor,omitempty"`
+	// Only those at or after this time.
+	Since *time.Time `json:"since,omitempty"`
+	// Only those before this time.
+	Until *time.Time `json:"until,omitempty"`
+}
+
+// A page of the audit log, newest first.
+type AuditLogPage struct {
+	Items []*persistence.AuditEntry `json:"items"`
+	// The cursor of the last item (for after).
+	EndCursor   *string `json:"endCursor,omitempty"`
+	HasNextPage bool    `json:"hasNextPage"`
+}
+
 // A past range of a schedule's fire times to start the runs of.
 type BackfillScheduleInput struct {
 	// The schedule.
@@ -30,6 +48,39 @@ type BackfillSchedulePayload struct {
 	Workflows []*persistence.Workflow `json:"workflows"`
 	// How many of them this call started.
 	Created int `json:"created"`
+}
+
+// A workflow a bulk operation could not change.
+type BulkOperationFailure struct {
+	// The workflow's ID.
+	WorkflowID string `json:"workflowId"`
+	// The workflow; null when it is gone since.
+	Workflow *persistence.Workflow `json:"workflow,omitempty"`
+	// The error code the single operation gave (CONFLICT, NOT_FOUND, INVALID_INPUT...).
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// A page of a bulk operation's failures.
+type BulkOperationFailurePage struct {
+	Items []*BulkOperationFailure `json:"items"`
+	// The cursor of the last item (for after).
+	EndCursor   *string `json:"endCursor,omitempty"`
+	HasNextPage bool    `json:"hasNextPage"`
+}
+
+type BulkOperationPayload struct {
+	BulkOperation *persistence.BulkOperation `json:"bulkOperation"`
+}
+
+// The signal a SIGNAL bulk operation delivers to each workflow.
+type BulkSignalInput struct {
+	Name    string          `json:"name"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+type CancelBulkOperationInput struct {
+	ID string `json:"id"`
 }
 
 type CompleteTaskInput struct {
@@ -75,6 +126,18 @@ type CreateScheduleInput struct {
 	Priority *int `json:"priority,omitempty"`
 	// SKIP (default) or ALLOW.
 	OverlapPolicy *ScheduleOverlapPolicy `json:"overlapPolicy,omitempty"`
+}
+
+type DeleteWorkflowInput struct {
+	ID string `json:"id"`
+	// Why: recorded in the audit log.
+	Reason *string `json:"reason,omitempty"`
+}
+
+type DeleteWorkflowPayload struct {
+	// The ID of the workflow deleted.
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
 }
 
 // The input of deployDefinition.
@@ -188,6 +251,24 @@ type RemoteWorker struct {
 	TasksHeld int `json:"tasksHeld"`
 }
 
+type RerunWorkflowInput struct {
+	// The ended workflow to run again.
+	ID string `json:"id"`
+	// The new workflow's input (a JSON object); the original's when null.
+	Input json.RawMessage `json:"input,omitempty"`
+	// The state to start from; the definition's start state when null.
+	State *string `json:"state,omitempty"`
+	// Run the newest version of the definition instead of the original's.
+	LatestVersion *bool `json:"latestVersion,omitempty"`
+	// Why: recorded in the audit log.
+	Reason *string `json:"reason,omitempty"`
+}
+
+type RerunWorkflowPayload struct {
+	// The new workflow (its rerunOf is the original).
+	Workflow *persistence.Workflow `json:"workflow"`
+}
+
 // How often a failing state runs again and how long it waits in between.
 type RetryPolicy struct {
 	// Attempts in all, the first included.
@@ -244,6 +325,22 @@ type SignalWorkflowInput struct {
 	Payload json.RawMessage `json:"payload,omitempty"`
 	// The same key delivers the signal once.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+type StartBulkOperationInput struct {
+	Action BulkAction `json:"action"`
+	// Which workflows. An empty filter (every workflow) needs all: true unless it is a dry run.
+	Filter *WorkflowFilter `json:"filter"`
+	// Confirms an empty filter: the action is meant for every workflow.
+	All *bool `json:"all,omitempty"`
+	// Count what the filter matches and what the action would change, and change nothing.
+	DryRun *bool `json:"dryRun,omitempty"`
+	// Why: recorded on the operation and on every action it writes.
+	Reason *string `json:"reason,omitempty"`
+	// For RETRY: the state to run again (the state that failed by default).
+	State *string `json:"state,omitempty"`
+	// For SIGNAL: the signal to deliver.
+	Signal *BulkSignalInput `json:"signal,omitempty"`
 }
 
 // Starts one workflow.
@@ -446,6 +543,76 @@ type WorkflowOrder struct {
 type WorkflowPayload struct {
 	// The workflow after the operation.
 	Workflow *persistence.Workflow `json:"workflow"`
+}
+
+// What a bulk operation does to each of its workflows: the single operation of the same name.
+type BulkAction string
+
+const (
+	// retryWorkflow (from input.state, or the state that failed).
+	BulkActionRetry BulkAction = "RETRY"
+	// cancelWorkflow.
+	BulkActionCancel BulkAction = "CANCEL"
+	// pauseWorkflow.
+	BulkActionPause BulkAction = "PAUSE"
+	// resumeWorkflow.
+	BulkActionResume BulkAction = "RESUME"
+	// signalWorkflow with input.signal.
+	BulkActionSignal BulkAction = "SIGNAL"
+	// deleteWorkflow: an ended workflow with its history and children.
+	BulkActionDelete BulkAction = "DELETE"
+)
+
+var AllBulkAction = []BulkAction{
+	BulkActionRetry,
+	BulkActionCancel,
+	BulkActionPause,
+	BulkActionResume,
+	BulkActionSignal,
+	BulkActionDelete,
+}
+
+func (e BulkAction) IsValid() bool {
+	switch e {
+	case BulkActionRetry, BulkActionCancel, BulkActionPause, BulkActionResume, BulkActionSignal, BulkActionDelete:
+		return true
+	}
+	return false
+}
+
+func (e BulkAction) String() string {
+	return string(e)
+}
+
+func (e *BulkAction) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = BulkAction(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid BulkAction", str)
+	}
+	return nil
+}
+
+func (e BulkAction) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *BulkAction) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e BulkAction) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 // A sort direction.

@@ -64,6 +64,8 @@ type Engine struct {
 	remote remoteState
 	// starts is the group commit of Start.
 	starts *batch.Group[startItem, workflow.StartResult]
+	// bulkWake hints this node's bulk runner that an operation was started (bulk.go).
+	bulkWake chan struct{}
 }
 
 // cancelHint is the newest cancel hint received for a workflow: the version the workflow had after
@@ -93,7 +95,7 @@ func New(store *persistence.Store, opts Options) *Engine {
 		n = persistence.NewNotifier(store, log)
 	}
 	e := &Engine{store: store, notifier: n, log: log, limits: opts.Limits.WithDefaults(), defs: map[string]*registered{}, running: map[int64]map[int]runningStep{},
-		cancelled: map[int64]cancelHint{}}
+		cancelled: map[int64]cancelHint{}, bulkWake: make(chan struct{}, 1)}
 	e.starts = e.newStartGroup()
 	return e
 }

@@ -10,6 +10,10 @@ import (
 	"github.com/cairnflow/cairn/workflow"
 )
 
+// changeFunc is an operation's change of a workflow locked in transaction tx: it returns the
+// variables it set (or nil), or an error (before anything is written) when it refuses.
+type changeFunc = func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *workflow.Definition) (map[string]json.RawMessage, error)
+
 // hashChange fingerprints an operation's request: its reason and the rest of the request, which
 // the operation passes (nil: none).
 func hashChange(op string, p workflow.ChangeParams, request any) string {
@@ -198,7 +202,12 @@ func (e *Engine) Retry(ctx context.Context, p workflow.RetryParams) (*persistenc
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return e.change(ctx, "retry", p.State, p.ChangeParams, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *workflow.Definition) (map[string]json.RawMessage, error) {
+	return e.change(ctx, "retry", p.State, p.ChangeParams, retrying(p))
+}
+
+// retrying is Retry's change of a workflow.
+func retrying(p workflow.RetryParams) changeFunc {
+	return func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *workflow.Definition) (map[string]json.RawMessage, error) {
 		if w.Status != persistence.StatusManual && w.Status != persistence.StatusFailed {
 			return nil, conflict("workflow %v is %s; only MANUAL or FAILED workflows can be retried", workflowRef(w.ID), w.Status)
 		}
@@ -231,7 +240,7 @@ func (e *Engine) Retry(ctx context.Context, p workflow.RetryParams) (*persistenc
 		w.Finished = nil
 		enterState(w, s, now, now)
 		return nil, nil
-	})
+	}
 }
 
 // stateBefore returns the state a workflow was in before it entered its current one: the from-state
@@ -261,33 +270,39 @@ func stateBefore(ctx context.Context, tx *persistence.Store, w *persistence.Work
 // sees its context cancelled and is recorded as a CANCELLED task instance; its result is discarded
 // and the state runs again after resume, once that attempt has ended (never two at once).
 func (e *Engine) Pause(ctx context.Context, p workflow.ChangeParams) (*persistence.Workflow, error) {
-	return e.change(ctx, "pause", nil, p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
-		switch w.Status {
-		case persistence.StatusCreated, persistence.StatusInProgress, persistence.StatusWaiting, persistence.StatusExecuting:
-		default:
-			return nil, conflict("workflow %v is %s and cannot be paused", workflowRef(w.ID), w.Status)
-		}
-		if w.Status == persistence.StatusExecuting {
-			w.NextActivation = timePtr(persistence.Now())
-		}
-		w.Status = persistence.StatusPaused
-		return nil, nil
-	})
+	return e.change(ctx, "pause", nil, p, pausing)
+}
+
+// pausing is Pause's change of a workflow.
+func pausing(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
+	switch w.Status {
+	case persistence.StatusCreated, persistence.StatusInProgress, persistence.StatusWaiting, persistence.StatusExecuting:
+	default:
+		return nil, conflict("workflow %v is %s and cannot be paused", workflowRef(w.ID), w.Status)
+	}
+	if w.Status == persistence.StatusExecuting {
+		w.NextActivation = timePtr(persistence.Now())
+	}
+	w.Status = persistence.StatusPaused
+	return nil, nil
 }
 
 // Resume makes a PAUSED workflow run again (at its scheduled time, or now).
 func (e *Engine) Resume(ctx context.Context, p workflow.ChangeParams) (*persistence.Workflow, error) {
-	return e.change(ctx, "resume", nil, p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
-		if w.Status != persistence.StatusPaused {
-			return nil, conflict("workflow %v is %s; only PAUSED workflows can be resumed", workflowRef(w.ID), w.Status)
-		}
-		now := persistence.Now()
-		w.Status = persistence.StatusInProgress
-		if w.NextActivation == nil {
-			w.NextActivation = &now
-		}
-		return nil, nil
-	})
+	return e.change(ctx, "resume", nil, p, resuming)
+}
+
+// resuming is Resume's change of a workflow.
+func resuming(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
+	if w.Status != persistence.StatusPaused {
+		return nil, conflict("workflow %v is %s; only PAUSED workflows can be resumed", workflowRef(w.ID), w.Status)
+	}
+	now := persistence.Now()
+	w.Status = persistence.StatusInProgress
+	if w.NextActivation == nil {
+		w.NextActivation = &now
+	}
+	return nil, nil
 }
 
 // Cancel ends a workflow that has not ended, and every descendant that has not ended either: none

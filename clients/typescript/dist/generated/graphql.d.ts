@@ -126,6 +126,42 @@ export type ActivityLog = {
     /** Its value. */
     value: Scalars['String']['output'];
 };
+/**
+ * An operator act in the audit log: bulk operations, deletes, reruns, deploys and release states,
+ * schedule changes, tokens made and revoked. (A change of one workflow is also an action in its own
+ * history, with its actor and reason.)
+ */
+export type AuditEntry = {
+    __typename?: 'AuditEntry';
+    /** What: the mutation's name (startBulkOperation, deleteWorkflow, deployDefinition...) or the command's (tokenCreate, tokenRevoke). */
+    action: Scalars['String']['output'];
+    /** Who: the API token's name, cli for the command line, anonymous when the server does not authenticate. */
+    actor: Scalars['String']['output'];
+    at: Scalars['Time']['output'];
+    /** More about the act (JSON), such as a bulk operation's filter and count. */
+    details?: Maybe<Scalars['JSON']['output']>;
+    id: Scalars['ID']['output'];
+    reason?: Maybe<Scalars['String']['output']>;
+    /** What it acted on: an object's ID, or a name (a definition type, a token). */
+    subject?: Maybe<Scalars['String']['output']>;
+};
+/** Which audit entries. */
+export type AuditLogFilter = {
+    /** Only this actor's acts. */
+    actor?: InputMaybe<Scalars['String']['input']>;
+    /** Only those at or after this time. */
+    since?: InputMaybe<Scalars['Time']['input']>;
+    /** Only those before this time. */
+    until?: InputMaybe<Scalars['Time']['input']>;
+};
+/** A page of the audit log, newest first. */
+export type AuditLogPage = {
+    __typename?: 'AuditLogPage';
+    /** The cursor of the last item (for after). */
+    endCursor?: Maybe<Scalars['String']['output']>;
+    hasNextPage: Scalars['Boolean']['output'];
+    items: Array<AuditEntry>;
+};
 /** A past range of a schedule's fire times to start the runs of. */
 export type BackfillScheduleInput = {
     /** The first fire time considered (inclusive). */
@@ -142,6 +178,109 @@ export type BackfillSchedulePayload = {
     created: Scalars['Int']['output'];
     /** One run per fire time in the range, oldest first (existing ones included). */
     workflows: Array<Workflow>;
+};
+/** What a bulk operation does to each of its workflows: the single operation of the same name. */
+export type BulkAction = 
+/** cancelWorkflow. */
+'CANCEL'
+/** deleteWorkflow: an ended workflow with its history and children. */
+ | 'DELETE'
+/** pauseWorkflow. */
+ | 'PAUSE'
+/** resumeWorkflow. */
+ | 'RESUME'
+/** retryWorkflow (from input.state, or the state that failed). */
+ | 'RETRY'
+/** signalWorkflow with input.signal. */
+ | 'SIGNAL';
+/**
+ * An operator's action on every workflow a filter matched when the operation started (a workflow that
+ * matches later is not touched). Any node carries it out in batches; when that node dies another one
+ * carries on, and no workflow is changed twice (each workflow's row in the operation is marked in the
+ * transaction that changes it). Each change is the single operation's, with its action (actor and
+ * reason) and change event.
+ */
+export type BulkOperation = {
+    __typename?: 'BulkOperation';
+    action: BulkAction;
+    /** Who started it: the API token's name, or anonymous when the server does not authenticate. */
+    actor: Scalars['String']['output'];
+    created: Scalars['Time']['output'];
+    /** Only counted: nothing was changed. */
+    dryRun: Scalars['Boolean']['output'];
+    failed: Scalars['Int']['output'];
+    /** The workflows it could not change, with why, in workflow order. */
+    failures: BulkOperationFailurePage;
+    /** The filter, as given. */
+    filter: Scalars['JSON']['output'];
+    finished?: Maybe<Scalars['Time']['output']>;
+    id: Scalars['ID']['output'];
+    modified: Scalars['Time']['output'];
+    /** How many it handled so far: succeeded + failed. */
+    processed: Scalars['Int']['output'];
+    reason?: Maybe<Scalars['String']['output']>;
+    /** The state a RETRY runs again (null: the state that failed). */
+    state?: Maybe<Scalars['String']['output']>;
+    status: BulkOperationStatus;
+    succeeded: Scalars['Int']['output'];
+    /** How many workflows the filter matched when the operation started. */
+    total: Scalars['Int']['output'];
+    /** How many of them the action applies to by their status then (what a dry run answers). */
+    wouldChange: Scalars['Int']['output'];
+};
+/**
+ * An operator's action on every workflow a filter matched when the operation started (a workflow that
+ * matches later is not touched). Any node carries it out in batches; when that node dies another one
+ * carries on, and no workflow is changed twice (each workflow's row in the operation is marked in the
+ * transaction that changes it). Each change is the single operation's, with its action (actor and
+ * reason) and change event.
+ */
+export type BulkOperationFailuresArgs = {
+    after?: InputMaybe<Scalars['String']['input']>;
+    first?: InputMaybe<Scalars['Int']['input']>;
+};
+/** A workflow a bulk operation could not change. */
+export type BulkOperationFailure = {
+    __typename?: 'BulkOperationFailure';
+    /** The error code the single operation gave (CONFLICT, NOT_FOUND, INVALID_INPUT...). */
+    code: Scalars['String']['output'];
+    message: Scalars['String']['output'];
+    /** The workflow; null when it is gone since. */
+    workflow?: Maybe<Workflow>;
+    /** The workflow's ID. */
+    workflowId: Scalars['ID']['output'];
+};
+/** A page of a bulk operation's failures. */
+export type BulkOperationFailurePage = {
+    __typename?: 'BulkOperationFailurePage';
+    /** The cursor of the last item (for after). */
+    endCursor?: Maybe<Scalars['String']['output']>;
+    hasNextPage: Scalars['Boolean']['output'];
+    items: Array<BulkOperationFailure>;
+};
+export type BulkOperationPayload = {
+    __typename?: 'BulkOperationPayload';
+    bulkOperation: BulkOperation;
+};
+/** Where a bulk operation is. */
+export type BulkOperationStatus = 
+/** Cancelled by cancelBulkOperation: the workflows it had not reached were left alone. */
+'CANCELLED'
+/** Every workflow it handled failed. */
+ | 'FAILED'
+/** Stored; no node has taken it up yet. */
+ | 'PENDING'
+/** A node works through its workflows. */
+ | 'RUNNING'
+/** Every workflow was handled (some may have failed; see failed and failures). A dry run is SUCCEEDED at once. */
+ | 'SUCCEEDED';
+/** The signal a SIGNAL bulk operation delivers to each workflow. */
+export type BulkSignalInput = {
+    name: Scalars['String']['input'];
+    payload?: InputMaybe<Scalars['JSON']['input']>;
+};
+export type CancelBulkOperationInput = {
+    id: Scalars['ID']['input'];
 };
 export type CompleteTaskInput = {
     /** The function's result (any JSON value; null when absent). */
@@ -184,6 +323,17 @@ export type CreateScheduleInput = {
     timezone?: InputMaybe<Scalars['String']['input']>;
     /** The workflow type to start. */
     type: Scalars['String']['input'];
+};
+export type DeleteWorkflowInput = {
+    id: Scalars['ID']['input'];
+    /** Why: recorded in the audit log. */
+    reason?: InputMaybe<Scalars['String']['input']>;
+};
+export type DeleteWorkflowPayload = {
+    __typename?: 'DeleteWorkflowPayload';
+    deleted: Scalars['Boolean']['output'];
+    /** The ID of the workflow deleted. */
+    id: Scalars['ID']['output'];
 };
 /** The input of deployDefinition. */
 export type DeployDefinitionInput = {
@@ -265,6 +415,8 @@ export type Mutation = {
      * nothing again.
      */
     backfillSchedule: BackfillSchedulePayload;
+    /** Stops a bulk operation: the workflows it has not reached are left alone. CONFLICT when it has ended. */
+    cancelBulkOperation: BulkOperationPayload;
     /** End a workflow that has not ended; a step running for it is cancelled. */
     cancelWorkflow: WorkflowPayload;
     /**
@@ -286,6 +438,11 @@ export type Mutation = {
      * zone, between optional start and end times. INVALID_INPUT names the field at fault.
      */
     createSchedule: SchedulePayload;
+    /**
+     * Deletes an ended workflow with its history and its descendants. CONFLICT for one still running
+     * (cancel it first), one with a descendant still running, or a child whose parent has not ended.
+     */
+    deleteWorkflow: DeleteWorkflowPayload;
     /**
      * Deploys a CNCF Serverless Workflow 1.0 document (YAML or JSON) as the definition of type
      * `<document.namespace>.<document.name>`: a changed document becomes a new version, an unchanged one
@@ -318,6 +475,13 @@ export type Mutation = {
      * each workflow once. INVALID_INPUT names the attribute at fault (event.type).
      */
     publishEvent: PublishEventPayload;
+    /**
+     * Starts a new workflow from an ended one: the same type and definition version (the newest with
+     * latestVersion), business key and priority, with the same or a new input, from the start or a
+     * named state; linked both ways (rerunOf, reruns). NOT_FOUND for an unknown id, CONFLICT for a
+     * workflow that has not ended, INVALID_INPUT (field state) for a state it cannot start in.
+     */
+    rerunWorkflow: RerunWorkflowPayload;
     /** Let a PAUSED workflow run again. */
     resumeWorkflow: WorkflowPayload;
     /** Run a MANUAL or FAILED workflow again from a state (the one that failed by default), retries reset. */
@@ -328,6 +492,12 @@ export type Mutation = {
     setSchedulePaused: SchedulePayload;
     /** Deliver a signal; a workflow waiting for it wakes, one not waiting yet keeps it for later. */
     signalWorkflow: WorkflowPayload;
+    /**
+     * Starts a bulk operation (or, with dryRun, only counts). INVALID_INPUT names the field at fault: an
+     * empty filter without all or dryRun, a state for another action than RETRY, a SIGNAL without a
+     * signal name.
+     */
+    startBulkOperation: BulkOperationPayload;
     /**
      * Start a workflow of a registered, ONLINE type. Starting again with the same externalId (per type)
      * or the same idempotencyKey returns the workflow already started, with created false.
@@ -361,6 +531,14 @@ export type MutationBackfillScheduleArgs = {
  * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
  * and, when an input field is at fault, extensions.field.
  */
+export type MutationCancelBulkOperationArgs = {
+    input: CancelBulkOperationInput;
+};
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
 export type MutationCancelWorkflowArgs = {
     input: WorkflowActionInput;
 };
@@ -387,6 +565,14 @@ export type MutationCompleteTasksArgs = {
  */
 export type MutationCreateScheduleArgs = {
     input: CreateScheduleInput;
+};
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
+export type MutationDeleteWorkflowArgs = {
+    input: DeleteWorkflowInput;
 };
 /**
  * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
@@ -441,6 +627,14 @@ export type MutationPublishEventArgs = {
  * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
  * and, when an input field is at fault, extensions.field.
  */
+export type MutationRerunWorkflowArgs = {
+    input: RerunWorkflowInput;
+};
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
 export type MutationResumeWorkflowArgs = {
     input: WorkflowActionInput;
 };
@@ -475,6 +669,14 @@ export type MutationSetSchedulePausedArgs = {
  */
 export type MutationSignalWorkflowArgs = {
     input: SignalWorkflowInput;
+};
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
+export type MutationStartBulkOperationArgs = {
+    input: StartBulkOperationInput;
 };
 /**
  * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
@@ -573,6 +775,12 @@ export type PublishEventPayload = {
  */
 export type Query = {
     __typename?: 'Query';
+    /** The audit log, newest first. */
+    auditLog: AuditLogPage;
+    /** One bulk operation by ID; null when there is none. */
+    bulkOperation?: Maybe<BulkOperation>;
+    /** Bulk operations, newest first. */
+    bulkOperations: Array<BulkOperation>;
     /** Every executor (a node's worker pool) that ever registered, newest first; a page of them with first. */
     executors: Array<Executor>;
     /** Any object by its opaque ID (Relay); null when nothing has this ID. */
@@ -599,6 +807,30 @@ export type Query = {
      * nor last is given).
      */
     workflows: WorkflowConnection;
+};
+/**
+ * The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
+ * code INVALID_INPUT for an ID that is not an ID of the right kind.
+ */
+export type QueryAuditLogArgs = {
+    after?: InputMaybe<Scalars['String']['input']>;
+    filter?: InputMaybe<AuditLogFilter>;
+    first?: InputMaybe<Scalars['Int']['input']>;
+};
+/**
+ * The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
+ * code INVALID_INPUT for an ID that is not an ID of the right kind.
+ */
+export type QueryBulkOperationArgs = {
+    id: Scalars['ID']['input'];
+};
+/**
+ * The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
+ * code INVALID_INPUT for an ID that is not an ID of the right kind.
+ */
+export type QueryBulkOperationsArgs = {
+    after?: InputMaybe<Scalars['ID']['input']>;
+    first?: InputMaybe<Scalars['Int']['input']>;
 };
 /**
  * The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
@@ -714,6 +946,23 @@ export type RemoteWorker = {
     name: Scalars['String']['output'];
     /** The tasks it holds a live lease on. */
     tasksHeld: Scalars['Int']['output'];
+};
+export type RerunWorkflowInput = {
+    /** The ended workflow to run again. */
+    id: Scalars['ID']['input'];
+    /** The new workflow's input (a JSON object); the original's when null. */
+    input?: InputMaybe<Scalars['JSON']['input']>;
+    /** Run the newest version of the definition instead of the original's. */
+    latestVersion?: InputMaybe<Scalars['Boolean']['input']>;
+    /** Why: recorded in the audit log. */
+    reason?: InputMaybe<Scalars['String']['input']>;
+    /** The state to start from; the definition's start state when null. */
+    state?: InputMaybe<Scalars['String']['input']>;
+};
+export type RerunWorkflowPayload = {
+    __typename?: 'RerunWorkflowPayload';
+    /** The new workflow (its rerunOf is the original). */
+    workflow: Workflow;
 };
 /** How often a failing state runs again and how long it waits in between. */
 export type RetryPolicy = {
@@ -846,6 +1095,21 @@ export type SignalWorkflowInput = {
     /** Its payload (any JSON). */
     payload?: InputMaybe<Scalars['JSON']['input']>;
 };
+export type StartBulkOperationInput = {
+    action: BulkAction;
+    /** Confirms an empty filter: the action is meant for every workflow. */
+    all?: InputMaybe<Scalars['Boolean']['input']>;
+    /** Count what the filter matches and what the action would change, and change nothing. */
+    dryRun?: InputMaybe<Scalars['Boolean']['input']>;
+    /** Which workflows. An empty filter (every workflow) needs all: true unless it is a dry run. */
+    filter: WorkflowFilter;
+    /** Why: recorded on the operation and on every action it writes. */
+    reason?: InputMaybe<Scalars['String']['input']>;
+    /** For SIGNAL: the signal to deliver. */
+    signal?: InputMaybe<BulkSignalInput>;
+    /** For RETRY: the state to run again (the state that failed by default). */
+    state?: InputMaybe<Scalars['String']['input']>;
+};
 /** Starts one workflow. */
 export type StartWorkflowInput = {
     /** A business reference. */
@@ -953,6 +1217,8 @@ export type SubmitFormInput = {
  */
 export type Subscription = {
     __typename?: 'Subscription';
+    /** The bulk operation now and each time its progress or status changes, until it ends. */
+    bulkOperationUpdated: BulkOperation;
     /**
      * The change events of workflows matching a filter, in commit order. With after (an event cursor),
      * every event after it, then live ones; without, only events from now on.
@@ -960,6 +1226,15 @@ export type Subscription = {
     workflowEvents: WorkflowEvent;
     /** The workflow each time it changes. */
     workflowUpdated: Workflow;
+};
+/**
+ * Live streams, over graphql-transport-ws (or the legacy graphql-ws) and over Server-Sent Events. A
+ * subscriber that cannot keep up is ended with an error whose extensions.code is SLOW_SUBSCRIBER and
+ * whose extensions.cursor is the last event it was sent: subscribing again with after set to it
+ * resumes with every event it missed.
+ */
+export type SubscriptionBulkOperationUpdatedArgs = {
+    id: Scalars['ID']['input'];
 };
 /**
  * Live streams, over graphql-transport-ws (or the legacy graphql-ws) and over Server-Sent Events. A
@@ -1148,6 +1423,10 @@ export type Workflow = Node & {
     parentAction?: Maybe<Action>;
     /** Higher runs first. */
     priority: Scalars['Int']['output'];
+    /** The ended workflow this one reruns (rerunWorkflow); null for a workflow started otherwise, or when the original is gone. */
+    rerunOf?: Maybe<Workflow>;
+    /** The workflows started as reruns of this one, oldest first. */
+    reruns: Array<Workflow>;
     /** Failed attempts in the current state. */
     retries: Scalars['Int']['output'];
     /** The first workflow of its family (itself when it has no parent). */

@@ -1,0 +1,232 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// BulkRunOptions configures RunBulk.
+type BulkRunOptions struct {
+	// Owner names the runner (unique per node): the lease it takes on an operation is in its name.
+	Owner string
+	// Lease is how long an operation stays this runner's after each batch: when the node dies,
+	// another runner takes the operation over once it has run out.
+	Lease time.Duration
+	// Batch is how many targets one transaction changes.
+	Batch int
+	// MaxBatches stops the run after so many batches (0: no limit); tests use it to stop a runner
+	// mid-operation as a killed node would.
+	MaxBatches int
+}
+
+// Defaults of BulkRunOptions.
+const (
+	DefaultBulkLease = 30 * time.Second
+	DefaultBulkBatch = 200
+)
+
+// bulkBatchResult is what one committed batch leaves to do after its commit.
+type bulkBatchResult struct {
+	done      bool
+	processed int
+	wake      map[string]bool
+	interrupt []*persistence.Workflow
+}
+
+// RunBulk takes over the bulk operations that wait for a runner (never leased, or whose lease ran
+// out) and works through each of them, batch by batch, until it ends, another runner has it, or
+// ctx ends. It returns how many targets it processed.
+func (e *Engine) RunBulk(ctx context.Context, o BulkRunOptions) (int, error) {
+	if o.Lease <= 0 {
+		o.Lease = DefaultBulkLease
+	}
+	if o.Batch <= 0 {
+		o.Batch = DefaultBulkBatch
+	}
+	ids, err := e.store.BulkOperationLeasable(ctx, persistence.Now(), 10)
+	if err != nil {
+		return 0, err
+	}
+	total, batches := 0, 0
+	for _, id := range ids {
+		now := persistence.Now()
+		ok, err := e.store.BulkOperationLease(ctx, id, o.Owner, now, now.Add(o.Lease))
+		if err != nil {
+			return total, err
+		}
+		for ok {
+			if o.MaxBatches > 0 && batches >= o.MaxBatches {
+				return total, nil
+			}
+			batches++
+			res, err := e.bulkBatch(ctx, id, o, o.Batch)
+			if err != nil && ctx.Err() == nil {
+				// Something the database refused in a batch: go one target at a time, and put aside
+				// the target that cannot be changed.
+				e.log.Warn("a bulk operation's batch failed; going on one workflow at a time", "operation", id, "error", err)
+				if res, err = e.bulkBatch(ctx, id, o, 1); err != nil && ctx.Err() == nil {
+					res, err = e.bulkPutAside(ctx, id, o, err)
+				}
+			}
+			if err != nil {
+				return total, err
+			}
+			total += res.processed
+			ok = !res.done
+		}
+	}
+	return total, nil
+}
+
+// bulkBatch changes up to size pending targets of an operation this runner leases, in one
+// transaction that also marks them and renews the lease; an operation done with is finished.
+func (e *Engine) bulkBatch(ctx context.Context, id int64, o BulkRunOptions, size int) (bulkBatchResult, error) {
+	var res bulkBatchResult
+	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+		res = bulkBatchResult{wake: map[string]bool{}}
+		op, err := tx.BulkOperationGet(ctx, id)
+		if err != nil {
+			return err
+		}
+		if op.Status.Ended() || op.LeaseOwner == nil || *op.LeaseOwner != o.Owner {
+			res.done = true // cancelled, or another runner's now
+			return nil
+		}
+		ids, err := tx.BulkTargetsPending(ctx, id, size)
+		if err != nil {
+			return err
+		}
+		now := persistence.Now()
+		if len(ids) == 0 {
+			res.done = true
+			op.Status = persistence.BulkSucceeded
+			if op.Failed > 0 && op.Succeeded == 0 {
+				op.Status = persistence.BulkFailed
+			}
+			op.Finished, op.LeaseOwner, op.LeaseUntil = &now, nil, nil
+			return tx.BulkOperationSave(ctx, op)
+		}
+		var ok []int64
+		failed := map[int64]string{}
+		for _, wid := range ids {
+			err := e.bulkApply(ctx, tx, op, wid, &res)
+			var we *workflow.Error
+			switch {
+			case err == nil:
+				ok = append(ok, wid)
+			case errors.As(err, &we) && we.Code != workflow.CodeInternal:
+				failed[wid] = string(we.Code) + ": " + we.Message
+			default:
+				return err
+			}
+		}
+		if err := tx.BulkTargetsMark(ctx, id, ok, failed); err != nil {
+			return err
+		}
+		res.processed = len(ids)
+		op.Processed += int64(len(ids))
+		op.Succeeded += int64(len(ok))
+		op.Failed += int64(len(failed))
+		until := now.Add(o.Lease)
+		op.Status, op.LeaseUntil = persistence.BulkRunning, &until
+		return tx.BulkOperationSave(ctx, op)
+	})
+	if err != nil {
+		return bulkBatchResult{}, err
+	}
+	for _, w := range res.interrupt {
+		e.interrupt(w.ID, w.Version)
+	}
+	e.afterCommit(res.wake, res.processed > 0)
+	return res, nil
+}
+
+// bulkPutAside marks the next pending target of an operation failed with cause, in a transaction
+// of its own: one the database refuses to change does not hold up the rest.
+func (e *Engine) bulkPutAside(ctx context.Context, id int64, o BulkRunOptions, cause error) (bulkBatchResult, error) {
+	e.log.Error("a bulk operation could not change a workflow", "operation", id, "error", cause)
+	res := bulkBatchResult{}
+	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+		res = bulkBatchResult{}
+		op, err := tx.BulkOperationGet(ctx, id)
+		if err != nil {
+			return err
+		}
+		if op.Status.Ended() || op.LeaseOwner == nil || *op.LeaseOwner != o.Owner {
+			res.done = true
+			return nil
+		}
+		ids, err := tx.BulkTargetsPending(ctx, id, 1)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		if err := tx.BulkTargetsMark(ctx, id, nil, map[int64]string{ids[0]: string(workflow.CodeInternal) + ": the database refused the change"}); err != nil {
+			return err
+		}
+		res.processed = 1
+		op.Processed++
+		op.Failed++
+		return tx.BulkOperationSave(ctx, op)
+	})
+	return res, err
+}
+
+// bulkApply runs an operation's action on one of its targets inside transaction tx, through the
+// code of the single operation of the same name, with the operation's actor and reason. A
+// *workflow.Error means the workflow was left as it was.
+func (e *Engine) bulkApply(ctx context.Context, tx *persistence.Store, op *persistence.BulkOperation, wid int64, res *bulkBatchResult) error {
+	reason := fmt.Sprintf("bulk operation %d", op.ID)
+	if op.Reason != nil {
+		reason += ": " + *op.Reason
+	}
+	// No idempotency key: the target's row, marked in this transaction, is what keeps the change to
+	// one (a key would cost two more statements per workflow).
+	cp := workflow.ChangeParams{ID: wid, Reason: reason, Actor: op.Actor}
+	var fn changeFunc
+	var request any
+	var cascaded []*persistence.Workflow
+	name := ""
+	switch op.Action {
+	case workflow.BulkRetry:
+		p := workflow.RetryParams{ChangeParams: cp, State: deref(op.State)}
+		name, request, fn = "retry", p.State, retrying(p)
+	case workflow.BulkCancel:
+		name, fn = "cancel", e.cancelling(cp, &cascaded)
+	case workflow.BulkPause:
+		name, fn = "pause", pausing
+	case workflow.BulkResume:
+		name, fn = "resume", resuming
+	case workflow.BulkSignal:
+		w, woke, err := e.signalIn(ctx, tx, workflow.SignalParams{ID: wid, Name: deref(op.SignalName), Payload: op.SignalPayload,
+			Actor: op.Actor})
+		if err == nil && woke {
+			res.wake[w.ExecutorGroup] = true
+		}
+		return err
+	case workflow.BulkDelete:
+		return e.deleteIn(ctx, tx, workflow.DeleteParams{ID: wid, Reason: reason, Actor: op.Actor})
+	default:
+		return fmt.Errorf("unknown bulk action %q", op.Action)
+	}
+	w, interrupted, err := e.changeIn(ctx, tx, name, request, cp, fn, res.wake)
+	if err != nil {
+		return err
+	}
+	if interrupted {
+		res.interrupt = append(res.interrupt, w)
+	}
+	res.interrupt = append(res.interrupt, cascaded...)
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,2 @@
+DROP TABLE bulk_operation_targets;
+DROP TABLE bulk_operations;
