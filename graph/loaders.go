@@ -49,6 +49,7 @@ type loaders struct {
 	taskLogs        *dataloader.Loader[int64, []*persistence.ActivityLog]
 	variableChanges *dataloader.Loader[int64, []*persistence.ActionVariable]
 	held            *dataloader.Loader[int64, []*persistence.Workflow]
+	attributes      *dataloader.Loader[int64, map[string]persistence.AttributeValue]
 }
 
 type loadersKey struct{}
@@ -209,6 +210,9 @@ func newLoaders(store Reads) *loaders {
 			}
 			return *w.ExecutorID
 		})
+	}).loader()
+	l.attributes = newPrefetch(l.siblingIDs, func(ctx context.Context, ids []int64) (map[int64]map[string]persistence.AttributeValue, error) {
+		return store.WorkflowAttributeMaps(ctx, ids)
 	}).loader()
 	return l
 }

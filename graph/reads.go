@@ -33,6 +33,8 @@ type Reads interface {
 	TaskInstanceGetMany(ctx context.Context, ids []int64) ([]*persistence.TaskInstance, error)
 	TaskInstanceList(ctx context.Context, p persistence.TaskInstanceListParams) ([]*persistence.TaskInstance, error)
 	VariablesAsOf(ctx context.Context, workflowID, actionID int64) (map[string]json.RawMessage, error)
+	AttributeKinds(ctx context.Context, names []string) (map[string]persistence.AttributeKind, error)
+	WorkflowAttributeMaps(ctx context.Context, workflowIDs []int64) (map[int64]map[string]persistence.AttributeValue, error)
 	WorkflowCountUpTo(ctx context.Context, f persistence.WorkflowFilter, exactUpTo int) (persistence.Count, error)
 	WorkflowDataGetMany(ctx context.Context, ids []int64) ([]*persistence.WorkflowData, error)
 	WorkflowGet(ctx context.Context, id int64) (*persistence.Workflow, error)

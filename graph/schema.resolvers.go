@@ -184,7 +184,7 @@ func (r *queryResolver) WorkflowByExternalID(ctx context.Context, typeArg string
 
 // Workflows is the resolver for the workflows field.
 func (r *queryResolver) Workflows(ctx context.Context, filter *model.WorkflowFilter, orderBy *model.WorkflowOrder, first *int, after *string, last *int, before *string) (*model.WorkflowConnection, error) {
-	f, err := workflowFilter(filter)
+	f, err := r.filterOf(ctx, filter)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (r *queryResolver) Workflows(ctx context.Context, filter *model.WorkflowFil
 
 // WorkflowStats is the resolver for the workflowStats field.
 func (r *queryResolver) WorkflowStats(ctx context.Context, filter *model.WorkflowFilter) (*model.WorkflowStats, error) {
-	f, err := workflowFilter(filter)
+	f, err := r.filterOf(ctx, filter)
 	if err != nil {
 		return nil, err
 	}

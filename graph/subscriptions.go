@@ -76,6 +76,9 @@ func (r *Resolver) backlog(ctx context.Context, f persistence.WorkflowFilter, fr
 			return true // the rest was purged
 		}
 		byID, err := workflowsOf(ctx, r.store, events)
+		if err == nil && len(f.Attributes) > 0 {
+			err = loadAttributes(ctx, r.store, byID)
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				r.log.WarnContext(ctx, "error loading workflows for a subscription", "error", err)
@@ -103,7 +106,7 @@ func (r *Resolver) backlog(ctx context.Context, f persistence.WorkflowFilter, fr
 // cursor of the last event it was given, so that it resumes there and misses nothing. The engine
 // never waits for a subscriber.
 func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFilter, after *string) (<-chan *model.WorkflowEvent, error) {
-	f, err := workflowFilter(filter)
+	f, err := r.filterOf(ctx, filter)
 	if err != nil {
 		return nil, err
 	}

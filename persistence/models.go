@@ -124,6 +124,9 @@ type Workflow struct {
 	Steps int `bun:"steps,notnull"`
 	// DataOmitted says the row was read without its input and variables (WorkflowListParams.OmitData).
 	DataOmitted bool `bun:"-"`
+	// Attributes are the workflow's search attributes where they were read with it (the live
+	// subscriptions' filters read them; nil otherwise).
+	Attributes map[string]AttributeValue `bun:"-"`
 }
 
 // Action is one row of a workflow's history: one change of its state.

@@ -26,6 +26,8 @@ type WorkflowFilter struct {
 	ExecutorIDs   []int64
 	CreatedAfter  *time.Time
 	CreatedBefore *time.Time
+	// Attributes keeps the workflows whose search attributes pass every one of these filters.
+	Attributes []AttributeFilter
 }
 
 // apply adds the filter's conditions to a query on workflows (alias w).
@@ -73,6 +75,9 @@ func (f WorkflowFilter) apply(q *bun.SelectQuery) *bun.SelectQuery {
 	}
 	if f.CreatedBefore != nil {
 		q = q.Where("w.created < ?", UTC(*f.CreatedBefore))
+	}
+	for _, a := range f.Attributes {
+		q = a.apply(q)
 	}
 	return q
 }

@@ -331,6 +331,7 @@ type ComplexityRoot struct {
 	Workflow struct {
 		Actions           func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ActivityLogs      func(childComplexity int) int
+		Attributes        func(childComplexity int) int
 		BusinessKey       func(childComplexity int) int
 		Children          func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Created           func(childComplexity int) int
@@ -537,6 +538,7 @@ type WorkflowResolver interface {
 	FormSubmissions(ctx context.Context, obj *persistence.Workflow) ([]*persistence.FormSubmission, error)
 	ActivityLogs(ctx context.Context, obj *persistence.Workflow) ([]*persistence.ActivityLog, error)
 	Output(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error)
+	Attributes(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error)
 }
 type WorkflowDefinitionResolver interface {
 	ID(ctx context.Context, obj *persistence.Definition) (string, error)
@@ -1832,6 +1834,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Workflow.ActivityLogs(childComplexity), true
+	case "Workflow.attributes":
+		if e.ComplexityRoot.Workflow.Attributes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workflow.Attributes(childComplexity), true
 	case "Workflow.businessKey":
 		if e.ComplexityRoot.Workflow.BusinessKey == nil {
 			break
@@ -2277,6 +2285,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAttributeFilter,
 		ec.unmarshalInputBackfillScheduleInput,
 		ec.unmarshalInputCompleteTaskInput,
 		ec.unmarshalInputCompleteTasksInput,
@@ -3537,6 +3546,59 @@ type Mutation {
   backfillSchedule(input: BackfillScheduleInput!): BackfillSchedulePayload!
 }
 `, BuiltIn: false},
+	{Name: "../../visibility.graphqls", Input: `# Seeing what goes on: search attributes (and filters by them).
+
+extend input StartWorkflowInput {
+  """
+  Search attributes: a flat JSON object of names to strings, numbers, booleans and times (RFC 3339
+  strings), which workflows(filter: {attributes: ...}) finds by. A name's kind is fixed by its first
+  use (a string in RFC 3339 form makes a time attribute). At most 32 attributes, names of at most 64
+  characters (a letter or _, then letters, digits, _, . or -), strings of at most 255 characters:
+  INVALID_INPUT names the attribute at fault (field attributes.<name>).
+  """
+  attributes: JSON
+}
+
+extend input UpdateWorkflowInput {
+  "Search attributes to merge (a JSON object; a null value removes an attribute)."
+  attributes: JSON
+}
+
+extend type Workflow {
+  "The workflow's search attributes: a JSON object (times as RFC 3339 strings in UTC); {} when none."
+  attributes: JSON!
+}
+
+"""
+A condition on one search attribute: exactly one of eq, in, gt, gte, lt, lte or prefix. Values are
+JSON scalars of the attribute's kind (a time as an RFC 3339 string); a comparison the kind does not
+allow (gt on a boolean, prefix on a number, a number against a string attribute) is INVALID_INPUT. A
+name never used matches no workflow.
+"""
+input AttributeFilter {
+  "The attribute."
+  name: String!
+  "Equal to this value."
+  eq: JSON
+  "Equal to one of these values (1 to 100)."
+  in: [JSON!]
+  "Greater than this value (strings compare byte by byte)."
+  gt: JSON
+  "Greater than or equal to this value."
+  gte: JSON
+  "Less than this value."
+  lt: JSON
+  "Less than or equal to this value."
+  lte: JSON
+  "A string attribute that begins with this."
+  prefix: String
+}
+
+extend input WorkflowFilter {
+  "Only the workflows whose search attributes pass every one of these conditions."
+  attributes: [AttributeFilter!]
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -4084,6 +4146,8 @@ func (ec *executionContext) childFields_Workflow(ctx context.Context, field grap
 		return ec.fieldContext_Workflow_activityLogs(ctx, field)
 	case "output":
 		return ec.fieldContext_Workflow_output(ctx, field)
+	case "attributes":
+		return ec.fieldContext_Workflow_attributes(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Workflow", field.Name)
 }
@@ -11110,6 +11174,29 @@ func (ec *executionContext) fieldContext_Workflow_output(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Workflow", field, true, true, errors.New("field of type JSON does not have child fields"))
 }
 
+func (ec *executionContext) _Workflow_attributes(ctx context.Context, field graphql.CollectedField, obj *persistence.Workflow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workflow_attributes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Workflow().Attributes(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
+			return ec.marshalNJSON2encodingᚋjsonᚐRawMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Workflow_attributes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Workflow", field, true, true, errors.New("field of type JSON does not have child fields"))
+}
+
 func (ec *executionContext) _WorkflowConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13082,6 +13169,85 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAttributeFilter(ctx context.Context, obj any) (model.AttributeFilter, error) {
+	var it model.AttributeFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "eq", "in", "gt", "gte", "lt", "lte", "prefix"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "eq":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eq"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Eq = data
+		case "in":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("in"))
+			data, err := ec.unmarshalOJSON2ᚕencodingᚋjsonᚐRawMessageᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.In = data
+		case "gt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gt"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gt = data
+		case "gte":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gte"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gte = data
+		case "lt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lt"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Lt = data
+		case "lte":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lte"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Lte = data
+		case "prefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Prefix = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputBackfillScheduleInput(ctx context.Context, obj any) (model.BackfillScheduleInput, error) {
 	var it model.BackfillScheduleInput
 	if obj == nil {
@@ -13651,7 +13817,7 @@ func (ec *executionContext) unmarshalInputStartWorkflowInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"type", "externalId", "businessKey", "launchToken", "input", "variables", "priority", "startAt", "idempotencyKey"}
+	fieldsInOrder := [...]string{"type", "externalId", "businessKey", "launchToken", "input", "variables", "priority", "startAt", "idempotencyKey", "attributes"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13721,6 +13887,13 @@ func (ec *executionContext) unmarshalInputStartWorkflowInput(ctx context.Context
 				return it, err
 			}
 			it.IdempotencyKey = data
+		case "attributes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attributes"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Attributes = data
 		}
 	}
 	return it, nil
@@ -13876,7 +14049,7 @@ func (ec *executionContext) unmarshalInputUpdateWorkflowInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "state", "stateText", "nextActivation", "clearNextActivation", "variables", "reason", "idempotencyKey"}
+	fieldsInOrder := [...]string{"id", "state", "stateText", "nextActivation", "clearNextActivation", "variables", "reason", "idempotencyKey", "attributes"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13939,6 +14112,13 @@ func (ec *executionContext) unmarshalInputUpdateWorkflowInput(ctx context.Contex
 				return it, err
 			}
 			it.IdempotencyKey = data
+		case "attributes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attributes"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Attributes = data
 		}
 	}
 	return it, nil
@@ -13999,7 +14179,7 @@ func (ec *executionContext) unmarshalInputWorkflowFilter(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"ids", "types", "statuses", "states", "externalId", "businessKey", "parentId", "rootId", "topLevel", "executorGroup", "createdAfter", "createdBefore"}
+	fieldsInOrder := [...]string{"ids", "types", "statuses", "states", "externalId", "businessKey", "parentId", "rootId", "topLevel", "executorGroup", "createdAfter", "createdBefore", "attributes"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14090,6 +14270,13 @@ func (ec *executionContext) unmarshalInputWorkflowFilter(ctx context.Context, ob
 				return it, err
 			}
 			it.CreatedBefore = data
+		case "attributes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attributes"))
+			data, err := ec.unmarshalOAttributeFilter2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAttributeFilterᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Attributes = data
 		}
 	}
 	return it, nil
@@ -17974,6 +18161,44 @@ func (ec *executionContext) _Workflow(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "attributes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Workflow_attributes(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19276,6 +19501,11 @@ func (ec *executionContext) marshalNActivityLog2ᚖgithubᚗcomᚋcairnflowᚋca
 	return ec._ActivityLog(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNAttributeFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAttributeFilter(ctx context.Context, v any) (*model.AttributeFilter, error) {
+	res, err := ec.unmarshalInputAttributeFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNBackfillScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐBackfillScheduleInput(ctx context.Context, v any) (model.BackfillScheduleInput, error) {
 	res, err := ec.unmarshalInputBackfillScheduleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -20542,6 +20772,23 @@ func (ec *executionContext) marshalOAction2ᚖgithubᚗcomᚋcairnflowᚋcairn�
 	return ec._Action(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOAttributeFilter2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAttributeFilterᚄ(ctx context.Context, v any) ([]*model.AttributeFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.AttributeFilter, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNAttributeFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAttributeFilter(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -20666,6 +20913,41 @@ func (ec *executionContext) marshalOJSON2encodingᚋjsonᚐRawMessage(ctx contex
 	_ = ctx
 	res := model.MarshalJSON(v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOJSON2ᚕencodingᚋjsonᚐRawMessageᚄ(ctx context.Context, v any) ([]json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]json.RawMessage, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNJSON2encodingᚋjsonᚐRawMessage(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOJSON2ᚕencodingᚋjsonᚐRawMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []json.RawMessage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNJSON2encodingᚋjsonᚐRawMessage(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalONode2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {

@@ -14,6 +14,29 @@ import (
 	"github.com/cairnflow/cairn/workflow"
 )
 
+// A condition on one search attribute: exactly one of eq, in, gt, gte, lt, lte or prefix. Values are
+// JSON scalars of the attribute's kind (a time as an RFC 3339 string); a comparison the kind does not
+// allow (gt on a boolean, prefix on a number, a number against a string attribute) is INVALID_INPUT. A
+// name never used matches no workflow.
+type AttributeFilter struct {
+	// The attribute.
+	Name string `json:"name"`
+	// Equal to this value.
+	Eq json.RawMessage `json:"eq,omitempty"`
+	// Equal to one of these values (1 to 100).
+	In []json.RawMessage `json:"in,omitempty"`
+	// Greater than this value (strings compare byte by byte).
+	Gt json.RawMessage `json:"gt,omitempty"`
+	// Greater than or equal to this value.
+	Gte json.RawMessage `json:"gte,omitempty"`
+	// Less than this value.
+	Lt json.RawMessage `json:"lt,omitempty"`
+	// Less than or equal to this value.
+	Lte json.RawMessage `json:"lte,omitempty"`
+	// A string attribute that begins with this.
+	Prefix *string `json:"prefix,omitempty"`
+}
+
 // A past range of a schedule's fire times to start the runs of.
 type BackfillScheduleInput struct {
 	// The schedule.
@@ -266,6 +289,12 @@ type StartWorkflowInput struct {
 	StartAt *time.Time `json:"startAt,omitempty"`
 	// The same key returns the first result and starts nothing new.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+	// Search attributes: a flat JSON object of names to strings, numbers, booleans and times (RFC 3339
+	// strings), which workflows(filter: {attributes: ...}) finds by. A name's kind is fixed by its first
+	// use (a string in RFC 3339 form makes a time attribute). At most 32 attributes, names of at most 64
+	// characters (a letter or _, then letters, digits, _, . or -), strings of at most 255 characters:
+	// INVALID_INPUT names the attribute at fault (field attributes.<name>).
+	Attributes json.RawMessage `json:"attributes,omitempty"`
 }
 
 // The outcome of startWorkflow.
@@ -387,6 +416,8 @@ type UpdateWorkflowInput struct {
 	Reason *string `json:"reason,omitempty"`
 	// The same key returns the workflow unchanged.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+	// Search attributes to merge (a JSON object; a null value removes an attribute).
+	Attributes json.RawMessage `json:"attributes,omitempty"`
 }
 
 // Names a workflow for a simple operation.
@@ -432,6 +463,8 @@ type WorkflowFilter struct {
 	CreatedAfter *time.Time `json:"createdAfter,omitempty"`
 	// Only workflows created before this time (exclusive).
 	CreatedBefore *time.Time `json:"createdBefore,omitempty"`
+	// Only the workflows whose search attributes pass every one of these conditions.
+	Attributes []*AttributeFilter `json:"attributes,omitempty"`
 }
 
 // An order of workflows.

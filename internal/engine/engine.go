@@ -64,6 +64,8 @@ type Engine struct {
 	remote remoteState
 	// starts is the group commit of Start.
 	starts *batch.Group[startItem, workflow.StartResult]
+	// attrKinds caches the kinds of search attribute names (a name's kind never changes).
+	attrKinds sync.Map
 }
 
 // cancelHint is the newest cancel hint received for a workflow: the version the workflow had after

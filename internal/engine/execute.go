@@ -26,6 +26,7 @@ type Outcome struct {
 	task       *persistence.TaskInstance // nil: nothing ran (a WAIT state still waiting)
 	action     *persistence.Action       // nil: no change of state to record
 	vars       map[string]json.RawMessage
+	attrs      map[string]*persistence.AttributeValue // search attributes the step set (nil: removed)
 	logs       []*persistence.ActivityLog
 	children   []workflow.ChildRequest
 	signals    []workflow.SignalRequest // sent by this step (step_effects.go)

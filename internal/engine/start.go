@@ -59,6 +59,8 @@ type startItem struct {
 	hash string // of the request, kept with its idempotency key
 	// keyField names the request's idempotency key in errors.
 	keyField string
+	// attrs are the workflow's search attributes (nil: none).
+	attrs map[string]*persistence.AttributeValue
 }
 
 // startRefused is a request of a batch refused inside its transaction (its idempotency key reused
@@ -162,11 +164,15 @@ func (e *Engine) prepareStarts(ctx context.Context, ps []workflow.StartParams, i
 		if err := firstError(checkValue(e.limits, field("input"), input), checkVariablesSize(e.limits, field("variables"), varMap, vars)); err != nil {
 			return nil, err
 		}
+		attrs, err := e.resolveAttributes(ctx, field("attributes"), p.Attributes, false)
+		if err != nil {
+			return nil, err
+		}
 		due := now
 		if p.StartAt != nil {
 			due = persistence.UTC(*p.StartAt)
 		}
-		items[i] = startItem{p: p, hash: hashStart(p), keyField: field("idempotencyKey"), w: &persistence.Workflow{
+		items[i] = startItem{p: p, hash: hashStart(p), keyField: field("idempotencyKey"), attrs: attrs, w: &persistence.Workflow{
 			Type: p.Type, DefinitionVersion: def.Version, ExternalID: strPtr(p.ExternalID), BusinessKey: strPtr(p.BusinessKey),
 			LaunchToken: strPtr(p.LaunchToken), Status: persistence.StatusCreated, State: spec.StartState().Name,
 			NextActivation: &due, Priority: p.Priority, ExecutorGroup: def.ExecutorGroup, Input: input, Variables: vars,
@@ -236,6 +242,15 @@ func (e *Engine) commitStarts(ctx context.Context, items []startItem) ([]workflo
 				freshIdx = append(freshIdx, i)
 			}
 			if err := tx.WorkflowInsertMany(ctx, fresh); err != nil {
+				return err
+			}
+			var attrs []*persistence.WorkflowAttribute
+			for k, w := range fresh {
+				if a := items[freshIdx[k]].attrs; len(a) > 0 {
+					attrs = append(attrs, attributeRows(w.ID, a)...)
+				}
+			}
+			if err := tx.WorkflowAttributeInsertMany(ctx, attrs); err != nil {
 				return err
 			}
 			// The initial variables are recorded as set by "action 0", so the variables as of any
