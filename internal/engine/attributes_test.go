@@ -65,13 +65,13 @@ func TestSearchAttributesFromStartUpdateAndSteps(t *testing.T) {
 		before, err := store.WorkflowCount(ctx, persistence.WorkflowFilter{Types: []string{"t.attrs"}})
 		require.NoError(t, err)
 		for _, c := range []struct{ attrs, field string }{
-			{`{"ea.amount": "12"}`, "attributes.ea.amount"},          // a string for a number
-			{`{"ea.due": "tomorrow"}`, "attributes.ea.due"},          // not a time
-			{`{"ea.vip": 1}`, "attributes.ea.vip"},                   // a number for a boolean
-			{`{"ea.region": {"a": 1}}`, "attributes.ea.region"},      // not a scalar
-			{`{"ea.new": [1]}`, "attributes.ea.new"},                 // not a scalar, new name
-			{`{"bad name": 1}`, "attributes.bad name"},               // not a name
-			{`{"ea.region": null}`, "attributes.ea.region"},          // null at start
+			{`{"ea.amount": "12"}`, "attributes.ea.amount"},                               // a string for a number
+			{`{"ea.due": "tomorrow"}`, "attributes.ea.due"},                               // not a time
+			{`{"ea.vip": 1}`, "attributes.ea.vip"},                                        // a number for a boolean
+			{`{"ea.region": {"a": 1}}`, "attributes.ea.region"},                           // not a scalar
+			{`{"ea.new": [1]}`, "attributes.ea.new"},                                      // not a scalar, new name
+			{`{"bad name": 1}`, "attributes.bad name"},                                    // not a name
+			{`{"ea.region": null}`, "attributes.ea.region"},                               // null at start
 			{`{"ea.region": "` + strings.Repeat("x", 256) + `"}`, "attributes.ea.region"}, // too long
 			{`[1]`, "attributes"},
 		} {

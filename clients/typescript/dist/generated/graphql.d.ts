@@ -126,6 +126,30 @@ export type ActivityLog = {
     /** Its value. */
     value: Scalars['String']['output'];
 };
+/**
+ * A condition on one search attribute: exactly one of eq, in, gt, gte, lt, lte or prefix. Values are
+ * JSON scalars of the attribute's kind (a time as an RFC 3339 string); a comparison the kind does not
+ * allow (gt on a boolean, prefix on a number, a number against a string attribute) is INVALID_INPUT. A
+ * name never used matches no workflow.
+ */
+export type AttributeFilter = {
+    /** Equal to this value. */
+    eq?: InputMaybe<Scalars['JSON']['input']>;
+    /** Greater than this value (strings compare byte by byte). */
+    gt?: InputMaybe<Scalars['JSON']['input']>;
+    /** Greater than or equal to this value. */
+    gte?: InputMaybe<Scalars['JSON']['input']>;
+    /** Equal to one of these values (1 to 100). */
+    in?: InputMaybe<Array<Scalars['JSON']['input']>>;
+    /** Less than this value. */
+    lt?: InputMaybe<Scalars['JSON']['input']>;
+    /** Less than or equal to this value. */
+    lte?: InputMaybe<Scalars['JSON']['input']>;
+    /** The attribute. */
+    name: Scalars['String']['input'];
+    /** A string attribute that begins with this. */
+    prefix?: InputMaybe<Scalars['String']['input']>;
+};
 /** A past range of a schedule's fire times to start the runs of. */
 export type BackfillScheduleInput = {
     /** The first fire time considered (inclusive). */
@@ -848,6 +872,14 @@ export type SignalWorkflowInput = {
 };
 /** Starts one workflow. */
 export type StartWorkflowInput = {
+    /**
+     * Search attributes: a flat JSON object of names to strings, numbers, booleans and times (RFC 3339
+     * strings), which workflows(filter: {attributes: ...}) finds by. A name's kind is fixed by its first
+     * use (a string in RFC 3339 form makes a time attribute). At most 32 attributes, names of at most 64
+     * characters (a letter or _, then letters, digits, _, . or -), strings of at most 255 characters:
+     * INVALID_INPUT names the attribute at fault (field attributes.<name>).
+     */
+    attributes?: InputMaybe<Scalars['JSON']['input']>;
     /** A business reference. */
     businessKey?: InputMaybe<Scalars['String']['input']>;
     /** The caller's ID, unique per type: starting again with it returns the existing workflow. */
@@ -1073,6 +1105,8 @@ export type TypeCount = {
 };
 /** Changes a workflow; give at least one of state, stateText, nextActivation, clearNextActivation, variables. */
 export type UpdateWorkflowInput = {
+    /** Search attributes to merge (a JSON object; a null value removes an attribute). */
+    attributes?: InputMaybe<Scalars['JSON']['input']>;
     /** Unschedule it. */
     clearNextActivation?: InputMaybe<Scalars['Boolean']['input']>;
     /** The workflow. */
@@ -1105,6 +1139,8 @@ export type Workflow = Node & {
     actions: ActionConnection;
     /** What its steps logged, oldest first. */
     activityLogs: Array<ActivityLog>;
+    /** The workflow's search attributes: a JSON object (times as RFC 3339 strings in UTC); {} when none. */
+    attributes: Scalars['JSON']['output'];
     /** A business reference (an order number...), not unique. */
     businessKey?: Maybe<Scalars['String']['output']>;
     /** The workflows it started, oldest first. */
@@ -1297,6 +1333,8 @@ export type WorkflowEvent = {
 };
 /** Selects workflows; every field given must match (fields left out do not filter). */
 export type WorkflowFilter = {
+    /** Only the workflows whose search attributes pass every one of these conditions. */
+    attributes?: InputMaybe<Array<AttributeFilter>>;
     /** Only workflows with this business key. */
     businessKey?: InputMaybe<Scalars['String']['input']>;
     /** Only workflows created after this time (exclusive). */
