@@ -43,7 +43,9 @@ func TestWorkflowsFilteredBySearchAttributes(t *testing.T) {
 		idC := b.start(t, map[string]any{"businessKey": "c", "attributes": map[string]any{"region": "eu-north", "amount": 100}})
 		b.start(t, map[string]any{"businessKey": "d"})
 
-		var one struct{ Workflow struct{ Attributes map[string]any } }
+		var one struct {
+			Workflow struct{ Attributes map[string]any }
+		}
 		b.must(t, `query($id: ID!) { workflow(id: $id) { attributes } }`, &one, map[string]any{"id": idC})
 		require.Equal(t, map[string]any{"region": "eu-north", "amount": 100.0}, one.Workflow.Attributes)
 
