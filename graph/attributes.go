@@ -38,6 +38,9 @@ func (r *Resolver) workflowAttributes(ctx context.Context, w *persistence.Workfl
 // of their names.
 func (r *Resolver) filterOf(ctx context.Context, f *model.WorkflowFilter) (persistence.WorkflowFilter, error) {
 	out, err := workflowFilter(f)
+	if err == nil {
+		err = r.stuckFilter(ctx, f, &out)
+	}
 	if err != nil || f == nil || f.Attributes == nil {
 		return out, err
 	}

@@ -142,14 +142,19 @@ func (r *Resolver) failTask(ctx context.Context, in model.FailTaskInput) (*model
 	return &model.TaskPayload{ID: encodeID(kindRemoteTask, t.ID), Status: string(t.Status)}, nil
 }
 
-func (r *Resolver) remoteWorkers(ctx context.Context) ([]*model.RemoteWorker, error) {
+func (r *Resolver) remoteWorkers(ctx context.Context, alive *bool) ([]*model.RemoteWorker, error) {
 	ws, err := r.engine.RemoteWorkers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*model.RemoteWorker, len(ws))
-	for i, w := range ws {
-		out[i] = &model.RemoteWorker{Name: w.Name, Functions: strings.Split(w.Functions, ","), LastPoll: w.LastPoll, TasksHeld: w.Held}
+	since := persistence.Now().Add(-workflow.RemoteWorkerAliveWithin)
+	out := make([]*model.RemoteWorker, 0, len(ws))
+	for _, w := range ws {
+		live := !w.LastPoll.Before(since)
+		if alive != nil && *alive != live {
+			continue
+		}
+		out = append(out, &model.RemoteWorker{Name: w.Name, Functions: strings.Split(w.Functions, ","), LastPoll: w.LastPoll, TasksHeld: w.Held, Alive: live})
 	}
 	return out, nil
 }

@@ -260,8 +260,8 @@ func (r *queryResolver) Schedules(ctx context.Context, first *int, after *string
 }
 
 // RemoteWorkers is the resolver for the remoteWorkers field.
-func (r *queryResolver) RemoteWorkers(ctx context.Context) ([]*model.RemoteWorker, error) {
-	return r.remoteWorkers(ctx)
+func (r *queryResolver) RemoteWorkers(ctx context.Context, alive *bool) ([]*model.RemoteWorker, error) {
+	return r.remoteWorkers(ctx, alive)
 }
 
 // ID is the resolver for the id field.
@@ -551,6 +551,8 @@ func (r *Resolver) WorkflowDefinition() generated.WorkflowDefinitionResolver {
 
 func (r *Resolver) WorkflowEvent() generated.WorkflowEventResolver { return &workflowEventResolver{r} }
 
+func (r *Resolver) WorkflowStats() generated.WorkflowStatsResolver { return &workflowStatsResolver{r} }
+
 type (
 	actionResolver             struct{ *Resolver }
 	activityLogResolver        struct{ *Resolver }
@@ -565,4 +567,5 @@ type (
 	workflowResolver           struct{ *Resolver }
 	workflowDefinitionResolver struct{ *Resolver }
 	workflowEventResolver      struct{ *Resolver }
+	workflowStatsResolver      struct{ *Resolver }
 )

@@ -8,6 +8,7 @@ import (
 	"github.com/cairnflow/cairn/graph/internal/request"
 	"github.com/cairnflow/cairn/graph/model"
 	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
 )
 
 // eventBatch is how many change events a subscription reads per statement.
@@ -106,6 +107,9 @@ func (r *Resolver) backlog(ctx context.Context, f persistence.WorkflowFilter, fr
 // cursor of the last event it was given, so that it resumes there and misses nothing. The engine
 // never waits for a subscriber.
 func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFilter, after *string) (<-chan *model.WorkflowEvent, error) {
+	if filter != nil && filter.Stuck != nil {
+		return nil, workflow.NewError(workflow.CodeInvalidInput, "filter.stuck", "workflowEvents cannot filter by stuck: a workflow becomes stuck with no event")
+	}
 	f, err := r.filterOf(ctx, filter)
 	if err != nil {
 		return nil, err

@@ -9,8 +9,16 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/cairnflow/cairn/graph/model"
 	"github.com/cairnflow/cairn/persistence"
 )
+
+func (r *executorResolver) Types(ctx context.Context, obj *persistence.Executor) ([]string, error) {
+	if types, ok := obj.TypeList(); ok {
+		return types, nil
+	}
+	return nil, nil
+}
 
 func (r *workflowResolver) Attributes(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error) {
 	m, err := r.workflowAttributes(ctx, obj)
@@ -18,4 +26,16 @@ func (r *workflowResolver) Attributes(ctx context.Context, obj *persistence.Work
 		return nil, err
 	}
 	return attributesJSON(m)
+}
+
+func (r *workflowResolver) StuckReason(ctx context.Context, obj *persistence.Workflow) (*string, error) {
+	reason, err := r.stuckReason(ctx, obj)
+	if err != nil || reason == "" {
+		return nil, err
+	}
+	return &reason, nil
+}
+
+func (r *workflowStatsResolver) Stuck(ctx context.Context, obj *model.WorkflowStats) (int, error) {
+	return obj.StuckCount(ctx)
 }

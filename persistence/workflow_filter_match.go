@@ -39,7 +39,7 @@ func (f WorkflowFilter) MatchesChange(w *Workflow, status Status, state string) 
 func (f WorkflowFilter) OnlyEventFields() bool {
 	return len(f.Types) == 0 && f.ExternalID == nil && f.BusinessKey == nil && f.ParentID == nil &&
 		f.RootID == nil && f.TopLevel == nil && f.ExecutorGroup == nil && len(f.ExecutorIDs) == 0 && f.CreatedAfter == nil &&
-		f.CreatedBefore == nil && len(f.Attributes) == 0
+		f.CreatedBefore == nil && len(f.Attributes) == 0 && f.Stuck == nil
 }
 
 // equalIfSet reports whether an optional filter value is absent or equals the row's (SQL's

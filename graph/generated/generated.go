@@ -46,6 +46,7 @@ type ResolverRoot interface {
 	Workflow() WorkflowResolver
 	WorkflowDefinition() WorkflowDefinitionResolver
 	WorkflowEvent() WorkflowEventResolver
+	WorkflowStats() WorkflowStatsResolver
 }
 
 type DirectiveRoot struct {
@@ -118,6 +119,7 @@ type ComplexityRoot struct {
 		PID           func(childComplexity int) int
 		Started       func(childComplexity int) int
 		Stopped       func(childComplexity int) int
+		Types         func(childComplexity int) int
 		Workflows     func(childComplexity int) int
 	}
 
@@ -177,7 +179,7 @@ type ComplexityRoot struct {
 		Executors            func(childComplexity int, first *int, after *string, alive *bool) int
 		Node                 func(childComplexity int, id string) int
 		Nodes                func(childComplexity int, ids []string) int
-		RemoteWorkers        func(childComplexity int) int
+		RemoteWorkers        func(childComplexity int, alive *bool) int
 		Schedules            func(childComplexity int, first *int, after *string) int
 		Workflow             func(childComplexity int, id string) int
 		WorkflowByExternalID func(childComplexity int, typeArg string, externalID string) int
@@ -198,6 +200,7 @@ type ComplexityRoot struct {
 	}
 
 	RemoteWorker struct {
+		Alive     func(childComplexity int) int
 		Functions func(childComplexity int) int
 		LastPoll  func(childComplexity int) int
 		Name      func(childComplexity int) int
@@ -361,6 +364,7 @@ type ComplexityRoot struct {
 		StateText         func(childComplexity int) int
 		Status            func(childComplexity int) int
 		StepDeadline      func(childComplexity int) int
+		StuckReason       func(childComplexity int) int
 		TaskInstances     func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Type              func(childComplexity int) int
 		Variables         func(childComplexity int) int
@@ -420,6 +424,7 @@ type ComplexityRoot struct {
 	WorkflowStats struct {
 		ByStatus        func(childComplexity int) int
 		ByType          func(childComplexity int) int
+		Stuck           func(childComplexity int) int
 		Total           func(childComplexity int) int
 		TotalIsEstimate func(childComplexity int) int
 	}
@@ -449,6 +454,7 @@ type ExecutorResolver interface {
 
 	Alive(ctx context.Context, obj *persistence.Executor) (bool, error)
 	Workflows(ctx context.Context, obj *persistence.Executor) ([]*persistence.Workflow, error)
+	Types(ctx context.Context, obj *persistence.Executor) ([]string, error)
 }
 type FormSubmissionResolver interface {
 	ID(ctx context.Context, obj *persistence.FormSubmission) (string, error)
@@ -487,7 +493,7 @@ type QueryResolver interface {
 	WorkflowDefinition(ctx context.Context, typeArg string, version *int) (*persistence.Definition, error)
 	Executors(ctx context.Context, first *int, after *string, alive *bool) ([]*persistence.Executor, error)
 	Schedules(ctx context.Context, first *int, after *string) ([]*persistence.Schedule, error)
-	RemoteWorkers(ctx context.Context) ([]*model.RemoteWorker, error)
+	RemoteWorkers(ctx context.Context, alive *bool) ([]*model.RemoteWorker, error)
 }
 type ScheduleResolver interface {
 	ID(ctx context.Context, obj *persistence.Schedule) (string, error)
@@ -539,6 +545,7 @@ type WorkflowResolver interface {
 	ActivityLogs(ctx context.Context, obj *persistence.Workflow) ([]*persistence.ActivityLog, error)
 	Output(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error)
 	Attributes(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error)
+	StuckReason(ctx context.Context, obj *persistence.Workflow) (*string, error)
 }
 type WorkflowDefinitionResolver interface {
 	ID(ctx context.Context, obj *persistence.Definition) (string, error)
@@ -553,6 +560,9 @@ type WorkflowDefinitionResolver interface {
 type WorkflowEventResolver interface {
 	Workflow(ctx context.Context, obj *model.WorkflowEvent) (*persistence.Workflow, error)
 	Action(ctx context.Context, obj *model.WorkflowEvent) (*persistence.Action, error)
+}
+type WorkflowStatsResolver interface {
+	Stuck(ctx context.Context, obj *model.WorkflowStats) (int, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -827,6 +837,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Executor.Stopped(childComplexity), true
+	case "Executor.types":
+		if e.ComplexityRoot.Executor.Types == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Executor.Types(childComplexity), true
 	case "Executor.workflows":
 		if e.ComplexityRoot.Executor.Workflows == nil {
 			break
@@ -1188,7 +1204,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Query.RemoteWorkers(childComplexity), true
+		args, err := ec.field_Query_remoteWorkers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.RemoteWorkers(childComplexity, args["alive"].(*bool)), true
 	case "Query.schedules":
 		if e.ComplexityRoot.Query.Schedules == nil {
 			break
@@ -1310,6 +1331,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RemoteTask.Workflow(childComplexity), true
 
+	case "RemoteWorker.alive":
+		if e.ComplexityRoot.RemoteWorker.Alive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoteWorker.Alive(childComplexity), true
 	case "RemoteWorker.functions":
 		if e.ComplexityRoot.RemoteWorker.Functions == nil {
 			break
@@ -2019,6 +2046,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Workflow.StepDeadline(childComplexity), true
+	case "Workflow.stuckReason":
+		if e.ComplexityRoot.Workflow.StuckReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workflow.StuckReason(childComplexity), true
 	case "Workflow.taskInstances":
 		if e.ComplexityRoot.Workflow.TaskInstances == nil {
 			break
@@ -2264,6 +2297,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WorkflowStats.ByType(childComplexity), true
+	case "WorkflowStats.stuck":
+		if e.ComplexityRoot.WorkflowStats.Stuck == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkflowStats.Stuck(childComplexity), true
 	case "WorkflowStats.total":
 		if e.ComplexityRoot.WorkflowStats.Total == nil {
 			break
@@ -3352,7 +3391,7 @@ type PublishEventPayload {
 
 extend type Query {
   "The remote workers that polled for tasks, by name."
-  remoteWorkers: [RemoteWorker!]!
+  remoteWorkers("Only those that polled within the last 30 s (true) or not (false); all when null." alive: Boolean): [RemoteWorker!]!
 }
 
 # The remote task protocol. A worker token (cairn token create --role worker --functions f1,f2) may
@@ -3598,6 +3637,43 @@ extend input WorkflowFilter {
   "Only the workflows whose search attributes pass every one of these conditions."
   attributes: [AttributeFilter!]
 }
+
+extend type RemoteWorker {
+  "Whether it polled within the last 30 s (a worker waiting in a long poll is recorded every 10 s)."
+  alive: Boolean!
+}
+
+extend type Executor {
+  """
+  The definition types its pool claims, as its last claim named them (null: not recorded yet, as
+  for a node that has not claimed since it started).
+  """
+  types: [String!]
+}
+
+extend type Workflow {
+  """
+  Why the workflow cannot make progress, or null when nothing says it cannot: no live executor
+  serves its type in its executor group; it waits for a remote function that no worker polled
+  within 30 s (named); its attempt has run more than 10 s past its deadline; or it has been due for
+  more than a minute without being claimed (by how long: the nodes are behind). The same rules as
+  WorkflowFilter.stuck.
+  """
+  stuckReason: String
+}
+
+extend input WorkflowFilter {
+  """
+  Only the workflows that are stuck (true: those with a stuckReason) or not (false). Not offered
+  by workflowEvents (INVALID_INPUT): a workflow becomes stuck by the passing of time, with no event.
+  """
+  stuck: Boolean
+}
+
+extend type WorkflowStats {
+  "How many of the workflows counted are stuck (see Workflow.stuckReason); counted up to 10,000."
+  stuck: Int!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3740,6 +3816,8 @@ func (ec *executionContext) childFields_Executor(ctx context.Context, field grap
 		return ec.fieldContext_Executor_alive(ctx, field)
 	case "workflows":
 		return ec.fieldContext_Executor_workflows(ctx, field)
+	case "types":
+		return ec.fieldContext_Executor_types(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Executor", field.Name)
 }
@@ -3830,6 +3908,8 @@ func (ec *executionContext) childFields_RemoteWorker(ctx context.Context, field 
 		return ec.fieldContext_RemoteWorker_lastPoll(ctx, field)
 	case "tasksHeld":
 		return ec.fieldContext_RemoteWorker_tasksHeld(ctx, field)
+	case "alive":
+		return ec.fieldContext_RemoteWorker_alive(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RemoteWorker", field.Name)
 }
@@ -4148,6 +4228,8 @@ func (ec *executionContext) childFields_Workflow(ctx context.Context, field grap
 		return ec.fieldContext_Workflow_output(ctx, field)
 	case "attributes":
 		return ec.fieldContext_Workflow_attributes(ctx, field)
+	case "stuckReason":
+		return ec.fieldContext_Workflow_stuckReason(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Workflow", field.Name)
 }
@@ -4260,6 +4342,8 @@ func (ec *executionContext) childFields_WorkflowStats(ctx context.Context, field
 		return ec.fieldContext_WorkflowStats_byStatus(ctx, field)
 	case "byType":
 		return ec.fieldContext_WorkflowStats_byType(ctx, field)
+	case "stuck":
+		return ec.fieldContext_WorkflowStats_stuck(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WorkflowStats", field.Name)
 }
@@ -4743,6 +4827,20 @@ func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["ids"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_remoteWorkers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "alive",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["alive"] = arg0
 	return args, nil
 }
 
@@ -6221,6 +6319,29 @@ func (ec *executionContext) fieldContext_Executor_workflows(_ context.Context, f
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Executor_types(ctx context.Context, field graphql.CollectedField, obj *persistence.Executor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Executor_types(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Executor().Types(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Executor_types(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Executor", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _FormSubmission_id(ctx context.Context, field graphql.CollectedField, obj *persistence.FormSubmission) (ret graphql.Marshaler) {
@@ -7913,7 +8034,8 @@ func (ec *executionContext) _Query_remoteWorkers(ctx context.Context, field grap
 			return ec.fieldContext_Query_remoteWorkers(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Query().RemoteWorkers(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().RemoteWorkers(ctx, fc.Args["alive"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.RemoteWorker) graphql.Marshaler {
@@ -7923,7 +8045,7 @@ func (ec *executionContext) _Query_remoteWorkers(ctx context.Context, field grap
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Query_remoteWorkers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Query_remoteWorkers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Query",
 		Field:      field,
@@ -7932,6 +8054,17 @@ func (ec *executionContext) fieldContext_Query_remoteWorkers(_ context.Context, 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_RemoteWorker(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_remoteWorkers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -8272,6 +8405,29 @@ func (ec *executionContext) _RemoteWorker_tasksHeld(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_RemoteWorker_tasksHeld(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RemoteWorker", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RemoteWorker_alive(ctx context.Context, field graphql.CollectedField, obj *model.RemoteWorker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoteWorker_alive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Alive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoteWorker_alive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoteWorker", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _RetryPolicy_maxAttempts(ctx context.Context, field graphql.CollectedField, obj *model.RetryPolicy) (ret graphql.Marshaler) {
@@ -11197,6 +11353,29 @@ func (ec *executionContext) fieldContext_Workflow_attributes(_ context.Context, 
 	return graphql.NewScalarFieldContext("Workflow", field, true, true, errors.New("field of type JSON does not have child fields"))
 }
 
+func (ec *executionContext) _Workflow_stuckReason(ctx context.Context, field graphql.CollectedField, obj *persistence.Workflow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workflow_stuckReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Workflow().StuckReason(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Workflow_stuckReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Workflow", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _WorkflowConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12108,6 +12287,29 @@ func (ec *executionContext) fieldContext_WorkflowStats_byType(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _WorkflowStats_stuck(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkflowStats_stuck(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WorkflowStats().Stuck(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkflowStats_stuck(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkflowStats", field, true, true, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -14179,7 +14381,7 @@ func (ec *executionContext) unmarshalInputWorkflowFilter(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"ids", "types", "statuses", "states", "externalId", "businessKey", "parentId", "rootId", "topLevel", "executorGroup", "createdAfter", "createdBefore", "attributes"}
+	fieldsInOrder := [...]string{"ids", "types", "statuses", "states", "externalId", "businessKey", "parentId", "rootId", "topLevel", "executorGroup", "createdAfter", "createdBefore", "attributes", "stuck"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14277,6 +14479,13 @@ func (ec *executionContext) unmarshalInputWorkflowFilter(ctx context.Context, ob
 				return it, err
 			}
 			it.Attributes = data
+		case "stuck":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stuck"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Stuck = data
 		}
 	}
 	return it, nil
@@ -15268,6 +15477,44 @@ func (ec *executionContext) _Executor(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "types":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Executor_types(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16134,6 +16381,11 @@ func (ec *executionContext) _RemoteWorker(ctx context.Context, sel ast.Selection
 			}
 		case "tasksHeld":
 			out.Values[i] = ec._RemoteWorker_tasksHeld(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "alive":
+			out.Values[i] = ec._RemoteWorker_alive(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -18199,6 +18451,44 @@ func (ec *executionContext) _Workflow(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "stuckReason":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Workflow_stuckReason(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18940,6 +19230,44 @@ func (ec *executionContext) _WorkflowStats(ctx context.Context, sel ast.Selectio
 					}
 				}()
 				res = ec._WorkflowStats_byType(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "stuck":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WorkflowStats_stuck(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

@@ -209,6 +209,8 @@ type RemoteWorker struct {
 	LastPoll time.Time `json:"lastPoll"`
 	// The tasks it holds a live lease on.
 	TasksHeld int `json:"tasksHeld"`
+	// Whether it polled within the last 30 s (a worker waiting in a long poll is recorded every 10 s).
+	Alive bool `json:"alive"`
 }
 
 // How often a failing state runs again and how long it waits in between.
@@ -465,6 +467,9 @@ type WorkflowFilter struct {
 	CreatedBefore *time.Time `json:"createdBefore,omitempty"`
 	// Only the workflows whose search attributes pass every one of these conditions.
 	Attributes []*AttributeFilter `json:"attributes,omitempty"`
+	// Only the workflows that are stuck (true: those with a stuckReason) or not (false). Not offered
+	// by workflowEvents (INVALID_INPUT): a workflow becomes stuck by the passing of time, with no event.
+	Stuck *bool `json:"stuck,omitempty"`
 }
 
 // An order of workflows.

@@ -110,6 +110,8 @@ type Worker struct {
 	log    *slog.Logger
 
 	executorID atomic.Int64
+	// typesRecorded is the executor and types the claim loop last recorded (recordTypes).
+	typesRecorded string
 	slots      chan struct{}
 	results    chan *engine.Outcome // buffered for every slot: a finished step never blocks
 	drained    chan struct{}        // closed when claiming stopped and the drain ended

@@ -225,6 +225,11 @@ export type Executor = Node & {
   started: Scalars['Time']['output'];
   /** When it stopped (or was declared dead). */
   stopped?: Maybe<Scalars['Time']['output']>;
+  /**
+   * The definition types its pool claims, as its last claim named them (null: not recorded yet, as
+   * for a node that has not claimed since it started).
+   */
+  types?: Maybe<Array<Scalars['String']['output']>>;
   /** The workflows it holds now (EXECUTING). */
   workflows: Array<Workflow>;
 };
@@ -696,6 +701,15 @@ export type QueryNodesArgs = {
  * The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
  * code INVALID_INPUT for an ID that is not an ID of the right kind.
  */
+export type QueryRemoteWorkersArgs = {
+  alive?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+
+/**
+ * The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
+ * code INVALID_INPUT for an ID that is not an ID of the right kind.
+ */
 export type QuerySchedulesArgs = {
   after?: InputMaybe<Scalars['ID']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
@@ -791,6 +805,8 @@ export type RemoteTask = {
 /** A worker that polled for tasks. */
 export type RemoteWorker = {
   __typename?: 'RemoteWorker';
+  /** Whether it polled within the last 30 s (a worker waiting in a long poll is recorded every 10 s). */
+  alive: Scalars['Boolean']['output'];
   /** The functions its last recorded poll named. */
   functions: Array<Scalars['String']['output']>;
   /** When it last polled (recorded at most about once a second). */
@@ -1295,6 +1311,14 @@ export type Workflow = Node & {
   status: WorkflowStatus;
   /** When the running step times out. */
   stepDeadline?: Maybe<Scalars['Time']['output']>;
+  /**
+   * Why the workflow cannot make progress, or null when nothing says it cannot: no live executor
+   * serves its type in its executor group; it waits for a remote function that no worker polled
+   * within 30 s (named); its attempt has run more than 10 s past its deadline; or it has been due for
+   * more than a minute without being claimed (by how long: the nodes are behind). The same rules as
+   * WorkflowFilter.stuck.
+   */
+  stuckReason?: Maybe<Scalars['String']['output']>;
   /** Its execution attempts, oldest first (at most 500 per page, 50 by default). */
   taskInstances: TaskInstanceConnection;
   /** Its definition's type. */
@@ -1464,6 +1488,11 @@ export type WorkflowFilter = {
   /** Only these statuses. */
   statuses?: InputMaybe<Array<WorkflowStatus>>;
   /**
+   * Only the workflows that are stuck (true: those with a stuckReason) or not (false). Not offered
+   * by workflowEvents (INVALID_INPUT): a workflow becomes stuck by the passing of time, with no event.
+   */
+  stuck?: InputMaybe<Scalars['Boolean']['input']>;
+  /**
    * Only workflows with no parent (true), such as those a person or a schedule started, or only
    * children (false): sub-workflows and fork branches. All when null.
    */
@@ -1508,6 +1537,8 @@ export type WorkflowStats = {
   byStatus: Array<StatusCount>;
   /** Workflows per type, with their statuses. */
   byType: Array<TypeCount>;
+  /** How many of the workflows counted are stuck (see Workflow.stuckReason); counted up to 10,000. */
+  stuck: Scalars['Int']['output'];
   /** Workflows in all. */
   total: Scalars['Int']['output'];
   /** Whether total is an estimate. */
