@@ -37,6 +37,7 @@ type Reads interface {
 	WorkflowAttributeMaps(ctx context.Context, workflowIDs []int64) (map[int64]map[string]persistence.AttributeValue, error)
 	PendingRemoteFunctions(ctx context.Context, workflowIDs []int64) (map[int64][]string, error)
 	StuckRulesAt(ctx context.Context, p persistence.StuckRulesParams) (*persistence.StuckRules, error)
+	WorkflowTraceparents(ctx context.Context, workflowIDs []int64) (map[int64]string, error)
 	WorkflowCountUpTo(ctx context.Context, f persistence.WorkflowFilter, exactUpTo int) (persistence.Count, error)
 	WorkflowDataGetMany(ctx context.Context, ids []int64) ([]*persistence.WorkflowData, error)
 	WorkflowGet(ctx context.Context, id int64) (*persistence.Workflow, error)

@@ -190,13 +190,14 @@ type ComplexityRoot struct {
 	}
 
 	RemoteTask struct {
-		Attempt  func(childComplexity int) int
-		Deadline func(childComplexity int) int
-		Function func(childComplexity int) int
-		ID       func(childComplexity int) int
-		Input    func(childComplexity int) int
-		Token    func(childComplexity int) int
-		Workflow func(childComplexity int) int
+		Attempt     func(childComplexity int) int
+		Deadline    func(childComplexity int) int
+		Function    func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Input       func(childComplexity int) int
+		Token       func(childComplexity int) int
+		Traceparent func(childComplexity int) int
+		Workflow    func(childComplexity int) int
 	}
 
 	RemoteWorker struct {
@@ -1324,6 +1325,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RemoteTask.Token(childComplexity), true
+	case "RemoteTask.traceparent":
+		if e.ComplexityRoot.RemoteTask.Traceparent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoteTask.Traceparent(childComplexity), true
 	case "RemoteTask.workflow":
 		if e.ComplexityRoot.RemoteTask.Workflow == nil {
 			break
@@ -3674,6 +3681,14 @@ extend type WorkflowStats {
   "How many of the workflows counted are stuck (see Workflow.stuckReason); counted up to 10,000."
   stuck: Int!
 }
+
+extend type RemoteTask {
+  """
+  The W3C traceparent of the trace the task's workflow was started in (a traceparent header on the
+  request that started it), for the worker's own spans; null when it was started in none.
+  """
+  traceparent: String
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3894,6 +3909,8 @@ func (ec *executionContext) childFields_RemoteTask(ctx context.Context, field gr
 		return ec.fieldContext_RemoteTask_deadline(ctx, field)
 	case "workflow":
 		return ec.fieldContext_RemoteTask_workflow(ctx, field)
+	case "traceparent":
+		return ec.fieldContext_RemoteTask_traceparent(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RemoteTask", field.Name)
 }
@@ -8313,6 +8330,29 @@ func (ec *executionContext) fieldContext_RemoteTask_workflow(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RemoteTask_traceparent(ctx context.Context, field graphql.CollectedField, obj *model.RemoteTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoteTask_traceparent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Traceparent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RemoteTask_traceparent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoteTask", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _RemoteWorker_name(ctx context.Context, field graphql.CollectedField, obj *model.RemoteWorker) (ret graphql.Marshaler) {
@@ -16328,6 +16368,11 @@ func (ec *executionContext) _RemoteTask(ctx context.Context, sel ast.SelectionSe
 			}
 		case "workflow":
 			out.Values[i] = ec._RemoteTask_workflow(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "traceparent":
+			out.Values[i] = ec._RemoteTask_traceparent(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

@@ -198,6 +198,9 @@ type RemoteTask struct {
 	Deadline time.Time `json:"deadline"`
 	// The workflow whose step called the function.
 	Workflow *persistence.Workflow `json:"workflow,omitempty"`
+	// The W3C traceparent of the trace the task's workflow was started in (a traceparent header on the
+	// request that started it), for the worker's own spans; null when it was started in none.
+	Traceparent *string `json:"traceparent,omitempty"`
 }
 
 // A worker that polled for tasks.

@@ -66,6 +66,8 @@ type Engine struct {
 	starts *batch.Group[startItem, workflow.StartResult]
 	// attrKinds caches the kinds of search attribute names (a name's kind never changes).
 	attrKinds sync.Map
+	// traces caches the traceparents of traced workflows (tracing.go).
+	traces traceCache
 }
 
 // cancelHint is the newest cancel hint received for a workflow: the version the workflow had after

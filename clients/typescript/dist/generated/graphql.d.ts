@@ -737,6 +737,11 @@ export type RemoteTask = {
     input?: Maybe<Scalars['JSON']['output']>;
     /** Holds the lease: pass it to heartbeatTask, completeTask or failTask. */
     token: Scalars['String']['output'];
+    /**
+     * The W3C traceparent of the trace the task's workflow was started in (a traceparent header on the
+     * request that started it), for the worker's own spans; null when it was started in none.
+     */
+    traceparent?: Maybe<Scalars['String']['output']>;
     /** The workflow whose step called the function. */
     workflow?: Maybe<Workflow>;
 };
