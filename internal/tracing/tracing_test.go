@@ -149,7 +149,9 @@ func TestStartedWorkflowsJoinTheRequestsTrace(t *testing.T) {
 				require.Empty(t, r.Errors)
 				require.NoError(t, json.Unmarshal(r.Data, out))
 			}
-			var started struct{ StartWorkflow struct{ Workflow struct{ ID string } } }
+			var started struct {
+				StartWorkflow struct{ Workflow struct{ ID string } }
+			}
 			post(`mutation Begin { startWorkflow(input: {type: "t.traced"}) { workflow { id } } }`, nil,
 				"00-"+traceID+"-00f067aa0ba902b7-01", &started)
 
@@ -177,7 +179,9 @@ func TestStartedWorkflowsJoinTheRequestsTrace(t *testing.T) {
 			require.NoError(t, <-done)
 
 			var polled struct {
-				PollTasks struct{ Tasks []struct{ Token, Traceparent string } }
+				PollTasks struct {
+					Tasks []struct{ Token, Traceparent string }
+				}
 			}
 			post(`mutation { pollTasks(input: {functions: ["fx.trace"], worker: "w1"}) { tasks { token traceparent } } }`, nil, "", &polled)
 			require.Len(t, polled.PollTasks.Tasks, 1)
