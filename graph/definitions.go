@@ -105,6 +105,7 @@ func (r *Resolver) workflowStats(ctx context.Context, f persistence.WorkflowFilt
 		}
 		return list, nil
 	}
+	out.StuckCount = func(ctx context.Context) (int, error) { return r.stuckCount(ctx, f) }
 	return out, nil
 }
 

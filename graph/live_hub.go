@@ -155,7 +155,19 @@ func (h *liveHub) readAll() {
 		if h.beforeFanOut != nil {
 			h.beforeFanOut()
 		}
+		// Attribute filters read the workflows' search attributes: loaded only while some
+		// subscription has one (checked again under the lock, for one that just registered).
+		withAttributes := false
 		h.mu.Lock()
+		for h.needsAttributes() && !withAttributes {
+			h.mu.Unlock()
+			if err := loadAttributes(ctx, h.store, byID); err != nil {
+				h.log.Warn("error loading attributes for subscriptions; retrying", "error", err)
+				return
+			}
+			withAttributes = true
+			h.mu.Lock()
+		}
 		for _, e := range batch {
 			for s := range h.subs {
 				if !s.matches(e) {
@@ -182,6 +194,37 @@ func (h *liveHub) readAll() {
 func newLiveEvent(ev *persistence.ChangeEvent, w *persistence.Workflow) *liveEvent {
 	c := ev.CursorOf()
 	return &liveEvent{ev: ev, workflow: w, cursor: c, cursorText: eventCursorOf(c), workflowID: encodeID(kindWorkflow, ev.WorkflowID)}
+}
+
+// needsAttributes reports whether a subscription filters by search attributes (h.mu held).
+func (h *liveHub) needsAttributes() bool {
+	for s := range h.subs {
+		if len(s.filter.Attributes) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// loadAttributes sets the search attributes of workflows (an empty map for one with none).
+func loadAttributes(ctx context.Context, store Reads, byID map[int64]*persistence.Workflow) error {
+	ids := make([]int64, 0, len(byID))
+	for id := range byID {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	attrs, err := store.WorkflowAttributeMaps(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for id, w := range byID {
+		if m := attrs[id]; m != nil {
+			w.Attributes = m
+		} else {
+			w.Attributes = map[string]persistence.AttributeValue{}
+		}
+	}
+	return nil
 }
 
 // workflowsOf loads the workflows that events name, by ID.

@@ -49,6 +49,11 @@ type loaders struct {
 	taskLogs        *dataloader.Loader[int64, []*persistence.ActivityLog]
 	variableChanges *dataloader.Loader[int64, []*persistence.ActionVariable]
 	held            *dataloader.Loader[int64, []*persistence.Workflow]
+	attributes      *dataloader.Loader[int64, map[string]persistence.AttributeValue]
+	pendingRemote   *dataloader.Loader[int64, []string]
+	// stuck are the stuck rules of the response, read once (stuck.go).
+	stuckMu sync.Mutex
+	stuck   *persistence.StuckRules
 }
 
 type loadersKey struct{}
@@ -210,6 +215,18 @@ func newLoaders(store Reads) *loaders {
 			return *w.ExecutorID
 		})
 	}).loader()
+	l.attributes = newPrefetch(l.siblingIDs, func(ctx context.Context, ids []int64) (map[int64]map[string]persistence.AttributeValue, error) {
+		return store.WorkflowAttributeMaps(ctx, ids)
+	}).loader()
+	l.pendingRemote = newPrefetch(func([]int64) []int64 {
+		var out []int64
+		for _, w := range l.siblingList() {
+			if w.Status == persistence.StatusWaiting {
+				out = append(out, w.ID)
+			}
+		}
+		return out
+	}, store.PendingRemoteFunctions).loader()
 	return l
 }
 

@@ -114,7 +114,8 @@ func (r *mutationResolver) UpdateWorkflow(ctx context.Context, input model.Updat
 		return nil, err
 	}
 	p := workflow.UpdateParams{ChangeParams: cp, State: input.State, StateText: input.StateText, NextActivation: input.NextActivation,
-		ClearNextActivation: input.ClearNextActivation != nil && *input.ClearNextActivation, Variables: input.Variables}
+		ClearNextActivation: input.ClearNextActivation != nil && *input.ClearNextActivation, Variables: input.Variables,
+		Attributes: input.Attributes}
 	return payload(r.engine.Update(ctx, p))
 }
 

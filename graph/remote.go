@@ -56,13 +56,23 @@ func (r *Resolver) pollTasks(ctx context.Context, in model.PollTasksInput) (*mod
 			byID[w.ID] = w
 		}
 	}
+	traces := map[int64]string{}
+	if len(ids) > 0 && selectsField(graphql.GetFieldContext(ctx).Field.Selections, "traceparent", 0) {
+		if traces, err = r.store.WorkflowTraceparents(ctx, ids); err != nil {
+			return nil, err
+		}
+	}
 	for _, t := range leased {
 		w := byID[t.WorkflowID]
 		if w == nil {
 			w = &persistence.Workflow{ID: t.WorkflowID}
 		}
-		out.Tasks = append(out.Tasks, &model.RemoteTask{ID: encodeID(kindRemoteTask, t.ID), Token: t.Token, Function: t.Function,
-			Input: t.Input, Attempt: t.Attempt, Deadline: *t.LeaseDeadline, Workflow: w})
+		task := &model.RemoteTask{ID: encodeID(kindRemoteTask, t.ID), Token: t.Token, Function: t.Function,
+			Input: t.Input, Attempt: t.Attempt, Deadline: *t.LeaseDeadline, Workflow: w}
+		if tp, ok := traces[t.WorkflowID]; ok {
+			task.Traceparent = &tp
+		}
+		out.Tasks = append(out.Tasks, task)
 	}
 	return out, nil
 }
@@ -142,16 +152,46 @@ func (r *Resolver) failTask(ctx context.Context, in model.FailTaskInput) (*model
 	return &model.TaskPayload{ID: encodeID(kindRemoteTask, t.ID), Status: string(t.Status)}, nil
 }
 
-func (r *Resolver) remoteWorkers(ctx context.Context) ([]*model.RemoteWorker, error) {
+func (r *Resolver) remoteWorkers(ctx context.Context, alive *bool) ([]*model.RemoteWorker, error) {
 	ws, err := r.engine.RemoteWorkers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*model.RemoteWorker, len(ws))
-	for i, w := range ws {
-		out[i] = &model.RemoteWorker{Name: w.Name, Functions: strings.Split(w.Functions, ","), LastPoll: w.LastPoll, TasksHeld: w.Held}
+	since := persistence.Now().Add(-workflow.RemoteWorkerAliveWithin)
+	out := make([]*model.RemoteWorker, 0, len(ws))
+	for _, w := range ws {
+		live := !w.LastPoll.Before(since)
+		if alive != nil && *alive != live {
+			continue
+		}
+		out = append(out, &model.RemoteWorker{Name: w.Name, Functions: strings.Split(w.Functions, ","), LastPoll: w.LastPoll, TasksHeld: w.Held, Alive: live})
 	}
 	return out, nil
+}
+
+// selectsField reports whether a selection set (through its fragments) selects a field of a
+// name at any depth.
+func selectsField(set ast.SelectionSet, name string, depth int) bool {
+	if depth > 10 {
+		return true
+	}
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if s.Name == name || selectsField(s.SelectionSet, name, depth+1) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if selectsField(s.SelectionSet, name, depth+1) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if s.Definition == nil || selectsField(s.Definition.SelectionSet, name, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // onlyFields reports whether a selection set (through its fragments) selects only allowed fields.

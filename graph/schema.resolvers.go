@@ -187,7 +187,7 @@ func (r *queryResolver) WorkflowByExternalID(ctx context.Context, typeArg string
 
 // Workflows is the resolver for the workflows field.
 func (r *queryResolver) Workflows(ctx context.Context, filter *model.WorkflowFilter, orderBy *model.WorkflowOrder, first *int, after *string, last *int, before *string) (*model.WorkflowConnection, error) {
-	f, err := workflowFilter(filter)
+	f, err := r.filterOf(ctx, filter)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func (r *queryResolver) Workflows(ctx context.Context, filter *model.WorkflowFil
 
 // WorkflowStats is the resolver for the workflowStats field.
 func (r *queryResolver) WorkflowStats(ctx context.Context, filter *model.WorkflowFilter) (*model.WorkflowStats, error) {
-	f, err := workflowFilter(filter)
+	f, err := r.filterOf(ctx, filter)
 	if err != nil {
 		return nil, err
 	}
@@ -263,8 +263,8 @@ func (r *queryResolver) Schedules(ctx context.Context, first *int, after *string
 }
 
 // RemoteWorkers is the resolver for the remoteWorkers field.
-func (r *queryResolver) RemoteWorkers(ctx context.Context) ([]*model.RemoteWorker, error) {
-	return r.remoteWorkers(ctx)
+func (r *queryResolver) RemoteWorkers(ctx context.Context, alive *bool) ([]*model.RemoteWorker, error) {
+	return r.remoteWorkers(ctx, alive)
 }
 
 // ID is the resolver for the id field.
@@ -554,6 +554,8 @@ func (r *Resolver) WorkflowDefinition() generated.WorkflowDefinitionResolver {
 
 func (r *Resolver) WorkflowEvent() generated.WorkflowEventResolver { return &workflowEventResolver{r} }
 
+func (r *Resolver) WorkflowStats() generated.WorkflowStatsResolver { return &workflowStatsResolver{r} }
+
 type (
 	actionResolver             struct{ *Resolver }
 	activityLogResolver        struct{ *Resolver }
@@ -568,4 +570,5 @@ type (
 	workflowResolver           struct{ *Resolver }
 	workflowDefinitionResolver struct{ *Resolver }
 	workflowEventResolver      struct{ *Resolver }
+	workflowStatsResolver      struct{ *Resolver }
 )

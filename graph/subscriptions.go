@@ -8,6 +8,7 @@ import (
 	"github.com/cairnflow/cairn/graph/internal/request"
 	"github.com/cairnflow/cairn/graph/model"
 	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
 )
 
 // eventBatch is how many change events a subscription reads per statement.
@@ -76,6 +77,9 @@ func (r *Resolver) backlog(ctx context.Context, f persistence.WorkflowFilter, fr
 			return true // the rest was purged
 		}
 		byID, err := workflowsOf(ctx, r.store, events)
+		if err == nil && len(f.Attributes) > 0 {
+			err = loadAttributes(ctx, r.store, byID)
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				r.log.WarnContext(ctx, "error loading workflows for a subscription", "error", err)
@@ -103,7 +107,10 @@ func (r *Resolver) backlog(ctx context.Context, f persistence.WorkflowFilter, fr
 // cursor of the last event it was given, so that it resumes there and misses nothing. The engine
 // never waits for a subscriber.
 func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFilter, after *string) (<-chan *model.WorkflowEvent, error) {
-	f, err := workflowFilter(filter)
+	if filter != nil && filter.Stuck != nil {
+		return nil, workflow.NewError(workflow.CodeInvalidInput, "filter.stuck", "workflowEvents cannot filter by stuck: a workflow becomes stuck with no event")
+	}
+	f, err := r.filterOf(ctx, filter)
 	if err != nil {
 		return nil, err
 	}

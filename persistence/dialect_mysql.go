@@ -96,8 +96,13 @@ func (mysqlDialect) insertActivityLogs(ctx context.Context, s *Store, rows []*Ac
 // would also swallow errors that are not duplicates); such a row counts as no row affected. It
 // turns off the RETURNING Bun adds on MariaDB by itself, as MariaDB would return the stored row of
 // a duplicate as if inserted; the ID of an inserted row is the last insert ID.
-func (mysqlDialect) insertSkippingDuplicates(ctx context.Context, s *Store, model any, _ string, _ bool) (int64, error) {
-	res, err := s.idb.NewInsert().Model(model).On("DUPLICATE KEY UPDATE id = id").Returning("NULL").Exec(ctx)
+// A table without an id column names its key in conflictColumns: its first column is set to itself.
+func (mysqlDialect) insertSkippingDuplicates(ctx context.Context, s *Store, model any, conflictColumns string, _ bool) (int64, error) {
+	col := "id"
+	if conflictColumns != "" && !strings.Contains(conflictColumns, ",") {
+		col = strings.TrimSpace(conflictColumns)
+	}
+	res, err := s.idb.NewInsert().Model(model).On("DUPLICATE KEY UPDATE " + col + " = " + col).Returning("NULL").Exec(ctx)
 	if err != nil {
 		return 0, err
 	}

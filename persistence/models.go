@@ -124,6 +124,9 @@ type Workflow struct {
 	Steps int `bun:"steps,notnull"`
 	// DataOmitted says the row was read without its input and variables (WorkflowListParams.OmitData).
 	DataOmitted bool `bun:"-"`
+	// Attributes are the workflow's search attributes where they were read with it (the live
+	// subscriptions' filters read them; nil otherwise).
+	Attributes map[string]AttributeValue `bun:"-"`
 }
 
 // Action is one row of a workflow's history: one change of its state.
@@ -210,6 +213,9 @@ type Executor struct {
 	// SessionLock says the executor holds a database session lock while its process lives, so
 	// the other nodes declare it dead as soon as that session ends, before its expiry.
 	SessionLock bool `bun:"session_lock,notnull"`
+	// Types are the definition types its pool claims, comma-separated, as its last claim named
+	// them (nil: not recorded yet).
+	Types *string `bun:"types"`
 }
 
 // Alive reports whether the executor has not stopped and its heartbeat has not expired at now.

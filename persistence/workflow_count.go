@@ -246,7 +246,7 @@ var attentionStatuses = []Status{StatusManual, StatusFailed, StatusPaused, Statu
 func (f WorkflowFilter) empty() bool {
 	return f.IDs == nil && f.Types == nil && f.Statuses == nil && f.States == nil && f.ExternalID == nil &&
 		f.BusinessKey == nil && f.ParentID == nil && f.RootID == nil && f.TopLevel == nil && f.ExecutorGroup == nil &&
-		f.ExecutorIDs == nil && f.CreatedAfter == nil && f.CreatedBefore == nil
+		f.ExecutorIDs == nil && f.CreatedAfter == nil && f.CreatedBefore == nil && f.Attributes == nil && f.Stuck == nil
 }
 
 // Empty reports whether the filter selects every workflow: it sets no condition (an empty list

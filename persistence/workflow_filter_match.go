@@ -30,7 +30,8 @@ func (f WorkflowFilter) MatchesChange(w *Workflow, status Status, state string) 
 		(f.ExecutorGroup == nil || *f.ExecutorGroup == w.ExecutorGroup) &&
 		(len(f.ExecutorIDs) == 0 || (w.ExecutorID != nil && slices.Contains(f.ExecutorIDs, *w.ExecutorID))) &&
 		(f.CreatedAfter == nil || w.Created.After(storedTime(*f.CreatedAfter))) &&
-		(f.CreatedBefore == nil || w.Created.Before(storedTime(*f.CreatedBefore)))
+		(f.CreatedBefore == nil || w.Created.Before(storedTime(*f.CreatedBefore))) &&
+		matchAttributes(f.Attributes, w.Attributes)
 }
 
 // OnlyEventFields reports whether the filter reads nothing but a workflow's ID, status and state,
@@ -38,7 +39,7 @@ func (f WorkflowFilter) MatchesChange(w *Workflow, status Status, state string) 
 func (f WorkflowFilter) OnlyEventFields() bool {
 	return len(f.Types) == 0 && f.ExternalID == nil && f.BusinessKey == nil && f.ParentID == nil &&
 		f.RootID == nil && f.TopLevel == nil && f.ExecutorGroup == nil && len(f.ExecutorIDs) == 0 && f.CreatedAfter == nil &&
-		f.CreatedBefore == nil
+		f.CreatedBefore == nil && len(f.Attributes) == 0 && f.Stuck == nil
 }
 
 // equalIfSet reports whether an optional filter value is absent or equals the row's (SQL's

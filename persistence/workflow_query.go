@@ -26,6 +26,17 @@ type WorkflowFilter struct {
 	ExecutorIDs   []int64
 	CreatedAfter  *time.Time
 	CreatedBefore *time.Time
+	// Attributes keeps the workflows whose search attributes pass every one of these filters.
+	Attributes []AttributeFilter
+	// Stuck keeps the workflows that Rules find stuck (true) or not (false); Rules is required
+	// with it. Matches does not apply it: a workflow becomes stuck by the passing of time.
+	Stuck *StuckFilter
+}
+
+// StuckFilter selects workflows by the stuck rules of one instant.
+type StuckFilter struct {
+	Want  bool
+	Rules *StuckRules
 }
 
 // apply adds the filter's conditions to a query on workflows (alias w).
@@ -73,6 +84,12 @@ func (f WorkflowFilter) apply(q *bun.SelectQuery) *bun.SelectQuery {
 	}
 	if f.CreatedBefore != nil {
 		q = q.Where("w.created < ?", UTC(*f.CreatedBefore))
+	}
+	for _, a := range f.Attributes {
+		q = a.apply(q)
+	}
+	if f.Stuck != nil {
+		q = f.Stuck.Rules.apply(q, f.Stuck.Want)
 	}
 	return q
 }

@@ -26,6 +26,9 @@ type StartParams struct {
 	IdempotencyKey string
 	// Variables are the initial variables (a JSON object).
 	Variables json.RawMessage
+	// Attributes are the workflow's search attributes: a flat JSON object of strings, numbers,
+	// booleans and times (RFC 3339 strings), which the workflows query filters by.
+	Attributes json.RawMessage
 }
 
 // StartResult is one started (or found) workflow.
@@ -72,6 +75,8 @@ type UpdateParams struct {
 	ClearNextActivation bool
 	// Variables are merged into the workflow's variables; a null value removes a key.
 	Variables json.RawMessage
+	// Attributes are merged into the workflow's search attributes; a null value removes one.
+	Attributes json.RawMessage
 }
 
 // SignalParams is the input of Signal.

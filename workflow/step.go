@@ -80,6 +80,10 @@ type StepContext interface {
 	// completes, with the action it belongs to. A value over the node's Limits is refused with a
 	// *LimitError (non-retryable), and the attempt fails with it even if the handler goes on.
 	SetVar(key string, v any) error
+	// SetAttribute sets the workflow's search attribute name to v (a string, a number, a bool or
+	// a time.Time); nil removes it. Written when the step completes (dropped when it fails). A name
+	// or value the API would refuse is refused here with a *workflow.Error (INVALID_INPUT).
+	SetAttribute(name string, v any) error
 	// Log records an activity log entry, written when the step completes. A value longer than the
 	// node's ValueBytes is cut; once a step's logs reach its VariablesBytes, the rest are dropped
 	// (one entry says so): a step cannot fill the disk through its logs.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairnflow/cairn"
 	"github.com/cairnflow/cairn/internal/serverless"
+	"github.com/cairnflow/cairn/internal/tracing"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 	"github.com/cairnflow/cairn/workflow/demo"
@@ -174,6 +175,22 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 
 	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
+
+	// Traces, when the standard OTEL_* environment asks for them (a no-op otherwise).
+	stopTracing, err := tracing.Setup(ctx, version)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(flush); err != nil {
+			log.Warn("error flushing traces", "error", err)
+		}
+	}()
+	if tracing.Enabled() {
+		log.Info("tracing to OTLP")
+	}
 
 	// Listen first: a taken address fails before the database is touched.
 	var ln net.Listener

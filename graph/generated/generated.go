@@ -48,6 +48,7 @@ type ResolverRoot interface {
 	Workflow() WorkflowResolver
 	WorkflowDefinition() WorkflowDefinitionResolver
 	WorkflowEvent() WorkflowEventResolver
+	WorkflowStats() WorkflowStatsResolver
 }
 
 type DirectiveRoot struct {
@@ -178,6 +179,7 @@ type ComplexityRoot struct {
 		PID           func(childComplexity int) int
 		Started       func(childComplexity int) int
 		Stopped       func(childComplexity int) int
+		Types         func(childComplexity int) int
 		Workflows     func(childComplexity int) int
 	}
 
@@ -244,7 +246,7 @@ type ComplexityRoot struct {
 		Executors            func(childComplexity int, first *int, after *string, alive *bool) int
 		Node                 func(childComplexity int, id string) int
 		Nodes                func(childComplexity int, ids []string) int
-		RemoteWorkers        func(childComplexity int) int
+		RemoteWorkers        func(childComplexity int, alive *bool) int
 		Schedules            func(childComplexity int, first *int, after *string) int
 		Workflow             func(childComplexity int, id string) int
 		WorkflowByExternalID func(childComplexity int, typeArg string, externalID string) int
@@ -255,16 +257,18 @@ type ComplexityRoot struct {
 	}
 
 	RemoteTask struct {
-		Attempt  func(childComplexity int) int
-		Deadline func(childComplexity int) int
-		Function func(childComplexity int) int
-		ID       func(childComplexity int) int
-		Input    func(childComplexity int) int
-		Token    func(childComplexity int) int
-		Workflow func(childComplexity int) int
+		Attempt     func(childComplexity int) int
+		Deadline    func(childComplexity int) int
+		Function    func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Input       func(childComplexity int) int
+		Token       func(childComplexity int) int
+		Traceparent func(childComplexity int) int
+		Workflow    func(childComplexity int) int
 	}
 
 	RemoteWorker struct {
+		Alive     func(childComplexity int) int
 		Functions func(childComplexity int) int
 		LastPoll  func(childComplexity int) int
 		Name      func(childComplexity int) int
@@ -403,6 +407,7 @@ type ComplexityRoot struct {
 	Workflow struct {
 		Actions           func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ActivityLogs      func(childComplexity int) int
+		Attributes        func(childComplexity int) int
 		BusinessKey       func(childComplexity int) int
 		Children          func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Created           func(childComplexity int) int
@@ -434,6 +439,7 @@ type ComplexityRoot struct {
 		StateText         func(childComplexity int) int
 		Status            func(childComplexity int) int
 		StepDeadline      func(childComplexity int) int
+		StuckReason       func(childComplexity int) int
 		TaskInstances     func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Type              func(childComplexity int) int
 		Variables         func(childComplexity int) int
@@ -493,6 +499,7 @@ type ComplexityRoot struct {
 	WorkflowStats struct {
 		ByStatus        func(childComplexity int) int
 		ByType          func(childComplexity int) int
+		Stuck           func(childComplexity int) int
 		Total           func(childComplexity int) int
 		TotalIsEstimate func(childComplexity int) int
 	}
@@ -539,6 +546,7 @@ type ExecutorResolver interface {
 
 	Alive(ctx context.Context, obj *persistence.Executor) (bool, error)
 	Workflows(ctx context.Context, obj *persistence.Executor) ([]*persistence.Workflow, error)
+	Types(ctx context.Context, obj *persistence.Executor) ([]string, error)
 }
 type FormSubmissionResolver interface {
 	ID(ctx context.Context, obj *persistence.FormSubmission) (string, error)
@@ -581,7 +589,7 @@ type QueryResolver interface {
 	WorkflowDefinition(ctx context.Context, typeArg string, version *int) (*persistence.Definition, error)
 	Executors(ctx context.Context, first *int, after *string, alive *bool) ([]*persistence.Executor, error)
 	Schedules(ctx context.Context, first *int, after *string) ([]*persistence.Schedule, error)
-	RemoteWorkers(ctx context.Context) ([]*model.RemoteWorker, error)
+	RemoteWorkers(ctx context.Context, alive *bool) ([]*model.RemoteWorker, error)
 	BulkOperation(ctx context.Context, id string) (*persistence.BulkOperation, error)
 	BulkOperations(ctx context.Context, first *int, after *string) ([]*persistence.BulkOperation, error)
 	AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditLogFilter) (*model.AuditLogPage, error)
@@ -638,6 +646,8 @@ type WorkflowResolver interface {
 	Output(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error)
 	RerunOf(ctx context.Context, obj *persistence.Workflow) (*persistence.Workflow, error)
 	Reruns(ctx context.Context, obj *persistence.Workflow) ([]*persistence.Workflow, error)
+	Attributes(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error)
+	StuckReason(ctx context.Context, obj *persistence.Workflow) (*string, error)
 }
 type WorkflowDefinitionResolver interface {
 	ID(ctx context.Context, obj *persistence.Definition) (string, error)
@@ -652,6 +662,9 @@ type WorkflowDefinitionResolver interface {
 type WorkflowEventResolver interface {
 	Workflow(ctx context.Context, obj *model.WorkflowEvent) (*persistence.Workflow, error)
 	Action(ctx context.Context, obj *model.WorkflowEvent) (*persistence.Action, error)
+}
+type WorkflowStatsResolver interface {
+	Stuck(ctx context.Context, obj *model.WorkflowStats) (int, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1160,6 +1173,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Executor.Stopped(childComplexity), true
+	case "Executor.types":
+		if e.ComplexityRoot.Executor.Types == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Executor.Types(childComplexity), true
 	case "Executor.workflows":
 		if e.ComplexityRoot.Executor.Workflows == nil {
 			break
@@ -1598,7 +1617,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Query.RemoteWorkers(childComplexity), true
+		args, err := ec.field_Query_remoteWorkers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.RemoteWorkers(childComplexity, args["alive"].(*bool)), true
 	case "Query.schedules":
 		if e.ComplexityRoot.Query.Schedules == nil {
 			break
@@ -1713,6 +1737,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RemoteTask.Token(childComplexity), true
+	case "RemoteTask.traceparent":
+		if e.ComplexityRoot.RemoteTask.Traceparent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoteTask.Traceparent(childComplexity), true
 	case "RemoteTask.workflow":
 		if e.ComplexityRoot.RemoteTask.Workflow == nil {
 			break
@@ -1720,6 +1750,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RemoteTask.Workflow(childComplexity), true
 
+	case "RemoteWorker.alive":
+		if e.ComplexityRoot.RemoteWorker.Alive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoteWorker.Alive(childComplexity), true
 	case "RemoteWorker.functions":
 		if e.ComplexityRoot.RemoteWorker.Functions == nil {
 			break
@@ -2262,6 +2298,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Workflow.ActivityLogs(childComplexity), true
+	case "Workflow.attributes":
+		if e.ComplexityRoot.Workflow.Attributes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workflow.Attributes(childComplexity), true
 	case "Workflow.businessKey":
 		if e.ComplexityRoot.Workflow.BusinessKey == nil {
 			break
@@ -2453,6 +2495,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Workflow.StepDeadline(childComplexity), true
+	case "Workflow.stuckReason":
+		if e.ComplexityRoot.Workflow.StuckReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workflow.StuckReason(childComplexity), true
 	case "Workflow.taskInstances":
 		if e.ComplexityRoot.Workflow.TaskInstances == nil {
 			break
@@ -2698,6 +2746,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WorkflowStats.ByType(childComplexity), true
+	case "WorkflowStats.stuck":
+		if e.ComplexityRoot.WorkflowStats.Stuck == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkflowStats.Stuck(childComplexity), true
 	case "WorkflowStats.total":
 		if e.ComplexityRoot.WorkflowStats.Total == nil {
 			break
@@ -2719,6 +2773,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAttributeFilter,
 		ec.unmarshalInputAuditLogFilter,
 		ec.unmarshalInputBackfillScheduleInput,
 		ec.unmarshalInputBulkSignalInput,
@@ -3791,7 +3846,7 @@ type PublishEventPayload {
 
 extend type Query {
   "The remote workers that polled for tasks, by name."
-  remoteWorkers: [RemoteWorker!]!
+  remoteWorkers("Only those that polled within the last 30 s (true) or not (false); all when null." alive: Boolean): [RemoteWorker!]!
 }
 
 # The remote task protocol. A worker token (cairn token create --role worker --functions f1,f2) may
@@ -4235,6 +4290,104 @@ extend type Mutation {
   deleteWorkflow(input: DeleteWorkflowInput!): DeleteWorkflowPayload!
 }
 `, BuiltIn: false},
+	{Name: "../../visibility.graphqls", Input: `# Seeing what goes on: search attributes (and filters by them).
+
+extend input StartWorkflowInput {
+  """
+  Search attributes: a flat JSON object of names to strings, numbers, booleans and times (RFC 3339
+  strings), which workflows(filter: {attributes: ...}) finds by. A name's kind is fixed by its first
+  use (a string in RFC 3339 form makes a time attribute). At most 32 attributes, names of at most 64
+  characters (a letter or _, then letters, digits, _, . or -), strings of at most 255 characters:
+  INVALID_INPUT names the attribute at fault (field attributes.<name>).
+  """
+  attributes: JSON
+}
+
+extend input UpdateWorkflowInput {
+  "Search attributes to merge (a JSON object; a null value removes an attribute)."
+  attributes: JSON
+}
+
+extend type Workflow {
+  "The workflow's search attributes: a JSON object (times as RFC 3339 strings in UTC); {} when none."
+  attributes: JSON!
+}
+
+"""
+A condition on one search attribute: exactly one of eq, in, gt, gte, lt, lte or prefix. Values are
+JSON scalars of the attribute's kind (a time as an RFC 3339 string); a comparison the kind does not
+allow (gt on a boolean, prefix on a number, a number against a string attribute) is INVALID_INPUT. A
+name never used matches no workflow.
+"""
+input AttributeFilter {
+  "The attribute."
+  name: String!
+  "Equal to this value."
+  eq: JSON
+  "Equal to one of these values (1 to 100)."
+  in: [JSON!]
+  "Greater than this value (strings compare byte by byte)."
+  gt: JSON
+  "Greater than or equal to this value."
+  gte: JSON
+  "Less than this value."
+  lt: JSON
+  "Less than or equal to this value."
+  lte: JSON
+  "A string attribute that begins with this."
+  prefix: String
+}
+
+extend input WorkflowFilter {
+  "Only the workflows whose search attributes pass every one of these conditions."
+  attributes: [AttributeFilter!]
+}
+
+extend type RemoteWorker {
+  "Whether it polled within the last 30 s (a worker waiting in a long poll is recorded every 10 s)."
+  alive: Boolean!
+}
+
+extend type Executor {
+  """
+  The definition types its pool claims, as its last claim named them (null: not recorded yet, as
+  for a node that has not claimed since it started).
+  """
+  types: [String!]
+}
+
+extend type Workflow {
+  """
+  Why the workflow cannot make progress, or null when nothing says it cannot: no live executor
+  serves its type in its executor group; it waits for a remote function that no worker polled
+  within 30 s (named); its attempt has run more than 10 s past its deadline; or it has been due for
+  more than a minute without being claimed (by how long: the nodes are behind). The same rules as
+  WorkflowFilter.stuck.
+  """
+  stuckReason: String
+}
+
+extend input WorkflowFilter {
+  """
+  Only the workflows that are stuck (true: those with a stuckReason) or not (false). Not offered
+  by workflowEvents (INVALID_INPUT): a workflow becomes stuck by the passing of time, with no event.
+  """
+  stuck: Boolean
+}
+
+extend type WorkflowStats {
+  "How many of the workflows counted are stuck (see Workflow.stuckReason); counted up to 10,000."
+  stuck: Int!
+}
+
+extend type RemoteTask {
+  """
+  The W3C traceparent of the trace the task's workflow was started in (a traceparent header on the
+  request that started it), for the worker's own spans; null when it was started in none.
+  """
+  traceparent: String
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -4492,6 +4645,8 @@ func (ec *executionContext) childFields_Executor(ctx context.Context, field grap
 		return ec.fieldContext_Executor_alive(ctx, field)
 	case "workflows":
 		return ec.fieldContext_Executor_workflows(ctx, field)
+	case "types":
+		return ec.fieldContext_Executor_types(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Executor", field.Name)
 }
@@ -4568,6 +4723,8 @@ func (ec *executionContext) childFields_RemoteTask(ctx context.Context, field gr
 		return ec.fieldContext_RemoteTask_deadline(ctx, field)
 	case "workflow":
 		return ec.fieldContext_RemoteTask_workflow(ctx, field)
+	case "traceparent":
+		return ec.fieldContext_RemoteTask_traceparent(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RemoteTask", field.Name)
 }
@@ -4582,6 +4739,8 @@ func (ec *executionContext) childFields_RemoteWorker(ctx context.Context, field 
 		return ec.fieldContext_RemoteWorker_lastPoll(ctx, field)
 	case "tasksHeld":
 		return ec.fieldContext_RemoteWorker_tasksHeld(ctx, field)
+	case "alive":
+		return ec.fieldContext_RemoteWorker_alive(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RemoteWorker", field.Name)
 }
@@ -4910,6 +5069,10 @@ func (ec *executionContext) childFields_Workflow(ctx context.Context, field grap
 		return ec.fieldContext_Workflow_rerunOf(ctx, field)
 	case "reruns":
 		return ec.fieldContext_Workflow_reruns(ctx, field)
+	case "attributes":
+		return ec.fieldContext_Workflow_attributes(ctx, field)
+	case "stuckReason":
+		return ec.fieldContext_Workflow_stuckReason(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Workflow", field.Name)
 }
@@ -5022,6 +5185,8 @@ func (ec *executionContext) childFields_WorkflowStats(ctx context.Context, field
 		return ec.fieldContext_WorkflowStats_byStatus(ctx, field)
 	case "byType":
 		return ec.fieldContext_WorkflowStats_byType(ctx, field)
+	case "stuck":
+		return ec.fieldContext_WorkflowStats_stuck(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WorkflowStats", field.Name)
 }
@@ -5649,6 +5814,20 @@ func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["ids"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_remoteWorkers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "alive",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["alive"] = arg0
 	return args, nil
 }
 
@@ -8051,6 +8230,29 @@ func (ec *executionContext) fieldContext_Executor_workflows(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Executor_types(ctx context.Context, field graphql.CollectedField, obj *persistence.Executor) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Executor_types(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Executor().Types(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Executor_types(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Executor", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _FormSubmission_id(ctx context.Context, field graphql.CollectedField, obj *persistence.FormSubmission) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9917,7 +10119,8 @@ func (ec *executionContext) _Query_remoteWorkers(ctx context.Context, field grap
 			return ec.fieldContext_Query_remoteWorkers(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Query().RemoteWorkers(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().RemoteWorkers(ctx, fc.Args["alive"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.RemoteWorker) graphql.Marshaler {
@@ -9927,7 +10130,7 @@ func (ec *executionContext) _Query_remoteWorkers(ctx context.Context, field grap
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Query_remoteWorkers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Query_remoteWorkers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Query",
 		Field:      field,
@@ -9936,6 +10139,17 @@ func (ec *executionContext) fieldContext_Query_remoteWorkers(_ context.Context, 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_RemoteWorker(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_remoteWorkers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -10318,6 +10532,29 @@ func (ec *executionContext) fieldContext_RemoteTask_workflow(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _RemoteTask_traceparent(ctx context.Context, field graphql.CollectedField, obj *model.RemoteTask) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoteTask_traceparent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Traceparent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RemoteTask_traceparent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoteTask", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _RemoteWorker_name(ctx context.Context, field graphql.CollectedField, obj *model.RemoteWorker) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10408,6 +10645,29 @@ func (ec *executionContext) _RemoteWorker_tasksHeld(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_RemoteWorker_tasksHeld(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RemoteWorker", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RemoteWorker_alive(ctx context.Context, field graphql.CollectedField, obj *model.RemoteWorker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoteWorker_alive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Alive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoteWorker_alive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoteWorker", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _RerunWorkflowPayload_workflow(ctx context.Context, field graphql.CollectedField, obj *model.RerunWorkflowPayload) (ret graphql.Marshaler) {
@@ -13450,6 +13710,52 @@ func (ec *executionContext) fieldContext_Workflow_reruns(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Workflow_attributes(ctx context.Context, field graphql.CollectedField, obj *persistence.Workflow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workflow_attributes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Workflow().Attributes(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v json.RawMessage) graphql.Marshaler {
+			return ec.marshalNJSON2encodingᚋjsonᚐRawMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Workflow_attributes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Workflow", field, true, true, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Workflow_stuckReason(ctx context.Context, field graphql.CollectedField, obj *persistence.Workflow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workflow_stuckReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Workflow().StuckReason(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Workflow_stuckReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Workflow", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _WorkflowConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14361,6 +14667,29 @@ func (ec *executionContext) fieldContext_WorkflowStats_byType(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _WorkflowStats_stuck(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkflowStats_stuck(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WorkflowStats().Stuck(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkflowStats_stuck(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkflowStats", field, true, true, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -15422,6 +15751,85 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAttributeFilter(ctx context.Context, obj any) (model.AttributeFilter, error) {
+	var it model.AttributeFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "eq", "in", "gt", "gte", "lt", "lte", "prefix"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "eq":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eq"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Eq = data
+		case "in":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("in"))
+			data, err := ec.unmarshalOJSON2ᚕencodingᚋjsonᚐRawMessageᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.In = data
+		case "gt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gt"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gt = data
+		case "gte":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gte"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gte = data
+		case "lt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lt"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Lt = data
+		case "lte":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lte"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Lte = data
+		case "prefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Prefix = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputAuditLogFilter(ctx context.Context, obj any) (model.AuditLogFilter, error) {
 	var it model.AuditLogFilter
 	if obj == nil {
@@ -16269,7 +16677,7 @@ func (ec *executionContext) unmarshalInputStartWorkflowInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"type", "externalId", "businessKey", "launchToken", "input", "variables", "priority", "startAt", "idempotencyKey"}
+	fieldsInOrder := [...]string{"type", "externalId", "businessKey", "launchToken", "input", "variables", "priority", "startAt", "idempotencyKey", "attributes"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16339,6 +16747,13 @@ func (ec *executionContext) unmarshalInputStartWorkflowInput(ctx context.Context
 				return it, err
 			}
 			it.IdempotencyKey = data
+		case "attributes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attributes"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Attributes = data
 		}
 	}
 	return it, nil
@@ -16494,7 +16909,7 @@ func (ec *executionContext) unmarshalInputUpdateWorkflowInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "state", "stateText", "nextActivation", "clearNextActivation", "variables", "reason", "idempotencyKey"}
+	fieldsInOrder := [...]string{"id", "state", "stateText", "nextActivation", "clearNextActivation", "variables", "reason", "idempotencyKey", "attributes"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16557,6 +16972,13 @@ func (ec *executionContext) unmarshalInputUpdateWorkflowInput(ctx context.Contex
 				return it, err
 			}
 			it.IdempotencyKey = data
+		case "attributes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attributes"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Attributes = data
 		}
 	}
 	return it, nil
@@ -16617,7 +17039,7 @@ func (ec *executionContext) unmarshalInputWorkflowFilter(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"ids", "types", "statuses", "states", "externalId", "businessKey", "parentId", "rootId", "topLevel", "executorGroup", "createdAfter", "createdBefore"}
+	fieldsInOrder := [...]string{"ids", "types", "statuses", "states", "externalId", "businessKey", "parentId", "rootId", "topLevel", "executorGroup", "createdAfter", "createdBefore", "attributes", "stuck"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16708,6 +17130,20 @@ func (ec *executionContext) unmarshalInputWorkflowFilter(ctx context.Context, ob
 				return it, err
 			}
 			it.CreatedBefore = data
+		case "attributes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attributes"))
+			data, err := ec.unmarshalOAttributeFilter2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAttributeFilterᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Attributes = data
+		case "stuck":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stuck"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Stuck = data
 		}
 	}
 	return it, nil
@@ -18445,6 +18881,44 @@ func (ec *executionContext) _Executor(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "types":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Executor_types(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19355,6 +19829,11 @@ func (ec *executionContext) _RemoteTask(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "traceparent":
+			out.Values[i] = ec._RemoteTask_traceparent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19405,6 +19884,11 @@ func (ec *executionContext) _RemoteWorker(ctx context.Context, sel ast.Selection
 			}
 		case "tasksHeld":
 			out.Values[i] = ec._RemoteWorker_tasksHeld(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "alive":
+			out.Values[i] = ec._RemoteWorker_alive(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -21548,6 +22032,82 @@ func (ec *executionContext) _Workflow(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "attributes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Workflow_attributes(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "stuckReason":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Workflow_stuckReason(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22317,6 +22877,44 @@ func (ec *executionContext) _WorkflowStats(ctx context.Context, sel ast.Selectio
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "stuck":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WorkflowStats_stuck(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22848,6 +23446,11 @@ func (ec *executionContext) marshalNActivityLog2ᚖgithubᚗcomᚋcairnflowᚋca
 		return graphql.Null
 	}
 	return ec._ActivityLog(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAttributeFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAttributeFilter(ctx context.Context, v any) (*model.AttributeFilter, error) {
+	res, err := ec.unmarshalInputAttributeFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNAuditEntry2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAuditEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.AuditEntry) graphql.Marshaler {
@@ -24313,6 +24916,23 @@ func (ec *executionContext) marshalOAction2ᚖgithubᚗcomᚋcairnflowᚋcairn�
 	return ec._Action(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOAttributeFilter2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAttributeFilterᚄ(ctx context.Context, v any) ([]*model.AttributeFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.AttributeFilter, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNAttributeFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAttributeFilter(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) unmarshalOAuditLogFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAuditLogFilter(ctx context.Context, v any) (*model.AuditLogFilter, error) {
 	if v == nil {
 		return nil, nil
@@ -24460,6 +25080,41 @@ func (ec *executionContext) marshalOJSON2encodingᚋjsonᚐRawMessage(ctx contex
 	_ = ctx
 	res := model.MarshalJSON(v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOJSON2ᚕencodingᚋjsonᚐRawMessageᚄ(ctx context.Context, v any) ([]json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]json.RawMessage, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNJSON2encodingᚋjsonᚐRawMessage(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOJSON2ᚕencodingᚋjsonᚐRawMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []json.RawMessage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNJSON2encodingᚋjsonᚐRawMessage(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalONode2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {

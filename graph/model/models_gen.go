@@ -14,6 +14,29 @@ import (
 	"github.com/cairnflow/cairn/workflow"
 )
 
+// A condition on one search attribute: exactly one of eq, in, gt, gte, lt, lte or prefix. Values are
+// JSON scalars of the attribute's kind (a time as an RFC 3339 string); a comparison the kind does not
+// allow (gt on a boolean, prefix on a number, a number against a string attribute) is INVALID_INPUT. A
+// name never used matches no workflow.
+type AttributeFilter struct {
+	// The attribute.
+	Name string `json:"name"`
+	// Equal to this value.
+	Eq json.RawMessage `json:"eq,omitempty"`
+	// Equal to one of these values (1 to 100).
+	In []json.RawMessage `json:"in,omitempty"`
+	// Greater than this value (strings compare byte by byte).
+	Gt json.RawMessage `json:"gt,omitempty"`
+	// Greater than or equal to this value.
+	Gte json.RawMessage `json:"gte,omitempty"`
+	// Less than this value.
+	Lt json.RawMessage `json:"lt,omitempty"`
+	// Less than or equal to this value.
+	Lte json.RawMessage `json:"lte,omitempty"`
+	// A string attribute that begins with this.
+	Prefix *string `json:"prefix,omitempty"`
+}
+
 // Which audit entries.
 type AuditLogFilter struct {
 	// Only this actor's acts.
@@ -238,6 +261,9 @@ type RemoteTask struct {
 	Deadline time.Time `json:"deadline"`
 	// The workflow whose step called the function.
 	Workflow *persistence.Workflow `json:"workflow,omitempty"`
+	// The W3C traceparent of the trace the task's workflow was started in (a traceparent header on the
+	// request that started it), for the worker's own spans; null when it was started in none.
+	Traceparent *string `json:"traceparent,omitempty"`
 }
 
 // A worker that polled for tasks.
@@ -249,6 +275,8 @@ type RemoteWorker struct {
 	LastPoll time.Time `json:"lastPoll"`
 	// The tasks it holds a live lease on.
 	TasksHeld int `json:"tasksHeld"`
+	// Whether it polled within the last 30 s (a worker waiting in a long poll is recorded every 10 s).
+	Alive bool `json:"alive"`
 }
 
 type RerunWorkflowInput struct {
@@ -363,6 +391,12 @@ type StartWorkflowInput struct {
 	StartAt *time.Time `json:"startAt,omitempty"`
 	// The same key returns the first result and starts nothing new.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+	// Search attributes: a flat JSON object of names to strings, numbers, booleans and times (RFC 3339
+	// strings), which workflows(filter: {attributes: ...}) finds by. A name's kind is fixed by its first
+	// use (a string in RFC 3339 form makes a time attribute). At most 32 attributes, names of at most 64
+	// characters (a letter or _, then letters, digits, _, . or -), strings of at most 255 characters:
+	// INVALID_INPUT names the attribute at fault (field attributes.<name>).
+	Attributes json.RawMessage `json:"attributes,omitempty"`
 }
 
 // The outcome of startWorkflow.
@@ -484,6 +518,8 @@ type UpdateWorkflowInput struct {
 	Reason *string `json:"reason,omitempty"`
 	// The same key returns the workflow unchanged.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+	// Search attributes to merge (a JSON object; a null value removes an attribute).
+	Attributes json.RawMessage `json:"attributes,omitempty"`
 }
 
 // Names a workflow for a simple operation.
@@ -529,6 +565,11 @@ type WorkflowFilter struct {
 	CreatedAfter *time.Time `json:"createdAfter,omitempty"`
 	// Only workflows created before this time (exclusive).
 	CreatedBefore *time.Time `json:"createdBefore,omitempty"`
+	// Only the workflows whose search attributes pass every one of these conditions.
+	Attributes []*AttributeFilter `json:"attributes,omitempty"`
+	// Only the workflows that are stuck (true: those with a stuckReason) or not (false). Not offered
+	// by workflowEvents (INVALID_INPUT): a workflow becomes stuck by the passing of time, with no event.
+	Stuck *bool `json:"stuck,omitempty"`
 }
 
 // An order of workflows.

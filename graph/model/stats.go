@@ -10,6 +10,8 @@ type WorkflowStats struct {
 	ByStatus        []*StatusCount
 	// ByTypes counts per type.
 	ByTypes func(ctx context.Context) ([]*TypeCount, error)
+	// StuckCount counts the stuck ones.
+	StuckCount func(ctx context.Context) (int, error)
 }
 
 // ByType counts the workflows per type.

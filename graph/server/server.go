@@ -202,9 +202,10 @@ func New(cfg Config) http.Handler {
 		srv.Use(rolesRule{})
 	}
 	srv.Use(&costLimit{max: cfg.ComplexityLimit})
+	srv.Use(operationSpans{})
 
 	api := http.NewServeMux()
-	var endpoint http.Handler = limitBody(guardRequests(conformStatus(srv), cfg, cfg.Logger), cfg.MaxBodyBytes)
+	var endpoint http.Handler = traceRequests(limitBody(guardRequests(conformStatus(srv), cfg, cfg.Logger), cfg.MaxBodyBytes))
 	if cfg.Authenticate != nil {
 		endpoint = requireToken(cfg.Authenticate, cfg.TokenRecheckInterval, endpoint)
 	}

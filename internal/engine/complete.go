@@ -143,6 +143,9 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 				evType := string(o.action.Type)
 				events = append(events, &persistence.ChangeEvent{WorkflowID: o.workflow.ID, Type: evType, ActionID: actionID, Status: c.Status, State: c.State, At: now})
 			}
+			if err := tx.WorkflowAttributesSet(ctx, o.workflow.ID, o.attrs); err != nil {
+				return err
+			}
 			for _, l := range o.logs {
 				if o.task != nil {
 					l.TaskInstanceID = &o.task.ID

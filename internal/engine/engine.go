@@ -66,6 +66,10 @@ type Engine struct {
 	starts *batch.Group[startItem, workflow.StartResult]
 	// bulkWake hints this node's bulk runner that an operation was started (bulk.go).
 	bulkWake chan struct{}
+	// attrKinds caches the kinds of search attribute names (a name's kind never changes).
+	attrKinds sync.Map
+	// traces caches the traceparents of traced workflows (tracing.go).
+	traces traceCache
 }
 
 // cancelHint is the newest cancel hint received for a workflow: the version the workflow had after

@@ -26,6 +26,7 @@ type Outcome struct {
 	task       *persistence.TaskInstance // nil: nothing ran (a WAIT state still waiting)
 	action     *persistence.Action       // nil: no change of state to record
 	vars       map[string]json.RawMessage
+	attrs      map[string]*persistence.AttributeValue // search attributes the step set (nil: removed)
 	logs       []*persistence.ActivityLog
 	children   []workflow.ChildRequest
 	signals    []workflow.SignalRequest // sent by this step (step_effects.go)
@@ -70,10 +71,10 @@ type ExecuteParams struct {
 // recorded as timed out without it (its goroutine is abandoned).
 const stepGrace = 2 * time.Second
 
-// Execute runs the current state of a workflow claimed by an executor and returns the outcome to
+// execute runs the current state of a workflow claimed by an executor and returns the outcome to
 // pass to complete. It never panics and never blocks past the state's timeout (plus a short grace):
 // a handler that panics is a failed attempt, one that does not return in time a timed-out attempt.
-func (e *Engine) Execute(ctx context.Context, p ExecuteParams) *Outcome {
+func (e *Engine) execute(ctx context.Context, p ExecuteParams) *Outcome {
 	w := p.Workflow
 	now := persistence.Now()
 	o := &Outcome{workflow: w, executorID: p.ExecutorID, host: p.Host, started: now, group: w.ExecutorGroup}

@@ -51,6 +51,10 @@ func timeHash(t *time.Time) any {
 
 // hashStart fingerprints a start request.
 func hashStart(p workflow.StartParams) string {
+	if len(p.Attributes) > 0 && string(p.Attributes) != "null" {
+		return requestHash("start", p.Type, p.ExternalID, p.BusinessKey, p.LaunchToken, canonicalJSON(p.Input), p.Priority,
+			timeHash(p.StartAt), canonicalJSON(p.Variables), canonicalJSON(p.Attributes))
+	}
 	return requestHash("start", p.Type, p.ExternalID, p.BusinessKey, p.LaunchToken, canonicalJSON(p.Input), p.Priority,
 		timeHash(p.StartAt), canonicalJSON(p.Variables))
 }

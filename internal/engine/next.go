@@ -26,6 +26,7 @@ func (e *Engine) apply(o *Outcome, def *workflow.Definition, state *workflow.Sta
 	o.collect(sc)
 	if sc != nil {
 		o.children, o.signals, o.cancels = sc.children, sc.signals, sc.cancels
+		o.attrs = sc.attrs
 	}
 	c := e.keep(w, persistence.StatusInProgress)
 	c.LastError = nil

@@ -397,11 +397,18 @@ func (e *Engine) Update(ctx context.Context, p workflow.UpdateParams) (*persiste
 		}
 		vars = m
 	}
-	if p.State == nil && p.StateText == nil && p.NextActivation == nil && !p.ClearNextActivation && vars == nil {
-		return nil, invalid("input", "nothing to update: give state, stateText, nextActivation or variables")
+	attrs, err := e.resolveAttributes(ctx, "attributes", p.Attributes, true)
+	if err != nil {
+		return nil, err
+	}
+	if p.State == nil && p.StateText == nil && p.NextActivation == nil && !p.ClearNextActivation && vars == nil && attrs == nil {
+		return nil, invalid("input", "nothing to update: give state, stateText, nextActivation, variables or attributes")
 	}
 	request := []any{p.State, p.StateText, timeHash(p.NextActivation), p.ClearNextActivation, canonicalJSON(p.Variables)}
-	return e.change(ctx, "update", request, p.ChangeParams, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, def *workflow.Definition) (map[string]json.RawMessage, error) {
+	if attrs != nil {
+		request = append(request, canonicalJSON(p.Attributes))
+	}
+	return e.change(ctx, "update", request, p.ChangeParams, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *workflow.Definition) (map[string]json.RawMessage, error) {
 		if w.Status == persistence.StatusExecuting {
 			return nil, conflict("workflow %v is executing a step; pause it before updating it", workflowRef(w.ID))
 		}
@@ -430,6 +437,9 @@ func (e *Engine) Update(ctx context.Context, p workflow.UpdateParams) (*persiste
 		}
 		if p.StateText != nil {
 			w.StateText = p.StateText
+		}
+		if err := setAttributes(ctx, tx, "attributes", w.ID, attrs); err != nil {
+			return nil, err
 		}
 		return vars, nil
 	})

@@ -111,5 +111,6 @@ func (e *Engine) writeEnds(ctx context.Context, results []persistence.RemoteTask
 	if len(woken) > 0 {
 		e.afterCommit(groups, true)
 	}
+	e.traceTasks(ctx, tasks)
 	return tasks, errs, nil
 }

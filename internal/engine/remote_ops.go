@@ -126,7 +126,13 @@ func (e *Engine) PollTasks(ctx context.Context, p workflow.PollTasksParams) ([]w
 		hints = ch
 	}
 	deadline := time.Now().Add(time.Duration(waitMs) * time.Millisecond)
+	recorded := time.Now()
 	for {
+		if time.Since(recorded) >= workflow.RemoteWorkerRefresh {
+			// A waiting worker is alive: recorded again, so that it is never listed as gone.
+			e.remoteWorkerSeen(ctx, worker, functions)
+			recorded = time.Now()
+		}
 		tasks, err := e.leaseTasks(ctx, functions, limit, time.Duration(leaseMs)*time.Millisecond, worker)
 		if err != nil || len(tasks) > 0 || waitMs == 0 {
 			return tasks, err

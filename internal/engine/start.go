@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/cairnflow/cairn/internal/batch"
+	"github.com/cairnflow/cairn/internal/tracing"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
@@ -20,6 +21,8 @@ import (
 // external-ID rules, in the order the requests joined the batch. A caller whose context ends while
 // its batch runs still has its start written, whole.
 func (e *Engine) Start(ctx context.Context, p workflow.StartParams) (workflow.StartResult, error) {
+	ctx, span := traceStart(ctx, 1, p.Type)
+	defer span.End()
 	items, err := e.prepareStarts(ctx, []workflow.StartParams{p}, false)
 	if err != nil {
 		return workflow.StartResult{}, err
@@ -40,6 +43,8 @@ func (e *Engine) startMany(ctx context.Context, ps []workflow.StartParams, index
 	if len(ps) == 0 {
 		return nil, nil
 	}
+	ctx, span := traceStart(ctx, len(ps), ps[0].Type)
+	defer span.End()
 	items, err := e.prepareStarts(ctx, ps, indexed)
 	if err != nil {
 		return nil, err
@@ -59,6 +64,10 @@ type startItem struct {
 	hash string // of the request, kept with its idempotency key
 	// keyField names the request's idempotency key in errors.
 	keyField string
+	// attrs are the workflow's search attributes (nil: none).
+	attrs map[string]*persistence.AttributeValue
+	// traceparent is the trace the start ran in ("": none), stored with the workflow.
+	traceparent string
 }
 
 // startRefused is a request of a batch refused inside its transaction (its idempotency key reused
@@ -121,6 +130,7 @@ func (e *Engine) prepareStarts(ctx context.Context, ps []workflow.StartParams, i
 	defs := map[string]*persistence.Definition{}
 	items := make([]startItem, len(ps))
 	now := persistence.Now()
+	traceparent := tracing.Traceparent(ctx)
 	for i, p := range ps {
 		field := func(f string) string {
 			if !indexed {
@@ -162,11 +172,15 @@ func (e *Engine) prepareStarts(ctx context.Context, ps []workflow.StartParams, i
 		if err := firstError(checkValue(e.limits, field("input"), input), checkVariablesSize(e.limits, field("variables"), varMap, vars)); err != nil {
 			return nil, err
 		}
+		attrs, err := e.resolveAttributes(ctx, field("attributes"), p.Attributes, false)
+		if err != nil {
+			return nil, err
+		}
 		due := now
 		if p.StartAt != nil {
 			due = persistence.UTC(*p.StartAt)
 		}
-		items[i] = startItem{p: p, hash: hashStart(p), keyField: field("idempotencyKey"), w: &persistence.Workflow{
+		items[i] = startItem{p: p, hash: hashStart(p), keyField: field("idempotencyKey"), attrs: attrs, traceparent: traceparent, w: &persistence.Workflow{
 			Type: p.Type, DefinitionVersion: def.Version, ExternalID: strPtr(p.ExternalID), BusinessKey: strPtr(p.BusinessKey),
 			LaunchToken: strPtr(p.LaunchToken), Status: persistence.StatusCreated, State: spec.StartState().Name,
 			NextActivation: &due, Priority: p.Priority, ExecutorGroup: def.ExecutorGroup, Input: input, Variables: vars,
@@ -236,6 +250,24 @@ func (e *Engine) commitStarts(ctx context.Context, items []startItem) ([]workflo
 				freshIdx = append(freshIdx, i)
 			}
 			if err := tx.WorkflowInsertMany(ctx, fresh); err != nil {
+				return err
+			}
+			var attrs []*persistence.WorkflowAttribute
+			for k, w := range fresh {
+				if a := items[freshIdx[k]].attrs; len(a) > 0 {
+					attrs = append(attrs, attributeRows(w.ID, a)...)
+				}
+			}
+			if err := tx.WorkflowAttributeInsertMany(ctx, attrs); err != nil {
+				return err
+			}
+			var traces []*persistence.WorkflowTrace
+			for k, w := range fresh {
+				if tp := items[freshIdx[k]].traceparent; tp != "" {
+					traces = append(traces, &persistence.WorkflowTrace{WorkflowID: w.ID, Traceparent: tp})
+				}
+			}
+			if err := tx.WorkflowTraceInsertMany(ctx, traces); err != nil {
 				return err
 			}
 			// The initial variables are recorded as set by "action 0", so the variables as of any

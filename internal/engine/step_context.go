@@ -43,6 +43,10 @@ type stepContext struct {
 	// logBytes counts what the step logged; logsCut says the rest is dropped.
 	logBytes int
 	logsCut  bool
+	// attrs are the search attributes the step set (nil: removed); attrNames the names the
+	// workflow has, read at the first SetAttribute.
+	attrs     map[string]*persistence.AttributeValue
+	attrNames map[string]bool
 }
 
 // WorkflowID is the ID of the running workflow.

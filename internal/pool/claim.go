@@ -5,6 +5,8 @@ package pool
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cairnflow/cairn/internal/engine"
@@ -35,6 +37,22 @@ func (w *Worker) poke() {
 	}
 }
 
+// recordTypes records the types the pool claims on its executor row when they (or the executor)
+// changed since the last record: the API shows them, and stuck workflows are found by them.
+func (w *Worker) recordTypes(ctx context.Context, types []string) {
+	key := fmt.Sprintf("%d:%s", w.ExecutorID(), strings.Join(types, ","))
+	if key == w.typesRecorded {
+		return
+	}
+	if err := w.store.ExecutorTypesSet(ctx, w.ExecutorID(), types); err != nil {
+		if ctx.Err() == nil {
+			w.log.Warn("error recording the executor's types", "error", err)
+		}
+		return
+	}
+	w.typesRecorded = key
+}
+
 // claimLoop claims due workflows while slots are free and starts their steps, until ctx ends.
 func (w *Worker) claimLoop(ctx, hard context.Context) {
 	poll := time.NewTimer(0)
@@ -56,9 +74,11 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 			}
 			limit := min(free, w.opts.ClaimBatch)
 			now := persistence.Now()
+			types := w.engine.Types(w.opts.Group)
+			w.recordTypes(ctx, types)
 			claimed, err := w.store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: w.ExecutorID(), Group: w.opts.Group,
 				Limit: limit, Now: now, StepDeadline: now.Add(workflow.DefaultStepTimeout), StepTimeouts: w.engine.StepTimeouts(w.opts.Group),
-				Types: w.engine.Types(w.opts.Group)})
+				Types: types})
 			if err != nil {
 				if ctx.Err() == nil {
 					w.log.Warn("claim failed", "error", err, "retry_in", backoff)

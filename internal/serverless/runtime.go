@@ -57,6 +57,9 @@ func (p *program) load(sc workflow.StepContext) (*run, error) {
 // save writes what the step changed of its data back to the workflow's variables: each variable
 // set is a row of the step's action, so what did not change is not written again.
 func (r *run) save(sc workflow.StepContext) error {
+	if err := r.saveAttributes(sc); err != nil {
+		return err
+	}
 	for _, kv := range []struct {
 		key string
 		v   any

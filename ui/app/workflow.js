@@ -11,6 +11,7 @@ const historyPage = 100;
 const workflowQuery = `query Workflow($id: ID!, $first: Int) { workflow(id: $id) {
   id type definitionVersion status state stateText externalId businessKey launchToken priority retries executorGroup
   nextActivation waitingForSignal lastError stepDeadline input variables output created modified started finished
+  attributes stuckReason
   executor { id host pid }
   parent { id type status state }
   children(first: 50) { totalCount nodes { id type status state created } }
@@ -71,6 +72,7 @@ export function WorkflowPage({ params }) {
         <dl class="facts">
           <dt>Type</dt><dd><a href=${href('/definition', { type: w.type, version: w.definitionVersion })}>${w.type}</a> v${w.definitionVersion}</dd>
           <dt>Status</dt><dd><${Status} s=${w.status} /></dd>
+          ${w.stuckReason ? html`<dt>Stuck</dt><dd data-testid="stuck-reason" class="stuck-reason">${w.stuckReason}</dd>` : ''}
           <dt>State</dt><dd data-testid="state">${w.state}${w.stateText ? html` — <span class="muted">${w.stateText}</span>` : ''}</dd>
           ${w.waitingForSignal && html`<dt>Waits for signal</dt><dd>${w.waitingForSignal}</dd>`}
           ${w.lastError && html`<dt>Last error</dt><dd class="error">${w.lastError}</dd>`}
@@ -100,6 +102,7 @@ export function WorkflowPage({ params }) {
 
     <div class="grid2">
       <section aria-labelledby="vars-h"><h2 id="vars-h">Variables</h2><${JSONBlock} v=${w.variables} label="Variables" /></section>
+      <section aria-labelledby="attrs-h"><h2 id="attrs-h">Search attributes</h2><${JSONBlock} v=${w.attributes} label="Search attributes" /></section>
       <section aria-labelledby="input-h"><h2 id="input-h">Input</h2><${JSONBlock} v=${w.input} label="Input" /></section>
       <section aria-labelledby="output-h"><h2 id="output-h">Output</h2><${JSONBlock} v=${w.output} label="Output" /></section>
     </div>

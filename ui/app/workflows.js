@@ -25,11 +25,11 @@ const rowFields = 'id type status state stateText externalId businessKey created
 
 const listQuery = `query Workflows($filter: WorkflowFilter, $orderBy: WorkflowOrder, $first: Int, $after: String, $last: Int, $before: String) {
   workflows(filter: $filter, orderBy: $orderBy, first: $first, after: $after, last: $last, before: $before) {
-    edges { cursor node { ${rowFields} } }
+    edges { cursor node { ${rowFields} stuckReason } }
     pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
   }
 }`;
-const statsQuery = `query Stats($filter: WorkflowFilter) { workflowStats(filter: $filter) { total totalIsEstimate byStatus { status count isEstimate } } }`;
+const statsQuery = `query Stats($filter: WorkflowFilter) { workflowStats(filter: $filter) { total totalIsEstimate stuck byStatus { status count isEstimate } } }`;
 const eventsSub = `subscription Events($filter: WorkflowFilter, $after: String) { workflowEvents(filter: $filter, after: $after) { cursor type at status state workflowId workflow { ${rowFields} } } }`;
 
 // filterOf turns the route's parameters into a WorkflowFilter.
@@ -43,6 +43,7 @@ function filterOf(p) {
   if (p.get('parentId')) f.parentId = p.get('parentId');
   if (p.get('from')) f.createdAfter = p.get('from');
   if (p.get('to')) f.createdBefore = p.get('to');
+  if (p.get('stuck') === '1') f.stuck = true;
   // Children (sub-workflows, fork branches) stay under their parents: the list shows top-level
   // workflows unless asked for children, or when it lists one workflow's children.
   const level = p.get('level') || 'top';
@@ -58,6 +59,7 @@ function describeFilter(p) {
   add('externalId', 'external ID'); add('businessKey', 'business key');
   if (p.get('from')) parts.push('created after ' + p.get('from'));
   if (p.get('to')) parts.push('created before ' + p.get('to'));
+  if (p.get('stuck') === '1') parts.push('stuck only');
   if (p.get('parentId')) parts.push('children of ' + p.get('parentId'));
   else parts.push(levels[p.get('level')] || levels.top);
   return parts.join(' · ');
@@ -66,8 +68,9 @@ function describeFilter(p) {
 // The subscription leaves out statuses and states: an event of a row on the page that leaves
 // them (a WAITING row paused elsewhere) must still reach the page, so its row and the counts
 // follow. Such an event is judged here instead, as the server judges it (the event's own status
-// and state).
-function liveFilterOf(f) { const { statuses, states, ...rest } = f; return rest; }
+// and state). A workflow becomes stuck with no event: the subscription never filters by it, and a
+// stuck-only page takes no new rows live (its rows keep the reason they were listed with).
+function liveFilterOf(f) { const { statuses, states, stuck, ...rest } = f; return rest; }
 function eventMatches(f, ev) {
   return (!f.statuses || f.statuses.includes(ev.status)) && (!f.states || f.states.includes(ev.state));
 }
@@ -163,12 +166,12 @@ export function WorkflowsPage({ params }) {
       setRows((rs) => {
         const i = rs.findIndex((r) => r.id === w.id);
         if (i >= 0) {
-          const next = rs.slice(); next[i] = w;
+          const next = rs.slice(); next[i] = { ...w, stuckReason: rs[i].stuckReason };
           setLeft((l) => { if (matches === !l.has(w.id)) return l; const n = new Set(l); if (matches) n.delete(w.id); else n.add(w.id); return n; });
           if (!matches) setSelected((s) => { if (!s.has(w.id)) return s; const n = new Set(s); n.delete(w.id); return n; });
           return next;
         }
-        if (ev.type === 'CREATED' && matches) {
+        if (ev.type === 'CREATED' && matches && !filter.stuck) {
           if (inPlace) return [w, ...rs].slice(0, pageSize);
           setPending((n) => n + 1);
         }
@@ -229,7 +232,7 @@ export function WorkflowsPage({ params }) {
             onChange=${(e) => setSelected((s) => { const n = new Set(s); if (e.target.checked) n.add(w.id); else n.delete(w.id); return n; })} /></td>
           <td class="id"><a href=${href('/workflow', { id: w.id })}>${w.id}</a></td>
           <td>${w.type}</td>
-          <td><${Status} s=${w.status} />${left.has(w.id) ? html` <span class="muted">no longer matches the filter</span>` : ''}</td>
+          <td><${Status} s=${w.status} />${w.stuckReason ? html` <span class="stuck" data-testid="stuck" title=${w.stuckReason}>stuck</span><div class="muted stuck-reason">${w.stuckReason}</div>` : ''}${left.has(w.id) ? html` <span class="muted">no longer matches the filter</span>` : ''}</td>
           <td>${w.state}${w.stateText ? html`<div class="muted">${w.stateText}</div>` : ''}</td>
           <td>${w.externalId || ''}</td>
           <td>${w.businessKey || ''}</td>
@@ -272,6 +275,8 @@ function Filters({ params, set, draft: v, setDraft: setV }) {
     <label>Show<select aria-label="Show" name="level" value=${params.get('level') || 'top'} disabled=${!!params.get('parentId')} onChange=${(e) => set({ level: e.target.value === 'top' ? '' : e.target.value })}>
       ${Object.entries(levels).map(([k, label]) => html`<option value=${k}>${label}</option>`)}
     </select></label>
+    <label class="check"><input type="checkbox" name="stuck" aria-label="Stuck only" checked=${params.get('stuck') === '1'}
+      onChange=${(e) => set({ stuck: e.target.checked ? '1' : '' })} /> Stuck only</label>
     <label>Sort by<select aria-label="Sort by" name="sort" value=${params.get('sort') || 'CREATED'} onChange=${(e) => set({ sort: e.target.value })}>
       ${orderFields.map((f) => html`<option value=${f}>${f.toLowerCase().replace('_', ' ')}</option>`)}
     </select></label>
@@ -290,6 +295,8 @@ function StatusCounts({ stats, params, set, reload, delay }) {
   return html`<div class="stats" aria-label="Counts by status" data-total=${s.total} data-total-estimate=${s.totalIsEstimate ? 'true' : 'false'} title=${'Counted at ' + s.at + (s.totalIsEstimate ? '; numbers with ~ are estimates' : '')}>
     <button aria-pressed=${current === '' ? 'true' : 'false'} onClick=${() => set({ status: '' })}>All <strong><${Count} n=${s.total} estimate=${s.totalIsEstimate} /></strong></button>
     ${s.byStatus.map((c) => html`<button data-status=${c.status} aria-pressed=${current === c.status ? 'true' : 'false'} onClick=${() => set({ status: c.status })}>${c.status} <strong><${Count} n=${c.count} estimate=${c.isEstimate} /></strong></button>`)}
+    <button data-stuck=${s.stuck} aria-pressed=${params.get('stuck') === '1' ? 'true' : 'false'} title="Workflows that cannot make progress (see each one's reason)"
+      onClick=${() => set({ stuck: params.get('stuck') === '1' ? '' : '1' })}>Stuck <strong>${s.stuck}</strong></button>
     <button class="recount" title=${s.slow ? 'Counting is slow here: count again by hand' : 'Live events recount after ' + (delay / 1000).toFixed(1) + ' s'} disabled=${stats.loading} onClick=${reload}>↻ Recount <span class="muted">(counted <${Time} t=${s.at} />)</span></button>
   </div>`;
 }

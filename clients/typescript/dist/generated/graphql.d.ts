@@ -127,6 +127,30 @@ export type ActivityLog = {
     value: Scalars['String']['output'];
 };
 /**
+ * A condition on one search attribute: exactly one of eq, in, gt, gte, lt, lte or prefix. Values are
+ * JSON scalars of the attribute's kind (a time as an RFC 3339 string); a comparison the kind does not
+ * allow (gt on a boolean, prefix on a number, a number against a string attribute) is INVALID_INPUT. A
+ * name never used matches no workflow.
+ */
+export type AttributeFilter = {
+    /** Equal to this value. */
+    eq?: InputMaybe<Scalars['JSON']['input']>;
+    /** Greater than this value (strings compare byte by byte). */
+    gt?: InputMaybe<Scalars['JSON']['input']>;
+    /** Greater than or equal to this value. */
+    gte?: InputMaybe<Scalars['JSON']['input']>;
+    /** Equal to one of these values (1 to 100). */
+    in?: InputMaybe<Array<Scalars['JSON']['input']>>;
+    /** Less than this value. */
+    lt?: InputMaybe<Scalars['JSON']['input']>;
+    /** Less than or equal to this value. */
+    lte?: InputMaybe<Scalars['JSON']['input']>;
+    /** The attribute. */
+    name: Scalars['String']['input'];
+    /** A string attribute that begins with this. */
+    prefix?: InputMaybe<Scalars['String']['input']>;
+};
+/**
  * An operator act in the audit log: bulk operations, deletes, reruns, deploys and release states,
  * schedule changes, tokens made and revoked. (A change of one workflow is also an action in its own
  * history, with its actor and reason.)
@@ -369,6 +393,11 @@ export type Executor = Node & {
     started: Scalars['Time']['output'];
     /** When it stopped (or was declared dead). */
     stopped?: Maybe<Scalars['Time']['output']>;
+    /**
+     * The definition types its pool claims, as its last claim named them (null: not recorded yet, as
+     * for a node that has not claimed since it started).
+     */
+    types?: Maybe<Array<Scalars['String']['output']>>;
     /** The workflows it holds now (EXECUTING). */
     workflows: Array<Workflow>;
 };
@@ -859,6 +888,13 @@ export type QueryNodesArgs = {
  * The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
  * code INVALID_INPUT for an ID that is not an ID of the right kind.
  */
+export type QueryRemoteWorkersArgs = {
+    alive?: InputMaybe<Scalars['Boolean']['input']>;
+};
+/**
+ * The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
+ * code INVALID_INPUT for an ID that is not an ID of the right kind.
+ */
 export type QuerySchedulesArgs = {
     after?: InputMaybe<Scalars['ID']['input']>;
     first?: InputMaybe<Scalars['Int']['input']>;
@@ -933,12 +969,19 @@ export type RemoteTask = {
     input?: Maybe<Scalars['JSON']['output']>;
     /** Holds the lease: pass it to heartbeatTask, completeTask or failTask. */
     token: Scalars['String']['output'];
+    /**
+     * The W3C traceparent of the trace the task's workflow was started in (a traceparent header on the
+     * request that started it), for the worker's own spans; null when it was started in none.
+     */
+    traceparent?: Maybe<Scalars['String']['output']>;
     /** The workflow whose step called the function. */
     workflow?: Maybe<Workflow>;
 };
 /** A worker that polled for tasks. */
 export type RemoteWorker = {
     __typename?: 'RemoteWorker';
+    /** Whether it polled within the last 30 s (a worker waiting in a long poll is recorded every 10 s). */
+    alive: Scalars['Boolean']['output'];
     /** The functions its last recorded poll named. */
     functions: Array<Scalars['String']['output']>;
     /** When it last polled (recorded at most about once a second). */
@@ -1112,6 +1155,14 @@ export type StartBulkOperationInput = {
 };
 /** Starts one workflow. */
 export type StartWorkflowInput = {
+    /**
+     * Search attributes: a flat JSON object of names to strings, numbers, booleans and times (RFC 3339
+     * strings), which workflows(filter: {attributes: ...}) finds by. A name's kind is fixed by its first
+     * use (a string in RFC 3339 form makes a time attribute). At most 32 attributes, names of at most 64
+     * characters (a letter or _, then letters, digits, _, . or -), strings of at most 255 characters:
+     * INVALID_INPUT names the attribute at fault (field attributes.<name>).
+     */
+    attributes?: InputMaybe<Scalars['JSON']['input']>;
     /** A business reference. */
     businessKey?: InputMaybe<Scalars['String']['input']>;
     /** The caller's ID, unique per type: starting again with it returns the existing workflow. */
@@ -1348,6 +1399,8 @@ export type TypeCount = {
 };
 /** Changes a workflow; give at least one of state, stateText, nextActivation, clearNextActivation, variables. */
 export type UpdateWorkflowInput = {
+    /** Search attributes to merge (a JSON object; a null value removes an attribute). */
+    attributes?: InputMaybe<Scalars['JSON']['input']>;
     /** Unschedule it. */
     clearNextActivation?: InputMaybe<Scalars['Boolean']['input']>;
     /** The workflow. */
@@ -1380,6 +1433,8 @@ export type Workflow = Node & {
     actions: ActionConnection;
     /** What its steps logged, oldest first. */
     activityLogs: Array<ActivityLog>;
+    /** The workflow's search attributes: a JSON object (times as RFC 3339 strings in UTC); {} when none. */
+    attributes: Scalars['JSON']['output'];
     /** A business reference (an order number...), not unique. */
     businessKey?: Maybe<Scalars['String']['output']>;
     /** The workflows it started, oldest first. */
@@ -1445,6 +1500,14 @@ export type Workflow = Node & {
     status: WorkflowStatus;
     /** When the running step times out. */
     stepDeadline?: Maybe<Scalars['Time']['output']>;
+    /**
+     * Why the workflow cannot make progress, or null when nothing says it cannot: no live executor
+     * serves its type in its executor group; it waits for a remote function that no worker polled
+     * within 30 s (named); its attempt has run more than 10 s past its deadline; or it has been due for
+     * more than a minute without being claimed (by how long: the nodes are behind). The same rules as
+     * WorkflowFilter.stuck.
+     */
+    stuckReason?: Maybe<Scalars['String']['output']>;
     /** Its execution attempts, oldest first (at most 500 per page, 50 by default). */
     taskInstances: TaskInstanceConnection;
     /** Its definition's type. */
@@ -1576,6 +1639,8 @@ export type WorkflowEvent = {
 };
 /** Selects workflows; every field given must match (fields left out do not filter). */
 export type WorkflowFilter = {
+    /** Only the workflows whose search attributes pass every one of these conditions. */
+    attributes?: InputMaybe<Array<AttributeFilter>>;
     /** Only workflows with this business key. */
     businessKey?: InputMaybe<Scalars['String']['input']>;
     /** Only workflows created after this time (exclusive). */
@@ -1596,6 +1661,11 @@ export type WorkflowFilter = {
     states?: InputMaybe<Array<Scalars['String']['input']>>;
     /** Only these statuses. */
     statuses?: InputMaybe<Array<WorkflowStatus>>;
+    /**
+     * Only the workflows that are stuck (true: those with a stuckReason) or not (false). Not offered
+     * by workflowEvents (INVALID_INPUT): a workflow becomes stuck by the passing of time, with no event.
+     */
+    stuck?: InputMaybe<Scalars['Boolean']['input']>;
     /**
      * Only workflows with no parent (true), such as those a person or a schedule started, or only
      * children (false): sub-workflows and fork branches. All when null.
@@ -1637,6 +1707,8 @@ export type WorkflowStats = {
     byStatus: Array<StatusCount>;
     /** Workflows per type, with their statuses. */
     byType: Array<TypeCount>;
+    /** How many of the workflows counted are stuck (see Workflow.stuckReason); counted up to 10,000. */
+    stuck: Scalars['Int']['output'];
     /** Workflows in all. */
     total: Scalars['Int']['output'];
     /** Whether total is an estimate. */

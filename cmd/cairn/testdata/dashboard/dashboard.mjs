@@ -5,7 +5,7 @@
 // count and filter, children kept under their parents (fork branches and sub-workflows),
 // executors and schedules paged, counts shown as estimates above the node's
 // --exact-count-up-to (CAIRN_COUNT_ESTIMATES=true where the database estimates), the remote
-// workers page. Any request to a host other than the
+// workers page, a stuck workflow with its reason and search attributes. Any request to a host other than the
 // machine's fails the run. Prints one JSON object per measurement, then "ok".
 //
 // usage: node dashboard.mjs http://127.0.0.1:PORT [screenshot-dir]
@@ -289,6 +289,25 @@ try {
   assert.match(await scheduleRows.first().innerText(), /@every 3650s/);
   await page.getByRole('button', { name: /Previous 50/ }).click();
   await page.waitForFunction(() => document.querySelectorAll('table[aria-label="Schedules"] tbody tr[data-id]').length === 50);
+
+  // Stuck workflows: one waits for a remote function no worker polls. "Stuck only" lists it with
+  // its reason; its page shows the reason and its search attributes.
+  const doc = { document: { dsl: '1.0.0', namespace: 'ui', name: 'stuck', version: '1.0.0' }, do: [{ ask: { call: 'nobody.serves' } }] };
+  const deployed = await gql(`mutation($s: String!) { deployDefinition(input: {source: $s}) { definition { type } } }`, { s: JSON.stringify(doc) });
+  const stuck = await start({ type: deployed.deployDefinition.definition.type, attributes: { team: 'ui-test' } });
+  await eventually('the call to wait for a worker', async () => (await statusOf(stuck.id)).status === 'WAITING');
+  await page.goto(ui + '#/workflows');
+  await page.waitForSelector('table[data-loaded="true"]');
+  await page.getByLabel('Stuck only').check();
+  const stuckRow = page.locator(`tbody tr[data-id="${stuck.id}"]`);
+  await stuckRow.locator('[data-testid="stuck"]').waitFor();
+  assert.match(await stuckRow.locator('.stuck-reason').innerText(), /nobody\.serves/);
+  assert.equal((await hashParams(page)).stuck, '1');
+  await page.goto(ui + '#/workflow?id=' + encodeURIComponent(stuck.id));
+  assert.match(await page.getByTestId('stuck-reason').innerText(), /no remote worker polled function "nobody\.serves"/);
+  await page.getByRole('heading', { name: 'Search attributes' }).waitFor();
+  await page.getByText('ui-test').first().waitFor();
+  await act('cancelWorkflow', stuck.id);
 
   if (shots) {
     await page.goto(ui + '#/workflows');

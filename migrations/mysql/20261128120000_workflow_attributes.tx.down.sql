@@ -1,0 +1,3 @@
+DROP TABLE attribute_names;
+--bun:split
+DROP TABLE workflow_attributes;

@@ -1,0 +1,1 @@
+ALTER TABLE executors DROP COLUMN types;

@@ -1,0 +1,2 @@
+DROP TABLE attribute_names;
+DROP TABLE workflow_attributes;
