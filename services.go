@@ -2,6 +2,7 @@ package cairn
 
 import (
 	"context"
+	"time"
 
 	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/maintenance"
@@ -59,6 +60,15 @@ func (n *Node) buildServices() error {
 			return err
 		}
 		n.cluster = append(n.cluster, purge)
+	}
+	if w := n.opts.HistoryPartition; w != "" {
+		parts, err := maintenance.NewHistoryPartitions(maintenance.PartitionsConfig{Store: n.store, Width: w,
+			Ahead: maintenance.PartitionsAhead(w), Retention: n.opts.Retention, EventRetention: n.opts.EventRetention,
+			Interval: maintenance.RetentionInterval(max(n.opts.Retention, time.Hour), n.opts.HeartbeatInterval), Logger: n.log})
+		if err != nil {
+			return err
+		}
+		n.cluster = append(n.cluster, parts)
 	}
 	if r := n.opts.EventRetention; r > 0 {
 		trim, err := maintenance.NewEventTrimmer(maintenance.RetentionConfig{Store: n.store, Retention: r,

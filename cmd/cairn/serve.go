@@ -41,6 +41,7 @@ type serveConfig struct {
 	drainTimeout   time.Duration
 	retention      time.Duration
 	eventRetention time.Duration
+	partition      string
 	maxConns       int
 	logLevel       string
 	logFormat      string
@@ -77,6 +78,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.BoolVar(&c.sessionLocks, "session-locks", true, "on PostgreSQL and MariaDB, hold a database session lock per executor so a killed node is declared dead as soon as its session ends; false behind a transaction-mode pooler (expiry alone then)")
 	fs.DurationVar(&c.retention, "retention", 0, "delete workflows (with their history) that ended longer ago than this, e.g. 720h; 0 keeps everything")
 	fs.DurationVar(&c.eventRetention, "event-retention", 24*time.Hour, "delete change events (what subscriptions resume from) older than this; 0 keeps them all")
+	partitionFlag(fs, &c.partition)
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 30*time.Second, "on shutdown, how long to wait for running steps and HTTP requests")
 	fs.IntVar(&c.maxConns, "max-conns", 20, "database connection pool size on PostgreSQL and MariaDB/MySQL (SQLite always uses one connection)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
@@ -108,6 +110,9 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	}
 	if c.eventRetention < 0 {
 		return nil, usagef("--event-retention must not be negative, not %s", c.eventRetention)
+	}
+	if err := checkPartitionFlag(c.partition, c.database, c.retention); err != nil {
+		return nil, err
 	}
 	if c.pooled, err = poolerOption(c.pooler); err != nil {
 		return nil, err
@@ -197,6 +202,10 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err := prepareSchema(ctx, store, cfg.noMigrate, log); err != nil {
 		return err
 	}
+	partition, err := preparePartitions(ctx, store, cfg.partition, cfg.retention, log)
+	if err != nil {
+		return err
+	}
 
 	var groups []string
 	if !cfg.noWorkers {
@@ -220,6 +229,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		DrainTimeout:      cfg.drainTimeout,
 		Retention:         cfg.retention,
 		EventRetention:    cfg.eventRetention,
+		HistoryPartition:  partition,
 		Documents: serverless.NewCompiler(serverless.Options{Secrets: secrets, HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow),
 			Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}, Expressions: cfg.exprs.options()}),
 	})
