@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cairnflow/cairn"
+	"github.com/cairnflow/cairn/internal/replicas"
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
@@ -42,6 +43,8 @@ type serveConfig struct {
 	retention      time.Duration
 	eventRetention time.Duration
 	partition      string
+	replicas       replicaFlags
+	readRouter     *replicas.Router
 	maxConns       int
 	logLevel       string
 	logFormat      string
@@ -79,6 +82,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.retention, "retention", 0, "delete workflows (with their history) that ended longer ago than this, e.g. 720h; 0 keeps everything")
 	fs.DurationVar(&c.eventRetention, "event-retention", 24*time.Hour, "delete change events (what subscriptions resume from) older than this; 0 keeps them all")
 	partitionFlag(fs, &c.partition)
+	c.replicas.register(fs)
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 30*time.Second, "on shutdown, how long to wait for running steps and HTTP requests")
 	fs.IntVar(&c.maxConns, "max-conns", 20, "database connection pool size on PostgreSQL and MariaDB/MySQL (SQLite always uses one connection)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
@@ -112,6 +116,9 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 		return nil, usagef("--event-retention must not be negative, not %s", c.eventRetention)
 	}
 	if err := checkPartitionFlag(c.partition, c.database, c.retention); err != nil {
+		return nil, err
+	}
+	if err := c.replicas.check(c.database); err != nil {
 		return nil, err
 	}
 	if c.pooled, err = poolerOption(c.pooler); err != nil {
@@ -205,6 +212,12 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	partition, err := preparePartitions(ctx, store, cfg.partition, cfg.retention, log)
 	if err != nil {
 		return err
+	}
+	if cfg.readRouter, err = cfg.replicas.open(ctx, store, cfg.maxConns, log); err != nil {
+		return err
+	}
+	if cfg.readRouter != nil {
+		defer cfg.readRouter.Close()
 	}
 
 	var groups []string
