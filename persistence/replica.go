@@ -12,7 +12,9 @@ import (
 type WALPosition uint64
 
 // String writes the position as PostgreSQL does (16/B374D848).
-func (p WALPosition) String() string { return fmt.Sprintf("%X/%X", uint64(p)>>32, uint64(p)&0xFFFFFFFF) }
+func (p WALPosition) String() string {
+	return fmt.Sprintf("%X/%X", uint64(p)>>32, uint64(p)&0xFFFFFFFF)
+}
 
 // ParseWALPosition reads a position written as PostgreSQL does.
 func ParseWALPosition(s string) (WALPosition, error) {

@@ -54,7 +54,9 @@ const startOrder = `mutation { startWorkflow(input: {type: "demo.order", input: 
 func startedID(t *testing.T, r routedResponse) string {
 	t.Helper()
 	require.Empty(t, r.body.Errors)
-	var d struct{ StartWorkflow struct{ Workflow struct{ ID string } } }
+	var d struct {
+		StartWorkflow struct{ Workflow struct{ ID string } }
+	}
 	require.NoError(t, json.Unmarshal(r.body.Data, &d))
 	require.NotEmpty(t, d.StartWorkflow.Workflow.ID)
 	return d.StartWorkflow.Workflow.ID
@@ -92,7 +94,7 @@ func TestReadReplicas(t *testing.T) {
 	r = runCairn(t, "", nil, "serve", "--read-database", standby.url)
 	requireOneLineError(t, r, "read replicas need a PostgreSQL --database")
 	for url, want := range map[string]string{
-		primary.url: "is not a replica",
+		primary.url:                        "is not a replica",
 		"mysql://root@127.0.0.1:3306/test": "must be a postgres:// URL",
 		fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=5", freeLoopbackPort(t)): "unreachable",
 	} {
