@@ -59,10 +59,14 @@ func (r *Resolver) routeResponse(ctx context.Context, next graphql.ResponseHandl
 		return next(withLoaders(ctx, r.store))
 	}
 	op := graphql.GetOperationContext(ctx).Operation
-	if op == nil || op.Operation != ast.Query {
+	if op == nil || op.Operation == ast.Subscription {
+		// A subscription's responses come from its own goroutine: it leaves the route alone.
+		return next(withLoaders(ctx, r.store))
+	}
+	if op.Operation != ast.Query {
 		rt.Source = SourcePrimary
 		resp := next(withLoaders(ctx, r.store))
-		if op != nil && op.Operation == ast.Mutation {
+		if op.Operation == ast.Mutation {
 			if pos, err := r.cfg.Replicas.Position(ctx); err == nil {
 				rt.Token = pos.String()
 			} else {
