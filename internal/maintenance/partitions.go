@@ -89,6 +89,7 @@ func (h *HistoryPartitions) round(ctx context.Context) {
 	if p.Before.IsZero() && p.EventsBefore.IsZero() {
 		return
 	}
+	began := time.Now()
 	res, err := h.cfg.Store.HistoryPartitionsExpire(ctx, p)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -97,7 +98,8 @@ func (h *HistoryPartitions) round(ctx context.Context) {
 		return
 	}
 	if len(res.Dropped) > 0 || res.Deleted > 0 {
-		h.cfg.Logger.Info("expired history", "dropped_partitions", res.Dropped, "deleted_rows", res.Deleted)
+		h.cfg.Logger.Info("expired history", "dropped_partitions", res.Dropped, "deleted_rows", res.Deleted,
+			"took", time.Since(began).Round(time.Millisecond))
 	}
 }
 
