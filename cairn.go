@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -66,6 +67,12 @@ type Options struct {
 	// BulkLease is how long a bulk operation stays this node's after each batch it commits: when
 	// the node dies, another node carries the operation on once the lease has run out (Expiry).
 	BulkLease time.Duration
+	// HistoryPartition is the width (day or week) the history tables are partitioned by on
+	// PostgreSQL (persistence.Store.PartitionHistory), or empty when they are not. With it, a node
+	// with pools keeps partitions ready ahead of time and, under Retention and EventRetention,
+	// drops the partitions that only hold expired history. Refused on SQLite and MariaDB, and with
+	// a Retention shorter than a partition.
+	HistoryPartition persistence.PartitionWidth
 	// Host names this node on its executor rows (os.Hostname()).
 	Host string
 	// Documents compiles the documents Deploy takes (Serverless Workflow YAML or JSON); without it
@@ -115,6 +122,13 @@ func (o Options) validate() (Options, error) {
 			errs = append(errs, fmt.Errorf("executor group %q is named twice", g))
 		}
 		seen[g] = true
+	}
+	if o.HistoryPartition != "" {
+		if _, err := persistence.ParsePartitionWidth(string(o.HistoryPartition)); err != nil {
+			errs = append(errs, err)
+		} else if err := o.HistoryPartition.CheckRetention(o.Retention); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if o.NoWorkers {
 		o.Groups = nil

@@ -52,6 +52,9 @@ func New(store *persistence.Store, opts Options) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.HistoryPartition != "" && store.Kind() != persistence.KindPostgres {
+		return nil, fmt.Errorf("invalid node options: %w", persistence.ErrPartitionsUnsupported)
+	}
 	n := &Node{store: store, opts: opts, log: opts.Logger}
 	n.notifier = persistence.NewNotifier(store, opts.Logger)
 	n.engine = engine.New(store, engine.Options{Logger: opts.Logger, Notifier: n.notifier, Limits: opts.Limits})

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/internal/maintenance"
@@ -70,6 +71,15 @@ func (n *Node) buildServices() error {
 			return err
 		}
 		n.cluster = append(n.cluster, purge)
+	}
+	if w := n.opts.HistoryPartition; w != "" {
+		parts, err := maintenance.NewHistoryPartitions(maintenance.PartitionsConfig{Store: n.store, Width: w,
+			Ahead: maintenance.PartitionsAhead(w), Retention: n.opts.Retention, EventRetention: n.opts.EventRetention,
+			Interval: maintenance.RetentionInterval(max(n.opts.Retention, time.Hour), n.opts.HeartbeatInterval), Logger: n.log})
+		if err != nil {
+			return err
+		}
+		n.cluster = append(n.cluster, parts)
 	}
 	if r := n.opts.EventRetention; r > 0 {
 		trim, err := maintenance.NewEventTrimmer(maintenance.RetentionConfig{Store: n.store, Retention: r,

@@ -88,13 +88,13 @@ func stateDefinitions(def *workflow.Definition) []*model.StateDefinition {
 
 // workflowStats counts a filter's workflows in all and per status now, and per type when asked.
 func (r *Resolver) workflowStats(ctx context.Context, f persistence.WorkflowFilter) (*model.WorkflowStats, error) {
-	c, err := r.store.WorkflowStatsUpTo(ctx, f, r.cfg.ExactCountUpTo)
+	c, err := r.reads(ctx).WorkflowStatsUpTo(ctx, f, r.cfg.ExactCountUpTo)
 	if err != nil {
 		return nil, err
 	}
 	out := &model.WorkflowStats{Total: c.Total.N, TotalIsEstimate: c.Total.Estimate, ByStatus: statusCounts(c.ByStatus)}
 	out.ByTypes = func(ctx context.Context) ([]*model.TypeCount, error) {
-		types, err := r.store.WorkflowStatsByTypeUpTo(ctx, f, r.cfg.ExactCountUpTo)
+		types, err := r.reads(ctx).WorkflowStatsByTypeUpTo(ctx, f, r.cfg.ExactCountUpTo)
 		if err != nil {
 			return nil, err
 		}

@@ -1,11 +1,9 @@
 package graph
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -45,6 +43,9 @@ type Config struct {
 	MaxSubscriptionsPerConnection int
 	// MaxSubscriptions bounds the subscriptions the node serves at once (default 5000).
 	MaxSubscriptions int
+	// Replicas, when set, serve the read-only queries of requests that carry a ReadRoute
+	// (WithReadRoute); mutations and subscriptions read the primary.
+	Replicas ReadReplicas
 }
 
 func (c Config) withDefaults() Config {
@@ -89,9 +90,7 @@ func NewExecutor(cfg Config) *handler.Server {
 	srv.SetRecoverFunc(recoverFunc(cfg.Logger))
 	// Fresh dataloaders for every response: a query, a mutation, or one event of a subscription
 	// (so a long subscription never serves stale rows from a cache).
-	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		return next(withLoaders(ctx, r.store))
-	})
+	srv.AroundResponses(r.routeResponse)
 	boundResponses(srv, cfg.MaxResponseBytes)
 	return srv
 }

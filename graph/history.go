@@ -21,7 +21,7 @@ func (r *Resolver) actionConnection(ctx context.Context, w *persistence.Workflow
 	if err != nil {
 		return nil, err
 	}
-	l := loadersFor(ctx, r.store)
+	l := loadersFor(ctx, r.reads(ctx))
 	rows, err := l.actions.Load(ctx, pageKey{WorkflowID: w.ID, Page: page})()
 	if err != nil {
 		return nil, err
@@ -48,7 +48,7 @@ func (r *Resolver) taskInstanceConnection(ctx context.Context, w *persistence.Wo
 	if err != nil {
 		return nil, err
 	}
-	l := loadersFor(ctx, r.store)
+	l := loadersFor(ctx, r.reads(ctx))
 	rows, err := l.taskInstances.Load(ctx, pageKey{WorkflowID: w.ID, Page: page})()
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func withRunning(rows []*persistence.TaskInstance, running *persistence.TaskInst
 
 // variablesAfter rebuilds a workflow's variables as they stood right after one of its actions.
 func (r *Resolver) variablesAfter(ctx context.Context, workflowID, actionID int64) (json.RawMessage, error) {
-	vars, err := r.store.VariablesAsOf(ctx, workflowID, actionID)
+	vars, err := r.reads(ctx).VariablesAsOf(ctx, workflowID, actionID)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func (r *Resolver) actionOf(ctx context.Context, w *persistence.Workflow, field,
 	if err != nil {
 		return nil, err
 	}
-	a, err := loadersFor(ctx, r.store).actionByID.Load(ctx, actionID)()
+	a, err := loadersFor(ctx, r.reads(ctx)).actionByID.Load(ctx, actionID)()
 	if err != nil {
 		return nil, err
 	}

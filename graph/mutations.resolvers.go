@@ -39,7 +39,7 @@ func (r *mutationResolver) StartWorkflows(ctx context.Context, input model.Start
 	out := &model.StartWorkflowsPayload{Results: make([]*model.StartWorkflowPayload, len(res))}
 	for i, sr := range res {
 		out.Results[i] = &model.StartWorkflowPayload{Workflow: sr.Workflow, Created: sr.Created}
-		loadersFor(ctx, r.store).listed(sr.Workflow)
+		loadersFor(ctx, r.reads(ctx)).listed(sr.Workflow)
 	}
 	return out, nil
 }

@@ -13,7 +13,7 @@ func (r *Resolver) node(ctx context.Context, field, id string) (model.Node, erro
 	if !ok {
 		return nil, invalidInput(field, "not an ID: "+quoteInput(id))
 	}
-	l := loadersFor(ctx, r.store)
+	l := loadersFor(ctx, r.reads(ctx))
 	switch kind {
 	case kindWorkflow:
 		return nonNil(l.workflows.Load(ctx, rowID)())
@@ -24,13 +24,13 @@ func (r *Resolver) node(ctx context.Context, field, id string) (model.Node, erro
 	case kindExecutor:
 		return nonNil(l.executors.Load(ctx, rowID)())
 	case kindDefinition:
-		defs, err := r.store.DefinitionGetByIDs(ctx, []int64{rowID})
+		defs, err := r.reads(ctx).DefinitionGetByIDs(ctx, []int64{rowID})
 		if err != nil || len(defs) == 0 {
 			return nil, err
 		}
 		return defs[0], nil
 	case kindSideEffect:
-		ses, err := r.store.SideEffectGetMany(ctx, []int64{rowID})
+		ses, err := r.reads(ctx).SideEffectGetMany(ctx, []int64{rowID})
 		if err != nil || len(ses) == 0 {
 			return nil, err
 		}

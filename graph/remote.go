@@ -48,7 +48,7 @@ func (r *Resolver) pollTasks(ctx context.Context, in model.PollTasksInput) (*mod
 	// A worker may not read workflows beyond their IDs; nor need they be read when only their IDs
 	// are asked for (a read less on every poll).
 	if len(ids) > 0 && roleOf(ctx) != RoleWorker && !workflowsOnlyByID(graphql.GetFieldContext(ctx).Field.Selections, 0) {
-		wfs, err := r.store.WorkflowGetMany(ctx, ids)
+		wfs, err := r.reads(ctx).WorkflowGetMany(ctx, ids)
 		if err != nil {
 			return nil, err
 		}

@@ -25,7 +25,7 @@ func (r *actionResolver) ID(ctx context.Context, obj *persistence.Action) (strin
 
 // Workflow is the resolver for the workflow field.
 func (r *actionResolver) Workflow(ctx context.Context, obj *persistence.Action) (*persistence.Workflow, error) {
-	return loadersFor(ctx, r.store).workflows.Load(ctx, obj.WorkflowID)()
+	return loadersFor(ctx, r.reads(ctx)).workflows.Load(ctx, obj.WorkflowID)()
 }
 
 // Executor is the resolver for the executor field.
@@ -33,7 +33,7 @@ func (r *actionResolver) Executor(ctx context.Context, obj *persistence.Action) 
 	if obj.ExecutorID == nil {
 		return nil, nil
 	}
-	return loadersFor(ctx, r.store).executors.Load(ctx, *obj.ExecutorID)()
+	return loadersFor(ctx, r.reads(ctx)).executors.Load(ctx, *obj.ExecutorID)()
 }
 
 // TaskInstance is the resolver for the taskInstance field.
@@ -41,12 +41,12 @@ func (r *actionResolver) TaskInstance(ctx context.Context, obj *persistence.Acti
 	if obj.TaskInstanceID == nil {
 		return nil, nil
 	}
-	return loadersFor(ctx, r.store).taskByID.Load(ctx, *obj.TaskInstanceID)()
+	return loadersFor(ctx, r.reads(ctx)).taskByID.Load(ctx, *obj.TaskInstanceID)()
 }
 
 // VariableChanges is the resolver for the variableChanges field.
 func (r *actionResolver) VariableChanges(ctx context.Context, obj *persistence.Action) ([]*persistence.ActionVariable, error) {
-	vars, err := loadersFor(ctx, r.store).variableChanges.Load(ctx, obj.ID)()
+	vars, err := loadersFor(ctx, r.reads(ctx)).variableChanges.Load(ctx, obj.ID)()
 	if vars == nil {
 		vars = []*persistence.ActionVariable{}
 	}
@@ -68,7 +68,7 @@ func (r *activityLogResolver) TaskInstance(ctx context.Context, obj *persistence
 	if obj.TaskInstanceID == nil {
 		return nil, nil
 	}
-	return loadersFor(ctx, r.store).taskByID.Load(ctx, *obj.TaskInstanceID)()
+	return loadersFor(ctx, r.reads(ctx)).taskByID.Load(ctx, *obj.TaskInstanceID)()
 }
 
 // ID is the resolver for the id field.
@@ -83,7 +83,7 @@ func (r *executorResolver) Alive(ctx context.Context, obj *persistence.Executor)
 
 // Workflows is the resolver for the workflows field.
 func (r *executorResolver) Workflows(ctx context.Context, obj *persistence.Executor) ([]*persistence.Workflow, error) {
-	l := loadersFor(ctx, r.store)
+	l := loadersFor(ctx, r.reads(ctx))
 	wfs, err := l.held.Load(ctx, obj.ID)()
 	if wfs == nil {
 		wfs = []*persistence.Workflow{}
@@ -172,13 +172,13 @@ func (r *queryResolver) Workflow(ctx context.Context, id string) (*persistence.W
 	if err != nil {
 		return nil, err
 	}
-	return loadersFor(ctx, r.store).workflows.Load(ctx, wid)()
+	return loadersFor(ctx, r.reads(ctx)).workflows.Load(ctx, wid)()
 }
 
 // WorkflowByExternalID is the resolver for the workflowByExternalId field.
 func (r *queryResolver) WorkflowByExternalID(ctx context.Context, typeArg string, externalID string) (*persistence.Workflow, error) {
 	f := persistence.WorkflowFilter{Types: []string{typeArg}, ExternalID: &externalID}
-	wfs, _, err := r.store.WorkflowList(ctx, persistence.WorkflowListParams{Filter: f, Limit: 1})
+	wfs, _, err := r.reads(ctx).WorkflowList(ctx, persistence.WorkflowListParams{Filter: f, Limit: 1})
 	if err != nil || len(wfs) == 0 {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (r *queryResolver) WorkflowStats(ctx context.Context, filter *model.Workflo
 
 // WorkflowDefinitions is the resolver for the workflowDefinitions field.
 func (r *queryResolver) WorkflowDefinitions(ctx context.Context, typeArg *string, allVersions *bool) ([]*persistence.Definition, error) {
-	defs, err := r.store.DefinitionList(ctx, persistence.DefinitionListParams{Type: str(typeArg), AllVersions: allVersions != nil && *allVersions})
+	defs, err := r.reads(ctx).DefinitionList(ctx, persistence.DefinitionListParams{Type: str(typeArg), AllVersions: allVersions != nil && *allVersions})
 	if defs == nil {
 		defs = []*persistence.Definition{}
 	}
@@ -221,7 +221,7 @@ func (r *queryResolver) WorkflowDefinition(ctx context.Context, typeArg string, 
 		}
 		p.Version = *version
 	}
-	def, err := r.store.DefinitionGet(ctx, p)
+	def, err := r.reads(ctx).DefinitionGet(ctx, p)
 	if workflow.CodeOf(err) == workflow.CodeNotFound {
 		return nil, nil
 	}
@@ -240,7 +240,7 @@ func (r *queryResolver) Executors(ctx context.Context, first *int, after *string
 			return nil, err
 		}
 	}
-	execs, err := r.store.ExecutorPage(ctx, p)
+	execs, err := r.reads(ctx).ExecutorPage(ctx, p)
 	if execs == nil {
 		execs = []*persistence.Executor{}
 	}
@@ -259,7 +259,7 @@ func (r *queryResolver) Schedules(ctx context.Context, first *int, after *string
 			return nil, err
 		}
 	}
-	return r.store.SchedulePage(ctx, p)
+	return r.reads(ctx).SchedulePage(ctx, p)
 }
 
 // RemoteWorkers is the resolver for the remoteWorkers field.
@@ -298,7 +298,7 @@ func (r *signalResolver) ConsumedBy(ctx context.Context, obj *persistence.Signal
 	if obj.ConsumedActionID == nil {
 		return nil, nil
 	}
-	return loadersFor(ctx, r.store).actionByID.Load(ctx, *obj.ConsumedActionID)()
+	return loadersFor(ctx, r.reads(ctx)).actionByID.Load(ctx, *obj.ConsumedActionID)()
 }
 
 // WorkflowEvents is the resolver for the workflowEvents field.
@@ -319,7 +319,7 @@ func (r *taskInstanceResolver) ID(ctx context.Context, obj *persistence.TaskInst
 
 // Workflow is the resolver for the workflow field.
 func (r *taskInstanceResolver) Workflow(ctx context.Context, obj *persistence.TaskInstance) (*persistence.Workflow, error) {
-	return loadersFor(ctx, r.store).workflows.Load(ctx, obj.WorkflowID)()
+	return loadersFor(ctx, r.reads(ctx)).workflows.Load(ctx, obj.WorkflowID)()
 }
 
 // Executor is the resolver for the executor field.
@@ -327,12 +327,12 @@ func (r *taskInstanceResolver) Executor(ctx context.Context, obj *persistence.Ta
 	if obj.ExecutorID == nil {
 		return nil, nil
 	}
-	return loadersFor(ctx, r.store).executors.Load(ctx, *obj.ExecutorID)()
+	return loadersFor(ctx, r.reads(ctx)).executors.Load(ctx, *obj.ExecutorID)()
 }
 
 // ActivityLogs is the resolver for the activityLogs field.
 func (r *taskInstanceResolver) ActivityLogs(ctx context.Context, obj *persistence.TaskInstance) ([]*persistence.ActivityLog, error) {
-	logs, err := loadersFor(ctx, r.store).taskLogs.Load(ctx, obj.ID)()
+	logs, err := loadersFor(ctx, r.reads(ctx)).taskLogs.Load(ctx, obj.ID)()
 	if logs == nil {
 		logs = []*persistence.ActivityLog{}
 	}
@@ -346,7 +346,7 @@ func (r *workflowResolver) ID(ctx context.Context, obj *persistence.Workflow) (s
 
 // Definition is the resolver for the definition field.
 func (r *workflowResolver) Definition(ctx context.Context, obj *persistence.Workflow) (*persistence.Definition, error) {
-	return loadersFor(ctx, r.store).definitions.Load(ctx, persistence.DefinitionKey{Type: obj.Type, Version: obj.DefinitionVersion})()
+	return loadersFor(ctx, r.reads(ctx)).definitions.Load(ctx, persistence.DefinitionKey{Type: obj.Type, Version: obj.DefinitionVersion})()
 }
 
 // Executor is the resolver for the executor field.
@@ -354,7 +354,7 @@ func (r *workflowResolver) Executor(ctx context.Context, obj *persistence.Workfl
 	if obj.ExecutorID == nil {
 		return nil, nil
 	}
-	return loadersFor(ctx, r.store).executors.Load(ctx, *obj.ExecutorID)()
+	return loadersFor(ctx, r.reads(ctx)).executors.Load(ctx, *obj.ExecutorID)()
 }
 
 // Input is the resolver for the input field.
@@ -389,7 +389,7 @@ func (r *workflowResolver) Parent(ctx context.Context, obj *persistence.Workflow
 	if obj.ParentID == nil {
 		return nil, nil
 	}
-	return loadersFor(ctx, r.store).workflows.Load(ctx, *obj.ParentID)()
+	return loadersFor(ctx, r.reads(ctx)).workflows.Load(ctx, *obj.ParentID)()
 }
 
 // ParentAction is the resolver for the parentAction field.
@@ -397,7 +397,7 @@ func (r *workflowResolver) ParentAction(ctx context.Context, obj *persistence.Wo
 	if obj.ParentActionID == nil {
 		return nil, nil
 	}
-	return loadersFor(ctx, r.store).actionByID.Load(ctx, *obj.ParentActionID)()
+	return loadersFor(ctx, r.reads(ctx)).actionByID.Load(ctx, *obj.ParentActionID)()
 }
 
 // Root is the resolver for the root field.
@@ -405,7 +405,7 @@ func (r *workflowResolver) Root(ctx context.Context, obj *persistence.Workflow) 
 	if obj.RootID == nil || *obj.RootID == obj.ID {
 		return obj, nil
 	}
-	return loadersFor(ctx, r.store).workflows.Load(ctx, *obj.RootID)()
+	return loadersFor(ctx, r.reads(ctx)).workflows.Load(ctx, *obj.RootID)()
 }
 
 // Children is the resolver for the children field.
@@ -427,7 +427,7 @@ func (r *workflowResolver) TaskInstances(ctx context.Context, obj *persistence.W
 
 // SideEffects is the resolver for the sideEffects field.
 func (r *workflowResolver) SideEffects(ctx context.Context, obj *persistence.Workflow) ([]*persistence.SideEffect, error) {
-	rows, err := loadersFor(ctx, r.store).sideEffects.Load(ctx, obj.ID)()
+	rows, err := loadersFor(ctx, r.reads(ctx)).sideEffects.Load(ctx, obj.ID)()
 	if rows == nil {
 		rows = []*persistence.SideEffect{}
 	}
@@ -436,7 +436,7 @@ func (r *workflowResolver) SideEffects(ctx context.Context, obj *persistence.Wor
 
 // Signals is the resolver for the signals field.
 func (r *workflowResolver) Signals(ctx context.Context, obj *persistence.Workflow) ([]*persistence.Signal, error) {
-	rows, err := loadersFor(ctx, r.store).signals.Load(ctx, obj.ID)()
+	rows, err := loadersFor(ctx, r.reads(ctx)).signals.Load(ctx, obj.ID)()
 	if rows == nil {
 		rows = []*persistence.Signal{}
 	}
@@ -444,7 +444,7 @@ func (r *workflowResolver) Signals(ctx context.Context, obj *persistence.Workflo
 }
 
 func (r *workflowResolver) FormSubmissions(ctx context.Context, obj *persistence.Workflow) ([]*persistence.FormSubmission, error) {
-	rows, err := loadersFor(ctx, r.store).forms.Load(ctx, obj.ID)()
+	rows, err := loadersFor(ctx, r.reads(ctx)).forms.Load(ctx, obj.ID)()
 	if rows == nil {
 		rows = []*persistence.FormSubmission{}
 	}
@@ -453,7 +453,7 @@ func (r *workflowResolver) FormSubmissions(ctx context.Context, obj *persistence
 
 // ActivityLogs is the resolver for the activityLogs field.
 func (r *workflowResolver) ActivityLogs(ctx context.Context, obj *persistence.Workflow) ([]*persistence.ActivityLog, error) {
-	rows, err := loadersFor(ctx, r.store).workflowLogs.Load(ctx, obj.ID)()
+	rows, err := loadersFor(ctx, r.reads(ctx)).workflowLogs.Load(ctx, obj.ID)()
 	if rows == nil {
 		rows = []*persistence.ActivityLog{}
 	}
@@ -521,7 +521,7 @@ func (r *workflowEventResolver) Action(ctx context.Context, obj *model.WorkflowE
 	if obj.ActionID() == nil {
 		return nil, nil
 	}
-	return loadersFor(ctx, r.store).actionByID.Load(ctx, *obj.ActionID())()
+	return loadersFor(ctx, r.reads(ctx)).actionByID.Load(ctx, *obj.ActionID())()
 }
 
 func (r *Resolver) Action() generated.ActionResolver { return &actionResolver{r} }

@@ -17,7 +17,7 @@ func (r *workflowResolver) withData(ctx context.Context, obj *persistence.Workfl
 	if !obj.DataOmitted {
 		return obj, nil
 	}
-	d, err := loadersFor(ctx, r.store).data.Load(ctx, obj.ID)()
+	d, err := loadersFor(ctx, r.reads(ctx)).data.Load(ctx, obj.ID)()
 	if err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ func (r *Resolver) workflowConnection(ctx context.Context, filter persistence.Wo
 	if err != nil {
 		return nil, err
 	}
-	wfs, more, err := r.store.WorkflowList(ctx, persistence.WorkflowListParams{
+	wfs, more, err := r.reads(ctx).WorkflowList(ctx, persistence.WorkflowListParams{
 		Filter: filter, OrderBy: field, Desc: desc, After: afterKey, Before: beforeKey,
 		Limit: max(p.limit, 1), FromEnd: p.backward, OmitData: true})
 	if err != nil {
@@ -80,11 +80,11 @@ func (r *Resolver) workflowConnection(ctx context.Context, filter persistence.Wo
 	if p.limit == 0 {
 		more, wfs = len(wfs) > 0, nil
 	}
-	loadersFor(ctx, r.store).listed(wfs...)
+	loadersFor(ctx, r.reads(ctx)).listed(wfs...)
 	conn := &model.WorkflowConnection{
 		PageInfo: &model.PageInfo{},
 		Count: func(ctx context.Context) (persistence.Count, error) {
-			return r.store.WorkflowCountUpTo(ctx, filter, r.cfg.ExactCountUpTo)
+			return r.reads(ctx).WorkflowCountUpTo(ctx, filter, r.cfg.ExactCountUpTo)
 		},
 	}
 	if p.backward {

@@ -51,7 +51,11 @@ func (s *Store) WorkflowPurge(ctx context.Context, p WorkflowPurgeParams) (int, 
 			Where("id IN (?) OR root_id IN (?)", bunIn(roots), bunIn(roots)).Scan(ctx, &tree); err != nil {
 			return err
 		}
-		for _, table := range historyTables {
+		tables, err := tx.purgedTables(ctx)
+		if err != nil {
+			return err
+		}
+		for _, table := range tables {
 			if _, err := tx.idb.NewDelete().TableExpr(table).Where("workflow_id IN (?)", bunIn(tree)).Exec(ctx); err != nil {
 				return fmt.Errorf("deleting from %s: %w", table, err)
 			}

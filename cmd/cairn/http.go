@@ -83,6 +83,9 @@ func newHTTPHandler(cfg *serveConfig, node *cairn.Node, store *persistence.Store
 			"/ui/":         dashboard,
 		},
 	}
+	if cfg.readRouter != nil {
+		scfg.Replicas = cfg.readRouter
+	}
 	cfg.limits.apply(&scfg)
 	return endStreamsOn(shutdown, node.Handler(scfg))
 }

@@ -33,12 +33,15 @@ func poolerOption(mode string) (bool, error) {
 }
 
 func runMigrate(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet("migrate", "cairn migrate up|down|status [--database URL]\n\n"+
-		"  up      apply every pending migration (safe when several nodes run it at once)\n"+
-		"  down    undo the last group of migrations applied together\n"+
-		"  status  list every migration and whether it is applied")
-	var database, pooler string
+	fs := newFlagSet("migrate", "cairn migrate up|down|status|partition-history [--database URL]\n\n"+
+		"  up                 apply every pending migration (safe when several nodes run it at once)\n"+
+		"  down               undo the last group of migrations applied together\n"+
+		"  status             list every migration and whether it is applied\n"+
+		"  partition-history  partition the history tables by time (PostgreSQL, --width day or week); it copies\n"+
+		"                     them in one transaction that locks them: steps and history reads wait until it ends")
+	var database, pooler, width string
 	databaseFlag(fs, &database)
+	fs.StringVar(&width, "width", "day", "with partition-history: the `width` of a partition, day or week")
 	poolerFlag(fs, &pooler)
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {
@@ -52,8 +55,8 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 		return usagef("want one of up, down, status (see cairn migrate -h)")
 	}
 	action := positional[0]
-	if action != "up" && action != "down" && action != "status" {
-		return usagef("unknown action %q: want up, down or status", action)
+	if action != "up" && action != "down" && action != "status" && action != "partition-history" {
+		return usagef("unknown action %q: want up, down, status or partition-history", action)
 	}
 
 	store, err := persistence.Open(ctx, database, persistence.OpenOptions{MaxConns: 2, Pooler: pooled})
@@ -63,6 +66,8 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 	defer store.Close()
 
 	switch action {
+	case "partition-history":
+		return migratePartitions(ctx, store, width, env.stdout)
 	case "up":
 		applied, err := store.Migrate(ctx)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cairnflow/cairn"
+	"github.com/cairnflow/cairn/internal/replicas"
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/internal/tracing"
 	"github.com/cairnflow/cairn/persistence"
@@ -42,6 +43,9 @@ type serveConfig struct {
 	drainTimeout   time.Duration
 	retention      time.Duration
 	eventRetention time.Duration
+	partition      string
+	replicas       replicaFlags
+	readRouter     *replicas.Router
 	maxConns       int
 	logLevel       string
 	logFormat      string
@@ -78,6 +82,8 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.BoolVar(&c.sessionLocks, "session-locks", true, "on PostgreSQL and MariaDB, hold a database session lock per executor so a killed node is declared dead as soon as its session ends; false behind a transaction-mode pooler (expiry alone then)")
 	fs.DurationVar(&c.retention, "retention", 0, "delete workflows (with their history) that ended longer ago than this, e.g. 720h; 0 keeps everything")
 	fs.DurationVar(&c.eventRetention, "event-retention", 24*time.Hour, "delete change events (what subscriptions resume from) older than this; 0 keeps them all")
+	partitionFlag(fs, &c.partition)
+	c.replicas.register(fs)
 	fs.DurationVar(&c.drainTimeout, "drain-timeout", 30*time.Second, "on shutdown, how long to wait for running steps and HTTP requests")
 	fs.IntVar(&c.maxConns, "max-conns", 20, "database connection pool size on PostgreSQL and MariaDB/MySQL (SQLite always uses one connection)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
@@ -109,6 +115,12 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	}
 	if c.eventRetention < 0 {
 		return nil, usagef("--event-retention must not be negative, not %s", c.eventRetention)
+	}
+	if err := checkPartitionFlag(c.partition, c.database, c.retention); err != nil {
+		return nil, err
+	}
+	if err := c.replicas.check(c.database); err != nil {
+		return nil, err
 	}
 	if c.pooled, err = poolerOption(c.pooler); err != nil {
 		return nil, err
@@ -214,6 +226,16 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err := prepareSchema(ctx, store, cfg.noMigrate, log); err != nil {
 		return err
 	}
+	partition, err := preparePartitions(ctx, store, cfg.partition, cfg.retention, log)
+	if err != nil {
+		return err
+	}
+	if cfg.readRouter, err = cfg.replicas.open(ctx, store, cfg.maxConns, log); err != nil {
+		return err
+	}
+	if cfg.readRouter != nil {
+		defer cfg.readRouter.Close()
+	}
 
 	var groups []string
 	if !cfg.noWorkers {
@@ -237,6 +259,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		DrainTimeout:      cfg.drainTimeout,
 		Retention:         cfg.retention,
 		EventRetention:    cfg.eventRetention,
+		HistoryPartition:  partition,
 		Documents: serverless.NewCompiler(serverless.Options{Secrets: secrets, HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow),
 			Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}, Expressions: cfg.exprs.options()}),
 	})

@@ -22,7 +22,8 @@ func allowCORS(patterns []string, next http.Handler) http.Handler {
 	return cors.New(cors.Options{
 		AllowOriginFunc: func(origin string) bool { return originAllowed(patterns, origin) },
 		AllowedMethods:  []string{http.MethodGet, http.MethodPost, http.MethodOptions},
-		AllowedHeaders:  []string{"Authorization", "Content-Type", "Last-Event-ID"},
+		AllowedHeaders:  []string{"Authorization", "Content-Type", "Last-Event-ID", ConsistencyHeader},
+		ExposedHeaders:  []string{ConsistencyHeader, ReadSourceHeader},
 		MaxAge:          600,
 	}).Handler(next)
 }

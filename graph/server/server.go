@@ -49,6 +49,12 @@ type Config struct {
 	// admin may not run mutations (FORBIDDEN). Nil serves everyone.
 	Authenticate Authenticator
 
+	// Replicas, when set, serve read-only queries (lists, counts, stats, history) from read
+	// replicas; mutations and subscriptions stay on the primary. Responses then carry
+	// Cairn-Read-Source (primary or replica) and, after a mutation, Cairn-Consistency-Token: a
+	// request sending that token back reads a replica only once it has replayed the mutation.
+	Replicas graph.ReadReplicas
+
 	// ExactCountUpTo is how many workflows totalCount and workflowStats count exactly; above it
 	// they answer with the database planner's estimate, flagged as one, so that counts cost the
 	// same on a million workflows as on ten thousand (default persistence.DefaultExactCountUpTo;
@@ -167,7 +173,7 @@ func New(cfg Config) http.Handler {
 	srv := graph.NewExecutor(graph.Config{Engine: cfg.Engine, Logger: cfg.Logger, ExactCountUpTo: cfg.ExactCountUpTo,
 		RequestTimeout: cfg.RequestTimeout, MaxResponseBytes: cfg.MaxResponseBytes, PollInterval: cfg.PollInterval,
 		SubscriptionBuffer: cfg.SubscriptionBuffer, MaxSubscriptionsPerConnection: cfg.MaxSubscriptionsPerConnection,
-		MaxSubscriptions: cfg.MaxSubscriptions})
+		MaxSubscriptions: cfg.MaxSubscriptions, Replicas: cfg.Replicas})
 
 	var initFunc transport.WebsocketInitFunc
 	if cfg.Authenticate != nil {
@@ -206,6 +212,9 @@ func New(cfg Config) http.Handler {
 
 	api := http.NewServeMux()
 	var endpoint http.Handler = traceRequests(limitBody(guardRequests(conformStatus(srv), cfg, cfg.Logger), cfg.MaxBodyBytes))
+	if cfg.Replicas != nil {
+		endpoint = routeReads(endpoint)
+	}
 	if cfg.Authenticate != nil {
 		endpoint = requireToken(cfg.Authenticate, cfg.TokenRecheckInterval, endpoint)
 	}
