@@ -26,6 +26,9 @@ type StartParams struct {
 	IdempotencyKey string
 	// Variables are the initial variables (a JSON object).
 	Variables json.RawMessage
+	// ConcurrencyKey is the workflow's key under its type's concurrency limit ("": the limit's key
+	// expression over the input decides, or the workflow shares the type's keyless pool).
+	ConcurrencyKey string
 }
 
 // StartResult is one started (or found) workflow.

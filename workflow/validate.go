@@ -214,6 +214,7 @@ func (p StartParams) Validate(field func(string) string) error {
 		checkTimePtr(field("startAt"), p.StartAt),
 		CheckJSON(field("input"), p.Input),
 		checkVariables(field("variables"), p.Variables),
+		CheckString(field("concurrencyKey"), p.ConcurrencyKey, MaxConcurrencyKeyLength),
 	)
 }
 

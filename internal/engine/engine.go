@@ -64,6 +64,8 @@ type Engine struct {
 	remote remoteState
 	// starts is the group commit of Start.
 	starts *batch.Group[startItem, workflow.StartResult]
+	// flow holds the flow controls in force (flow.go).
+	flow flowState
 }
 
 // cancelHint is the newest cancel hint received for a workflow: the version the workflow had after

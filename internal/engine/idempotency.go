@@ -51,8 +51,12 @@ func timeHash(t *time.Time) any {
 
 // hashStart fingerprints a start request.
 func hashStart(p workflow.StartParams) string {
-	return requestHash("start", p.Type, p.ExternalID, p.BusinessKey, p.LaunchToken, canonicalJSON(p.Input), p.Priority,
-		timeHash(p.StartAt), canonicalJSON(p.Variables))
+	parts := []any{p.Type, p.ExternalID, p.BusinessKey, p.LaunchToken, canonicalJSON(p.Input), p.Priority,
+		timeHash(p.StartAt), canonicalJSON(p.Variables)}
+	if p.ConcurrencyKey != "" {
+		parts = append(parts, "concurrencyKey", p.ConcurrencyKey) // fingerprints without one are unchanged
+	}
+	return requestHash(append([]any{"start"}, parts...)...)
 }
 
 // keyReused is the CONFLICT of an idempotency key used again with another request.

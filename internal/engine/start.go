@@ -166,12 +166,23 @@ func (e *Engine) prepareStarts(ctx context.Context, ps []workflow.StartParams, i
 		if p.StartAt != nil {
 			due = persistence.UTC(*p.StartAt)
 		}
-		items[i] = startItem{p: p, hash: hashStart(p), keyField: field("idempotencyKey"), w: &persistence.Workflow{
+		w := &persistence.Workflow{
 			Type: p.Type, DefinitionVersion: def.Version, ExternalID: strPtr(p.ExternalID), BusinessKey: strPtr(p.BusinessKey),
 			LaunchToken: strPtr(p.LaunchToken), Status: persistence.StatusCreated, State: spec.StartState().Name,
 			NextActivation: &due, Priority: p.Priority, ExecutorGroup: def.ExecutorGroup, Input: input, Variables: vars,
 			Created: now, Modified: now,
-		}}
+		}
+		// A key expression that fails for this input puts this workflow alone in MANUAL.
+		key, keyErr, err := e.concurrencyKey(ctx, p, input)
+		if err != nil {
+			return nil, err
+		}
+		if keyErr != nil {
+			text := keyErr.Error()
+			w.Status, w.NextActivation, w.StateText, w.LastError = persistence.StatusManual, nil, &text, &text
+		}
+		w.ConcurrencyKey = key
+		items[i] = startItem{p: p, hash: hashStart(p), keyField: field("idempotencyKey"), w: w}
 	}
 	return items, nil
 }
@@ -257,7 +268,7 @@ func (e *Engine) commitStarts(ctx context.Context, items []startItem) ([]workflo
 			for k, w := range fresh {
 				results[freshIdx[k]] = workflow.StartResult{Workflow: w, Created: true}
 				events = append(events, &persistence.ChangeEvent{WorkflowID: w.ID, Type: workflow.EventCreated, Status: w.Status, State: w.State, At: now})
-				if !w.NextActivation.After(now) {
+				if w.NextActivation != nil && !w.NextActivation.After(now) {
 					wake[w.ExecutorGroup] = true
 				}
 			}

@@ -125,6 +125,9 @@ type Worker struct {
 
 	stopping atomic.Bool // the drain began: no more steps are kept
 
+	// flow is what the last claim learnt of flow control (flow.go).
+	flow flowPool
+
 	stats Stats
 }
 
