@@ -49,6 +49,8 @@ type loaders struct {
 	taskLogs        *dataloader.Loader[int64, []*persistence.ActivityLog]
 	variableChanges *dataloader.Loader[int64, []*persistence.ActionVariable]
 	held            *dataloader.Loader[int64, []*persistence.Workflow]
+	// flow is what holds flow-controlled types back (flowcontrol.go).
+	flow flowBlocks
 }
 
 type loadersKey struct{}

@@ -24,6 +24,7 @@ func startParams(in *model.StartWorkflowInput) workflow.StartParams {
 	p := workflow.StartParams{
 		Type: in.Type, ExternalID: str(in.ExternalID), BusinessKey: str(in.BusinessKey), LaunchToken: str(in.LaunchToken),
 		Input: in.Input, Variables: in.Variables, StartAt: in.StartAt, IdempotencyKey: str(in.IdempotencyKey),
+		ConcurrencyKey: str(in.ConcurrencyKey),
 	}
 	if in.Priority != nil {
 		p.Priority = *in.Priority

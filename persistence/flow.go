@@ -334,3 +334,36 @@ func (s *Store) flowLockSeen(typ string) bool {
 }
 
 func (s *Store) flowLockMade(typ string) { ensuredFlowLocks.Store(flowLockKey{s.db, typ}, true) }
+
+// FlowKeyCount is how many workflows of one concurrency key hold a slot, and how many are due and
+// wait for one.
+type FlowKeyCount struct {
+	Key     *string `bun:"concurrency_key"`
+	Running int     `bun:"running"`
+	Waiting int     `bun:"waiting"`
+}
+
+// FlowKeyCounts counts, per concurrency key of a type, its holders and the due workflows waiting
+// for a slot (as a flow claim counts them), keys ordered.
+func (s *Store) FlowKeyCounts(ctx context.Context, typ string, step bool, now time.Time) ([]*FlowKeyCount, error) {
+	waiting := "status = 'CREATED'"
+	if step {
+		waiting = "status IN (?) AND NOT " + flowHolding(true)
+	}
+	waiting = "(" + waiting + " AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL)"
+	args := []any{}
+	if step {
+		args = append(args, bunIn(claimableStatuses))
+	}
+	args = append(args, UTC(now), typ)
+	var out []*FlowKeyCount
+	err := s.idb.NewRaw(`SELECT concurrency_key,
+			SUM(CASE WHEN `+flowHolding(step)+` THEN 1 ELSE 0 END) AS running,
+			SUM(CASE WHEN `+waiting+` THEN 1 ELSE 0 END) AS waiting
+		FROM workflows WHERE type = ? AND status IN ('CREATED', 'IN_PROGRESS', 'EXECUTING', 'WAITING')
+		GROUP BY concurrency_key ORDER BY concurrency_key`, args...).Scan(ctx, &out)
+	if err != nil {
+		return nil, fmt.Errorf("error counting the flow of %s: %w", typ, err)
+	}
+	return out, nil
+}
