@@ -56,7 +56,9 @@ func TestSetFlowControlAndBlockedReason(t *testing.T) {
 		b.must(t, listFlows, &list, nil)
 		require.Empty(t, list.FlowControls, "bad input changed nothing")
 
-		var set struct{ SetFlowControl struct{ FlowControl *flowControlJSON } }
+		var set struct {
+			SetFlowControl struct{ FlowControl *flowControlJSON }
+		}
 		b.must(t, setFlow, &set, map[string]any{"in": map[string]any{"type": "test.flow",
 			"concurrency": map[string]any{"limit": 1, "key": ".customer"}, "rateLimit": map[string]any{"limit": 100, "period": "PT1M"}}})
 		fc := set.SetFlowControl.FlowControl
@@ -109,7 +111,9 @@ func TestSetFlowControlAndBlockedReason(t *testing.T) {
 		}
 		require.Equal(t, map[string][2]int{"cust-7": {1, 1}, "cust-8": {1, 0}}, counts)
 
-		var cleared struct{ ClearFlowControl struct{ FlowControl *flowControlJSON } }
+		var cleared struct {
+			ClearFlowControl struct{ FlowControl *flowControlJSON }
+		}
 		b.must(t, `mutation { clearFlowControl(input: {type: "test.flow"}) { flowControl { type } } }`, &cleared, nil)
 		require.Nil(t, cleared.ClearFlowControl.FlowControl)
 		b.must(t, listFlows, &list, nil)
