@@ -104,6 +104,8 @@ type FlowClaimResult struct {
 	Cancel []FlowCancel
 	// NextSlot, when not zero, is when a workflow held back by a rate limit may run.
 	NextSlot time.Time
+	// Throttled counts the due workflows a rate limit held back.
+	Throttled int
 }
 
 // flowHolding is the condition of a workflow holding its key's slot.
@@ -214,6 +216,7 @@ func (s *Store) WorkflowFlowClaim(ctx context.Context, p WorkflowClaimParams, f 
 				continue
 			}
 			if f.RateLimit > 0 && !rates.take(c) {
+				res.Throttled++
 				continue
 			}
 			if needSlot {

@@ -88,6 +88,7 @@ func (w *Worker) claim(ctx context.Context, limit int) ([]*persistence.Workflow,
 		}
 		claimed = append(claimed, res.Claimed...)
 		cancels = append(cancels, res.Cancel...)
+		w.stats.FlowThrottled.Add(int64(res.Throttled))
 		if !res.NextSlot.IsZero() && (next.IsZero() || res.NextSlot.Before(next)) {
 			next = res.NextSlot
 		}
@@ -95,6 +96,7 @@ func (w *Worker) claim(ctx context.Context, limit int) ([]*persistence.Workflow,
 	w.setFlow(rated, next)
 	if len(cancels) > 0 {
 		w.engine.CancelForFlow(ctx, cancels)
+		w.stats.FlowCancelled.Add(int64(len(cancels)))
 		w.poke() // the cancelled holders' slots are free for the workflows that displaced them
 	}
 	return claimed, nil

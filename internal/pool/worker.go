@@ -139,6 +139,10 @@ type Stats struct {
 	Ended     atomic.Int64
 	Fenced    atomic.Int64
 	Recovered atomic.Int64
+	// FlowThrottled counts due workflows claims passed over for a rate limit; FlowCancelled the
+	// workflows cancelled for a concurrency strategy.
+	FlowThrottled atomic.Int64
+	FlowCancelled atomic.Int64
 }
 
 // Stats returns the pool's counters.
