@@ -120,3 +120,67 @@ func TestSetFlowControlAndBlockedReason(t *testing.T) {
 		require.Empty(t, list.FlowControls)
 	})
 }
+
+// A start with a debounce key folds into the workflow of its type and key that has not run yet
+// (its input replaced, due one period after the last start), in one call or across calls; another
+// key starts its own; a bad period names its field and starts nothing.
+func TestStartDebounced(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		b := setup(t, store)
+		start := `mutation($in: StartWorkflowInput!) { startWorkflow(input: $in) { created debounced workflow { id input nextActivation } } }`
+		type payload struct {
+			Created, Debounced bool
+			Workflow           struct {
+				ID             string
+				Input          map[string]any
+				NextActivation string
+			}
+		}
+		var first, second, other struct{ StartWorkflow payload }
+		deb := func(key string, n int) map[string]any {
+			return map[string]any{"in": map[string]any{"type": "test.flow", "input": map[string]any{"n": n},
+				"debounce": map[string]any{"key": key, "period": "PT1H"}}}
+		}
+		b.must(t, start, &first, deb("k1", 1))
+		require.True(t, first.StartWorkflow.Created)
+		require.False(t, first.StartWorkflow.Debounced)
+		b.must(t, start, &second, deb("k1", 2))
+		require.True(t, second.StartWorkflow.Debounced)
+		require.False(t, second.StartWorkflow.Created)
+		require.Equal(t, first.StartWorkflow.Workflow.ID, second.StartWorkflow.Workflow.ID)
+		require.Equal(t, map[string]any{"n": float64(2)}, second.StartWorkflow.Workflow.Input, "the latest input wins")
+		at := func(p payload) time.Time {
+			v, err := time.Parse(time.RFC3339Nano, p.Workflow.NextActivation)
+			require.NoError(t, err)
+			return v
+		}
+		require.False(t, at(second.StartWorkflow).Before(at(first.StartWorkflow)), "due one period after the last start")
+		require.True(t, at(first.StartWorkflow).After(time.Now().Add(50*time.Minute)), "due one period after the start")
+		b.must(t, start, &other, deb("k2", 3))
+		require.True(t, other.StartWorkflow.Created)
+		require.NotEqual(t, first.StartWorkflow.Workflow.ID, other.StartWorkflow.Workflow.ID)
+
+		var many struct{ StartWorkflows struct{ Results []payload } }
+		in := func(n int) map[string]any {
+			return map[string]any{"type": "test.flow", "input": map[string]any{"n": n}, "debounce": map[string]any{"key": "k3", "period": "1m"}}
+		}
+		b.must(t, `mutation($in: StartWorkflowsInput!) { startWorkflows(input: $in) { results { created debounced workflow { id input nextActivation } } } }`,
+			&many, map[string]any{"in": map[string]any{"workflows": []any{in(1), in(2)}}})
+		require.Len(t, many.StartWorkflows.Results, 2)
+		require.True(t, many.StartWorkflows.Results[1].Debounced)
+		require.Equal(t, many.StartWorkflows.Results[0].Workflow.ID, many.StartWorkflows.Results[1].Workflow.ID)
+
+		before, err := store.WorkflowCount(ctx, persistence.WorkflowFilter{})
+		require.NoError(t, err)
+		bad := deb("k4", 1)
+		bad["in"].(map[string]any)["debounce"] = map[string]any{"key": "k4", "period": "soon"}
+		e := b.fails(t, "INVALID_INPUT", start, bad)
+		require.Equal(t, "debounce.period", e.Extensions["field"])
+		after, err := store.WorkflowCount(ctx, persistence.WorkflowFilter{})
+		require.NoError(t, err)
+		require.Equal(t, before, after)
+		require.EqualValues(t, 3, after, "k1, k2 and k3: one workflow each")
+	})
+}

@@ -370,3 +370,26 @@ func (s *Store) FlowKeyCounts(ctx context.Context, typ string, step bool, now ti
 	}
 	return out, nil
 }
+
+// WorkflowDebounce folds a start into the workflow of a type and debounce key that has not run
+// yet (CREATED, not claimed): its input becomes input and it becomes due at due. It returns that
+// workflow, or nil when there is none.
+func (s *Store) WorkflowDebounce(ctx context.Context, typ, key string, input json.RawMessage, due, now time.Time) (*Workflow, error) {
+	lock := ""
+	if l := s.rowLock(false); l != "" {
+		lock = " FOR " + l
+	}
+	var ids []int64
+	if err := s.idb.NewRaw("SELECT id FROM workflows WHERE type = ? AND debounce_key = ? AND status = 'CREATED' AND executor_id IS NULL ORDER BY id LIMIT 1"+lock,
+		typ, key).Scan(ctx, &ids); err != nil {
+		return nil, fmt.Errorf("error debouncing a start of %s: %w", typ, err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	if _, err := s.idb.NewRaw("UPDATE workflows SET input = ?, next_activation = ?, modified = ?, version = version + 1 WHERE id = ?",
+		string(input), UTC(due), UTC(now), ids[0]).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("error debouncing a start of %s: %w", typ, err)
+	}
+	return s.WorkflowGet(ctx, ids[0])
+}

@@ -286,8 +286,9 @@ type ComplexityRoot struct {
 	}
 
 	StartWorkflowPayload struct {
-		Created  func(childComplexity int) int
-		Workflow func(childComplexity int) int
+		Created   func(childComplexity int) int
+		Debounced func(childComplexity int) int
+		Workflow  func(childComplexity int) int
 	}
 
 	StartWorkflowsPayload struct {
@@ -1706,6 +1707,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StartWorkflowPayload.Created(childComplexity), true
+	case "StartWorkflowPayload.debounced":
+		if e.ComplexityRoot.StartWorkflowPayload.Debounced == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StartWorkflowPayload.Debounced(childComplexity), true
 	case "StartWorkflowPayload.workflow":
 		if e.ComplexityRoot.StartWorkflowPayload.Workflow == nil {
 			break
@@ -2465,6 +2472,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCompleteTasksInput,
 		ec.unmarshalInputConcurrencyInput,
 		ec.unmarshalInputCreateScheduleInput,
+		ec.unmarshalInputDebounceInput,
 		ec.unmarshalInputDeployDefinitionInput,
 		ec.unmarshalInputFailTaskInput,
 		ec.unmarshalInputHeartbeatTaskInput,
@@ -3845,6 +3853,24 @@ extend type Workflow {
   "Why a due workflow does not run: its key's slots are taken, or its rate limit's next slot is later (null: nothing holds it back)."
   blockedReason: String
 }
+
+"Folds a burst of starts into one workflow."
+input DebounceInput {
+  "Starts with the same key (and type) fold into one workflow while it has not run."
+  key: String!
+  "How long after the last start the workflow runs: 1s, 1m or PT1S."
+  period: String!
+}
+
+extend input StartWorkflowInput {
+  "Fold this start into the not yet run workflow of the same type and debounce key (its input is replaced, it runs one period after this start)."
+  debounce: DebounceInput
+}
+
+extend type StartWorkflowPayload {
+  "True when the start folded into an existing workflow that had not run (workflow)."
+  debounced: Boolean!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -4243,6 +4269,8 @@ func (ec *executionContext) childFields_StartWorkflowPayload(ctx context.Context
 		return ec.fieldContext_StartWorkflowPayload_workflow(ctx, field)
 	case "created":
 		return ec.fieldContext_StartWorkflowPayload_created(ctx, field)
+	case "debounced":
+		return ec.fieldContext_StartWorkflowPayload_debounced(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StartWorkflowPayload", field.Name)
 }
@@ -9946,6 +9974,29 @@ func (ec *executionContext) fieldContext_StartWorkflowPayload_created(_ context.
 	return graphql.NewScalarFieldContext("StartWorkflowPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _StartWorkflowPayload_debounced(ctx context.Context, field graphql.CollectedField, obj *model.StartWorkflowPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StartWorkflowPayload_debounced(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Debounced, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StartWorkflowPayload_debounced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StartWorkflowPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _StartWorkflowsPayload_results(ctx context.Context, field graphql.CollectedField, obj *model.StartWorkflowsPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14333,6 +14384,43 @@ func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputDebounceInput(ctx context.Context, obj any) (model.DebounceInput, error) {
+	var it model.DebounceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"key", "period"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "key":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("key"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Key = data
+		case "period":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("period"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Period = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputDeployDefinitionInput(ctx context.Context, obj any) (model.DeployDefinitionInput, error) {
 	var it model.DeployDefinitionInput
 	if obj == nil {
@@ -14800,7 +14888,7 @@ func (ec *executionContext) unmarshalInputStartWorkflowInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"type", "externalId", "businessKey", "launchToken", "input", "variables", "priority", "startAt", "idempotencyKey", "concurrencyKey"}
+	fieldsInOrder := [...]string{"type", "externalId", "businessKey", "launchToken", "input", "variables", "priority", "startAt", "idempotencyKey", "concurrencyKey", "debounce"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14877,6 +14965,13 @@ func (ec *executionContext) unmarshalInputStartWorkflowInput(ctx context.Context
 				return it, err
 			}
 			it.ConcurrencyKey = data
+		case "debounce":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("debounce"))
+			data, err := ec.unmarshalODebounceInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDebounceInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Debounce = data
 		}
 	}
 	return it, nil
@@ -17950,6 +18045,11 @@ func (ec *executionContext) _StartWorkflowPayload(ctx context.Context, sel ast.S
 			}
 		case "created":
 			out.Values[i] = ec._StartWorkflowPayload_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "debounced":
+			out.Values[i] = ec._StartWorkflowPayload_debounced(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -22199,6 +22299,14 @@ func (ec *executionContext) marshalOConcurrencyStrategy2ᚖgithubᚗcomᚋcairnf
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) unmarshalODebounceInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDebounceInput(ctx context.Context, v any) (*model.DebounceInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputDebounceInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOExecutor2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐExecutor(ctx context.Context, sel ast.SelectionSet, v *persistence.Executor) graphql.Marshaler {

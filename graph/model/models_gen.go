@@ -100,6 +100,14 @@ type CreateScheduleInput struct {
 	OverlapPolicy *ScheduleOverlapPolicy `json:"overlapPolicy,omitempty"`
 }
 
+// Folds a burst of starts into one workflow.
+type DebounceInput struct {
+	// Starts with the same key (and type) fold into one workflow while it has not run.
+	Key string `json:"key"`
+	// How long after the last start the workflow runs: 1s, 1m or PT1S.
+	Period string `json:"period"`
+}
+
 // The input of deployDefinition.
 type DeployDefinitionInput struct {
 	// The document, YAML or JSON (at most 1 MiB).
@@ -340,6 +348,8 @@ type StartWorkflowInput struct {
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// The workflow's key under its type's concurrency limit (overrides the limit's key expression).
 	ConcurrencyKey *string `json:"concurrencyKey,omitempty"`
+	// Fold this start into the not yet run workflow of the same type and debounce key (its input is replaced, it runs one period after this start).
+	Debounce *DebounceInput `json:"debounce,omitempty"`
 }
 
 // The outcome of startWorkflow.
@@ -348,6 +358,8 @@ type StartWorkflowPayload struct {
 	Workflow *persistence.Workflow `json:"workflow"`
 	// False when an existing workflow was returned (same externalId or idempotencyKey).
 	Created bool `json:"created"`
+	// True when the start folded into an existing workflow that had not run (workflow).
+	Debounced bool `json:"debounced"`
 }
 
 // Starts many workflows at once.

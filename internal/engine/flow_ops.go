@@ -171,3 +171,21 @@ func (b *FlowBlock) Reason(w *persistence.Workflow) string {
 	}
 	return ""
 }
+
+// debounce folds a start with a debounce key into the workflow of its type and key that has not
+// run yet: one inserted earlier in this transaction (fresh, by debounced), else a stored one. It
+// returns nil when there is none.
+func (e *Engine) debounce(ctx context.Context, tx *persistence.Store, it startItem, debounced map[string]int,
+	fresh []*persistence.Workflow, now time.Time) (*persistence.Workflow, error) {
+	d := it.p.Debounce
+	due := now.Add(d.Period)
+	if it.p.StartAt != nil {
+		due = persistence.UTC(*it.p.StartAt)
+	}
+	if k, ok := debounced[it.p.Type+"\x00"+d.Key]; ok {
+		w := fresh[k]
+		w.Input, w.NextActivation = it.w.Input, &due
+		return w, nil
+	}
+	return tx.WorkflowDebounce(ctx, it.p.Type, d.Key, it.w.Input, due, now)
+}

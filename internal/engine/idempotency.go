@@ -56,6 +56,9 @@ func hashStart(p workflow.StartParams) string {
 	if p.ConcurrencyKey != "" {
 		parts = append(parts, "concurrencyKey", p.ConcurrencyKey) // fingerprints without one are unchanged
 	}
+	if p.Debounce != nil {
+		parts = append(parts, "debounce", p.Debounce.Key, p.Debounce.Period.String())
+	}
 	return requestHash(append([]any{"start"}, parts...)...)
 }
 

@@ -182,6 +182,13 @@ func (e *Engine) prepareStarts(ctx context.Context, ps []workflow.StartParams, i
 			w.Status, w.NextActivation, w.StateText, w.LastError = persistence.StatusManual, nil, &text, &text
 		}
 		w.ConcurrencyKey = key
+		if d := p.Debounce; d != nil {
+			w.DebounceKey = &d.Key
+			if p.StartAt == nil && w.NextActivation != nil {
+				later := now.Add(d.Period)
+				w.NextActivation = &later
+			}
+		}
 		items[i] = startItem{p: p, hash: hashStart(p), keyField: field("idempotencyKey"), w: w}
 	}
 	return items, nil
@@ -202,6 +209,7 @@ func (e *Engine) commitStarts(ctx context.Context, items []startItem) ([]workflo
 			seenExt := map[string]int{}
 			seenKey := map[string]int{} // idempotency key -> first request in this call with it
 			keyDup := map[int]int{}     // a later request with a key -> the first one
+			debounced := map[string]int{} // type and debounce key -> its row in fresh
 			for i, it := range items {
 				results[i] = workflow.StartResult{}
 				if key := it.p.IdempotencyKey; key != "" {
@@ -228,6 +236,16 @@ func (e *Engine) commitStarts(ctx context.Context, items []startItem) ([]workflo
 						return err
 					}
 				}
+				if d := it.p.Debounce; d != nil {
+					folded, err := e.debounce(ctx, tx, it, debounced, fresh, now)
+					if err != nil {
+						return err
+					}
+					if folded != nil {
+						results[i] = workflow.StartResult{Workflow: folded, Debounced: true}
+						continue
+					}
+				}
 				if it.p.ExternalID != "" {
 					key := it.p.Type + "\x00" + it.p.ExternalID
 					if _, dup := seenExt[key]; dup {
@@ -243,6 +261,9 @@ func (e *Engine) commitStarts(ctx context.Context, items []startItem) ([]workflo
 					seenExt[key] = i
 				}
 				w := *it.w
+				if it.p.Debounce != nil {
+					debounced[it.p.Type+"\x00"+it.p.Debounce.Key] = len(fresh)
+				}
 				fresh = append(fresh, &w)
 				freshIdx = append(freshIdx, i)
 			}

@@ -204,6 +204,14 @@ export type CreateScheduleInput = {
   type: Scalars['String']['input'];
 };
 
+/** Folds a burst of starts into one workflow. */
+export type DebounceInput = {
+  /** Starts with the same key (and type) fold into one workflow while it has not run. */
+  key: Scalars['String']['input'];
+  /** How long after the last start the workflow runs: 1s, 1m or PT1S. */
+  period: Scalars['String']['input'];
+};
+
 /** The input of deployDefinition. */
 export type DeployDefinitionInput = {
   /** The document, YAML or JSON (at most 1 MiB). */
@@ -1046,6 +1054,8 @@ export type StartWorkflowInput = {
   businessKey?: InputMaybe<Scalars['String']['input']>;
   /** The workflow's key under its type's concurrency limit (overrides the limit's key expression). */
   concurrencyKey?: InputMaybe<Scalars['String']['input']>;
+  /** Fold this start into the not yet run workflow of the same type and debounce key (its input is replaced, it runs one period after this start). */
+  debounce?: InputMaybe<DebounceInput>;
   /** The caller's ID, unique per type: starting again with it returns the existing workflow. */
   externalId?: InputMaybe<Scalars['String']['input']>;
   /** The same key returns the first result and starts nothing new. */
@@ -1069,6 +1079,8 @@ export type StartWorkflowPayload = {
   __typename?: 'StartWorkflowPayload';
   /** False when an existing workflow was returned (same externalId or idempotencyKey). */
   created: Scalars['Boolean']['output'];
+  /** True when the start folded into an existing workflow that had not run (workflow). */
+  debounced: Scalars['Boolean']['output'];
   /** The workflow started, or the one that already existed. */
   workflow: Workflow;
 };
