@@ -207,8 +207,8 @@ func (e *Engine) commitStarts(ctx context.Context, items []startItem) ([]workflo
 			var fresh []*persistence.Workflow
 			var freshIdx []int
 			seenExt := map[string]int{}
-			seenKey := map[string]int{} // idempotency key -> first request in this call with it
-			keyDup := map[int]int{}     // a later request with a key -> the first one
+			seenKey := map[string]int{}   // idempotency key -> first request in this call with it
+			keyDup := map[int]int{}       // a later request with a key -> the first one
 			debounced := map[string]int{} // type and debounce key -> its row in fresh
 			for i, it := range items {
 				results[i] = workflow.StartResult{}
