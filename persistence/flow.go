@@ -179,12 +179,21 @@ func (s *Store) WorkflowFlowClaim(ctx context.Context, p WorkflowClaimParams, f 
 				Key *string `bun:"concurrency_key"`
 				N   int     `bun:"n"`
 			}
-			if err := tx.idb.NewRaw("SELECT concurrency_key, count(*) AS n FROM workflows WHERE type = ? AND "+flowHolding(f.StepScope)+
-				" GROUP BY concurrency_key", f.Type).Scan(ctx, &counts); err != nil {
+			// Keyed and keyless holders apart: each reads an index of its own.
+			if err := tx.idb.NewRaw("SELECT concurrency_key, count(*) AS n FROM workflows WHERE type = ? AND concurrency_key IS NOT NULL AND "+
+				flowHolding(f.StepScope)+" GROUP BY concurrency_key", f.Type).Scan(ctx, &counts); err != nil {
 				return err
 			}
 			for _, c := range counts {
 				holders[flowKey(c.Key)] = c.N
+			}
+			var keyless int
+			if err := tx.idb.NewRaw("SELECT count(*) FROM workflows WHERE type = ? AND concurrency_key IS NULL AND "+flowHolding(f.StepScope),
+				f.Type).Scan(ctx, &keyless); err != nil {
+				return err
+			}
+			if keyless > 0 {
+				holders[""] = keyless
 			}
 		}
 		cands, err := tx.flowCandidates(ctx, p, f, holders, now)
@@ -360,13 +369,18 @@ func (s *Store) FlowKeyCounts(ctx context.Context, typ string, step bool, now ti
 	}
 	args = append(args, UTC(now), typ)
 	var out []*FlowKeyCount
-	err := s.idb.NewRaw(`SELECT concurrency_key,
+	// Keyed and keyless workflows apart: each reads an index of its own.
+	for _, keyed := range []string{"concurrency_key IS NULL", "concurrency_key IS NOT NULL"} {
+		var part []*FlowKeyCount
+		err := s.idb.NewRaw(`SELECT concurrency_key,
 			SUM(CASE WHEN `+flowHolding(step)+` THEN 1 ELSE 0 END) AS running,
 			SUM(CASE WHEN `+waiting+` THEN 1 ELSE 0 END) AS waiting
-		FROM workflows WHERE type = ? AND status IN ('CREATED', 'IN_PROGRESS', 'EXECUTING', 'WAITING')
-		GROUP BY concurrency_key ORDER BY concurrency_key`, args...).Scan(ctx, &out)
-	if err != nil {
-		return nil, fmt.Errorf("error counting the flow of %s: %w", typ, err)
+		FROM workflows WHERE type = ? AND `+keyed+` AND status IN ('CREATED', 'IN_PROGRESS', 'EXECUTING', 'WAITING')
+		GROUP BY concurrency_key ORDER BY concurrency_key`, args...).Scan(ctx, &part)
+		if err != nil {
+			return nil, fmt.Errorf("error counting the flow of %s: %w", typ, err)
+		}
+		out = append(out, part...)
 	}
 	return out, nil
 }

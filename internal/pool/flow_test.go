@@ -15,29 +15,33 @@ import (
 	"github.com/cairnflow/cairn/workflow"
 )
 
-// keyTracker counts, per concurrency key, the workflows between their first step's start and
-// their last step's end, and the most there ever were at once.
+// keyTracker records, per concurrency key, the workflows between their first step's start and
+// their last step's end, and the most there ever were at once. It counts workflows, not attempts:
+// an attempt run again (its node looked dead on a loaded machine) is the same workflow.
 type keyTracker struct {
 	mu      sync.Mutex
-	running map[string]int
+	running map[string]map[int64]bool
 	most    map[string]int
 }
 
 func newKeyTracker() *keyTracker {
-	return &keyTracker{running: map[string]int{}, most: map[string]int{}}
+	return &keyTracker{running: map[string]map[int64]bool{}, most: map[string]int{}}
 }
 
-func (k *keyTracker) enter(key string) {
+func (k *keyTracker) enter(key string, id int64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.running[key]++
-	k.most[key] = max(k.most[key], k.running[key])
+	if k.running[key] == nil {
+		k.running[key] = map[int64]bool{}
+	}
+	k.running[key][id] = true
+	k.most[key] = max(k.most[key], len(k.running[key]))
 }
 
-func (k *keyTracker) leave(key string) {
+func (k *keyTracker) leave(key string, id int64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.running[key]--
+	delete(k.running[key], id)
 }
 
 // keyOf reads the test's key from a step's input ("" without one).
@@ -54,13 +58,13 @@ func keyOf(ctx workflow.StepContext) string {
 func twoSteps(typ string, k *keyTracker, fc *workflow.FlowControl) workflow.Definition {
 	return workflow.Definition{Type: typ, FlowControl: fc, States: []workflow.State{
 		{Name: "first", Kind: workflow.Start, Next: []string{"second"}, Handler: func(ctx workflow.StepContext) (workflow.Next, error) {
-			k.enter(keyOf(ctx))
+			k.enter(keyOf(ctx), ctx.WorkflowID())
 			time.Sleep(5 * time.Millisecond) // gives other claims a chance to overlap it
 			return workflow.MoveTo("second"), nil
 		}},
 		{Name: "second", Kind: workflow.Normal, Next: []string{"done"}, Handler: func(ctx workflow.StepContext) (workflow.Next, error) {
 			time.Sleep(5 * time.Millisecond)
-			k.leave(keyOf(ctx))
+			k.leave(keyOf(ctx), ctx.WorkflowID())
 			return workflow.MoveTo("done"), nil
 		}},
 		{Name: "done", Kind: workflow.End}}}
