@@ -167,10 +167,21 @@ func TestFlowCancelStrategies(t *testing.T) {
 		slow.next(t)
 		newer := b.start(t, "t.inprogress", `{}`)
 		b.waitStatus(t, old.ID, persistence.StatusCancelled)
-		slow.release <- struct{}{} // the cancelled attempt ends
-		slow.next(t)               // the newcomer runs
-		slow.release <- struct{}{}
-		b.waitStatus(t, newer.ID, persistence.StatusFinished)
+		// The cancelled attempt ends and the newcomer runs: every attempt is let go until it has
+		// finished (on a loaded machine an attempt may run again after its node looked dead).
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			w, err := store.WorkflowGet(ctx, newer.ID)
+			require.NoError(t, err)
+			if w.Status == persistence.StatusFinished {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "the newcomer never finished: %s", w.Status)
+			select {
+			case slow.release <- struct{}{}:
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
 	})
 }
 
