@@ -54,6 +54,8 @@ type loaders struct {
 	// stuck are the stuck rules of the response, read once (stuck.go).
 	stuckMu sync.Mutex
 	stuck   *persistence.StuckRules
+	// flow is what holds flow-controlled types back (flowcontrol.go).
+	flow flowBlocks
 }
 
 type loadersKey struct{}

@@ -20,17 +20,26 @@ func str(s *string) string {
 	return *s
 }
 
-// startParams converts a start input to the engine's parameters.
-func startParams(in *model.StartWorkflowInput) workflow.StartParams {
+// startParams converts a start input to the engine's parameters; a debounce period that does not
+// parse is an INVALID_INPUT on field("debounce.period").
+func startParams(in *model.StartWorkflowInput, field func(string) string) (workflow.StartParams, error) {
 	p := workflow.StartParams{
 		Type: in.Type, ExternalID: str(in.ExternalID), BusinessKey: str(in.BusinessKey), LaunchToken: str(in.LaunchToken),
 		Input: in.Input, Variables: in.Variables, StartAt: in.StartAt, IdempotencyKey: str(in.IdempotencyKey),
-		Attributes: in.Attributes,
+		Attributes:     in.Attributes,
+		ConcurrencyKey: str(in.ConcurrencyKey),
 	}
 	if in.Priority != nil {
 		p.Priority = *in.Priority
 	}
-	return p
+	if d := in.Debounce; d != nil {
+		period, err := workflow.ParsePeriod(field("debounce.period"), d.Period)
+		if err != nil {
+			return p, err
+		}
+		p.Debounce = &workflow.Debounce{Key: d.Key, Period: period}
+	}
+	return p, nil
 }
 
 // changeParams decodes the common input of the operations on one workflow.

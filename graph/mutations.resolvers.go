@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/cairnflow/cairn/graph/generated"
 	"github.com/cairnflow/cairn/graph/model"
@@ -16,11 +17,15 @@ import (
 
 // StartWorkflow is the resolver for the startWorkflow field.
 func (r *mutationResolver) StartWorkflow(ctx context.Context, input model.StartWorkflowInput) (*model.StartWorkflowPayload, error) {
-	res, err := r.engine.Start(ctx, startParams(&input))
+	p, err := startParams(&input, func(f string) string { return f })
 	if err != nil {
 		return nil, err
 	}
-	return &model.StartWorkflowPayload{Workflow: res.Workflow, Created: res.Created}, nil
+	res, err := r.engine.Start(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &model.StartWorkflowPayload{Workflow: res.Workflow, Created: res.Created, Debounced: res.Debounced}, nil
 }
 
 // StartWorkflows is the resolver for the startWorkflows field.
@@ -30,7 +35,11 @@ func (r *mutationResolver) StartWorkflows(ctx context.Context, input model.Start
 	}
 	ps := make([]workflow.StartParams, len(input.Workflows))
 	for i, in := range input.Workflows {
-		ps[i] = startParams(in)
+		p, err := startParams(in, func(f string) string { return fmt.Sprintf("workflows[%d].%s", i, f) })
+		if err != nil {
+			return nil, err
+		}
+		ps[i] = p
 	}
 	res, err := r.engine.StartMany(ctx, ps)
 	if err != nil {
@@ -38,7 +47,7 @@ func (r *mutationResolver) StartWorkflows(ctx context.Context, input model.Start
 	}
 	out := &model.StartWorkflowsPayload{Results: make([]*model.StartWorkflowPayload, len(res))}
 	for i, sr := range res {
-		out.Results[i] = &model.StartWorkflowPayload{Workflow: sr.Workflow, Created: sr.Created}
+		out.Results[i] = &model.StartWorkflowPayload{Workflow: sr.Workflow, Created: sr.Created, Debounced: sr.Debounced}
 		loadersFor(ctx, r.reads(ctx)).listed(sr.Workflow)
 	}
 	return out, nil

@@ -151,7 +151,9 @@ func (postgresDialect) insertWorkflows(ctx context.Context, s *Store, wfs []*Wor
 	exec, parent, root, parentAction := make([]*int64, n), make([]*int64, n), make([]*int64, n), make([]*int64, n)
 	input, vars := make([]string, n), make([]string, n)
 	created, modified := make([]time.Time, n), make([]time.Time, n)
+	ckey, dkey := make([]*string, n), make([]*string, n)
 	for i, w := range wfs {
+		ckey[i], dkey[i] = w.ConcurrencyKey, w.DebounceKey
 		typ[i], status[i], state[i], group[i] = w.Type, string(w.Status), w.State, w.ExecutorGroup
 		defVersion[i], retries[i], priority[i], version[i] = int32(w.DefinitionVersion), int32(w.Retries), int32(w.Priority), int32(w.Version)
 		ext[i], bk[i], lt[i], text[i], wait[i], lastErr[i] = w.ExternalID, w.BusinessKey, w.LaunchToken, w.StateText, w.WaitSignal, w.LastError
@@ -162,16 +164,17 @@ func (postgresDialect) insertWorkflows(ctx context.Context, s *Store, wfs []*Wor
 	}
 	ids, err := pgInsertReturningIDs(ctx, s, `INSERT INTO workflows (type, definition_version, external_id, business_key, launch_token, status, state,
 			state_text, next_activation, retries, priority, executor_group, executor_id, parent_id, root_id, parent_action_id, input, variables,
-			wait_signal, last_error, step_deadline, created, modified, started, finished, version)
+			wait_signal, last_error, step_deadline, created, modified, started, finished, version, concurrency_key, debounce_key)
 		SELECT u.typ, u.dv, u.ext, u.bk, u.lt, u.status, u.state, u.text, u.next, u.retries, u.priority, u.grp, u.exec, u.parent, u.root,
-			u.pa, u.input::jsonb, u.vars::jsonb, u.wait, u.lerr, u.deadline, u.created, u.modified, u.started, u.finished, u.version
+			u.pa, u.input::jsonb, u.vars::jsonb, u.wait, u.lerr, u.deadline, u.created, u.modified, u.started, u.finished, u.version, u.ckey, u.dkey
 		FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[],
 			$10::int[], $11::int[], $12::text[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::text[], $18::text[],
-			$19::text[], $20::text[], $21::timestamptz[], $22::timestamptz[], $23::timestamptz[], $24::timestamptz[], $25::timestamptz[], $26::int[])
+			$19::text[], $20::text[], $21::timestamptz[], $22::timestamptz[], $23::timestamptz[], $24::timestamptz[], $25::timestamptz[], $26::int[],
+			$27::text[], $28::text[])
 			WITH ORDINALITY AS u(typ, dv, ext, bk, lt, status, state, text, next, retries, priority, grp, exec, parent, root, pa, input, vars,
-				wait, lerr, deadline, created, modified, started, finished, version, ord)
+				wait, lerr, deadline, created, modified, started, finished, version, ckey, dkey, ord)
 		ORDER BY u.ord RETURNING id`, n, typ, defVersion, ext, bk, lt, status, state, text, next, retries, priority, group, exec, parent, root,
-		parentAction, input, vars, wait, lastErr, deadline, created, modified, started, finished, version)
+		parentAction, input, vars, wait, lastErr, deadline, created, modified, started, finished, version, ckey, dkey)
 	if err != nil {
 		return err
 	}

@@ -122,6 +122,10 @@ type Workflow struct {
 	Version           int             `bun:"version,notnull"`
 	// Steps counts the attempts the workflow ran (the step budget's count).
 	Steps int `bun:"steps,notnull"`
+	// ConcurrencyKey is the workflow's key under its type's concurrency limit (nil: none).
+	ConcurrencyKey *string `bun:"concurrency_key"`
+	// DebounceKey is the key later starts with the same one fold into while it has not run (nil: none).
+	DebounceKey *string `bun:"debounce_key"`
 	// DataOmitted says the row was read without its input and variables (WorkflowListParams.OmitData).
 	DataOmitted bool `bun:"-"`
 	// Attributes are the workflow's search attributes where they were read with it (the live

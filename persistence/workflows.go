@@ -142,52 +142,7 @@ func (s *Store) WorkflowClaim(ctx context.Context, p WorkflowClaimParams) ([]*Wo
 	if p.Limit <= 0 || len(p.Types) == 0 {
 		return nil, nil
 	}
-	now := UTC(p.Now)
-	args := []any{p.ExecutorID, now, now}
-	deadline := "?"
-	if len(p.StepTimeouts) > 0 {
-		var b strings.Builder
-		b.WriteString("CASE")
-		for _, st := range p.StepTimeouts {
-			b.WriteString(" WHEN type = ? AND definition_version = ? AND state = ? THEN " + s.dialect.castTime("?"))
-			args = append(args, st.Type, st.Version, st.State, now.Add(st.Timeout))
-		}
-		b.WriteString(" ELSE ? END")
-		deadline = b.String()
-	}
-	args = append(args, UTC(p.StepDeadline))
-	set := `status = 'EXECUTING', executor_id = ?, version = version + 1, modified = ?,
-		started = COALESCE(started, ?), step_deadline = ` + deadline
-	// executor_id IS NULL: a workflow whose last attempt still runs somewhere (it was paused or
-	// changed meanwhile) is held by that attempt until it ends, so it never runs twice at once. A
-	// stopped executor claims nothing: after it was declared dead, an attempt of its is always a
-	// late one, whose workflow another node may hold.
-	c := claimStatement{
-		Set:     set,
-		SetArgs: args,
-		// Claimed is what Set does to a row, for dialects that read the rows before updating them.
-		Claimed: func(w *Workflow) {
-			w.Status, w.ExecutorID, w.Version, w.Modified = StatusExecuting, &p.ExecutorID, w.Version+1, now
-			if w.Started == nil {
-				w.Started = &now
-			}
-			deadline := UTC(p.StepDeadline)
-			for _, st := range p.StepTimeouts {
-				if w.Type == st.Type && w.DefinitionVersion == st.Version && w.State == st.State {
-					deadline = now.Add(st.Timeout)
-					break
-				}
-			}
-			w.StepDeadline = &deadline
-		},
-		Due: `executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ?
-			AND executor_id IS NULL AND type IN (?)
-			AND EXISTS (SELECT 1 FROM executors AS e WHERE e.id = ? AND e.stopped IS NULL)`,
-		DueArgs: []any{p.Group, bunIn(claimableStatuses), now, bunIn(p.Types), p.ExecutorID},
-		Group:   p.Group,
-		Order:   "priority DESC, next_activation, id",
-		Limit:   p.Limit,
-	}
+	c := s.newClaimStatement(p)
 	var wfs []*Workflow
 	err := s.Tx(ctx, func(ctx context.Context, tx *Store) error {
 		// A claim lost in a database crash only makes the workflow due again.
@@ -364,4 +319,55 @@ func (s *Store) WorkflowRelease(ctx context.Context, p WorkflowReleaseParams) ([
 		return nil, fmt.Errorf("error releasing %d workflows of executor %d: %w", len(p.IDs), p.ExecutorID, err)
 	}
 	return ids, nil
+}
+
+// newClaimStatement is the claim of WorkflowClaim: the columns a claim sets, and the due workflows
+// of the group and types, in claim order.
+func (s *Store) newClaimStatement(p WorkflowClaimParams) claimStatement {
+	now := UTC(p.Now)
+	args := []any{p.ExecutorID, now, now}
+	deadline := "?"
+	if len(p.StepTimeouts) > 0 {
+		var b strings.Builder
+		b.WriteString("CASE")
+		for _, st := range p.StepTimeouts {
+			b.WriteString(" WHEN type = ? AND definition_version = ? AND state = ? THEN " + s.dialect.castTime("?"))
+			args = append(args, st.Type, st.Version, st.State, now.Add(st.Timeout))
+		}
+		b.WriteString(" ELSE ? END")
+		deadline = b.String()
+	}
+	args = append(args, UTC(p.StepDeadline))
+	set := `status = 'EXECUTING', executor_id = ?, version = version + 1, modified = ?,
+		started = COALESCE(started, ?), step_deadline = ` + deadline
+	// executor_id IS NULL: a workflow whose last attempt still runs somewhere (it was paused or
+	// changed meanwhile) is held by that attempt until it ends, so it never runs twice at once. A
+	// stopped executor claims nothing: after it was declared dead, an attempt of its is always a
+	// late one, whose workflow another node may hold.
+	return claimStatement{
+		Set:     set,
+		SetArgs: args,
+		// Claimed is what Set does to a row, for dialects that read the rows before updating them.
+		Claimed: func(w *Workflow) {
+			w.Status, w.ExecutorID, w.Version, w.Modified = StatusExecuting, &p.ExecutorID, w.Version+1, now
+			if w.Started == nil {
+				w.Started = &now
+			}
+			deadline := UTC(p.StepDeadline)
+			for _, st := range p.StepTimeouts {
+				if w.Type == st.Type && w.DefinitionVersion == st.Version && w.State == st.State {
+					deadline = now.Add(st.Timeout)
+					break
+				}
+			}
+			w.StepDeadline = &deadline
+		},
+		Due: `executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ?
+			AND executor_id IS NULL AND type IN (?)
+			AND EXISTS (SELECT 1 FROM executors AS e WHERE e.id = ? AND e.stopped IS NULL)`,
+		DueArgs: []any{p.Group, bunIn(claimableStatuses), now, bunIn(p.Types), p.ExecutorID},
+		Group:   p.Group,
+		Order:   "priority DESC, next_activation, id",
+		Limit:   p.Limit,
+	}
 }

@@ -108,6 +108,9 @@ type Definition struct {
 	StepTimeout time.Duration `json:"stepTimeout"`
 	// ExecutorGroup is the group of workers that runs this type ("default" when empty).
 	ExecutorGroup string `json:"executorGroup"`
+	// FlowControl limits how many of its workflows run at once and how often their steps start;
+	// a limit set at run time (setFlowControl) wins over it.
+	FlowControl *FlowControl `json:"flowControl,omitempty"`
 }
 
 // DefaultStepTimeout bounds a handler's run when neither its state nor its definition says.
@@ -270,6 +273,9 @@ func (d *Definition) Validate() error {
 	}
 	if err := CheckRetryAttempts("defaultRetry", d.DefaultRetry.MaxAttempts); err != nil {
 		return err
+	}
+	if d.FlowControl != nil {
+		return d.FlowControl.Validate("flowControl")
 	}
 	return nil
 }

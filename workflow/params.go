@@ -29,6 +29,18 @@ type StartParams struct {
 	// Attributes are the workflow's search attributes: a flat JSON object of strings, numbers,
 	// booleans and times (RFC 3339 strings), which the workflows query filters by.
 	Attributes json.RawMessage
+	// ConcurrencyKey is the workflow's key under its type's concurrency limit ("": the limit's key
+	// expression over the input decides, or the workflow shares the type's keyless pool).
+	ConcurrencyKey string
+	// Debounce folds this start into the workflow of the same type and debounce key that has not
+	// run yet, if any: its input becomes this one's and it runs one period after this start.
+	Debounce *Debounce
+}
+
+// Debounce collapses a burst of starts of one key into one workflow.
+type Debounce struct {
+	Key    string
+	Period time.Duration
 }
 
 // StartResult is one started (or found) workflow.
@@ -36,6 +48,8 @@ type StartResult struct {
 	Workflow *persistence.Workflow
 	// Created is false when an existing workflow was returned (same externalId or idempotency key).
 	Created bool
+	// Debounced says the start folded into Workflow, which had not run yet (same debounce key).
+	Debounced bool
 }
 
 // Event types written to the change-event stream besides the action types.

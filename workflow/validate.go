@@ -214,7 +214,25 @@ func (p StartParams) Validate(field func(string) string) error {
 		checkTimePtr(field("startAt"), p.StartAt),
 		CheckJSON(field("input"), p.Input),
 		checkVariables(field("variables"), p.Variables),
+		CheckString(field("concurrencyKey"), p.ConcurrencyKey, MaxConcurrencyKeyLength),
+		p.checkDebounce(field),
 	)
+}
+
+func (p StartParams) checkDebounce(field func(string) string) error {
+	if p.Debounce == nil {
+		return nil
+	}
+	if p.Debounce.Key == "" {
+		return invalid(field("debounce.key"), "a debounce needs a key")
+	}
+	if err := CheckString(field("debounce.key"), p.Debounce.Key, MaxConcurrencyKeyLength); err != nil {
+		return err
+	}
+	if p.Debounce.Period <= 0 {
+		return invalid(field("debounce.period"), "a debounce period must be longer than 0")
+	}
+	return nil
 }
 
 // Validate checks the common input of the operations on one workflow.

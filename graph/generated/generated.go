@@ -159,6 +159,13 @@ type ComplexityRoot struct {
 		Status func(childComplexity int) int
 	}
 
+	Concurrency struct {
+		Key      func(childComplexity int) int
+		Limit    func(childComplexity int) int
+		Scope    func(childComplexity int) int
+		Strategy func(childComplexity int) int
+	}
+
 	DeleteWorkflowPayload struct {
 		Deleted func(childComplexity int) int
 		ID      func(childComplexity int) int
@@ -183,6 +190,24 @@ type ComplexityRoot struct {
 		Workflows     func(childComplexity int) int
 	}
 
+	FlowControl struct {
+		Concurrency func(childComplexity int) int
+		Keys        func(childComplexity int) int
+		RateLimit   func(childComplexity int) int
+		Source      func(childComplexity int) int
+		Type        func(childComplexity int) int
+	}
+
+	FlowControlPayload struct {
+		FlowControl func(childComplexity int) int
+	}
+
+	FlowKeyCount struct {
+		Key     func(childComplexity int) int
+		Running func(childComplexity int) int
+		Waiting func(childComplexity int) int
+	}
+
 	FormSubmission struct {
 		Created     func(childComplexity int) int
 		Data        func(childComplexity int) int
@@ -200,6 +225,7 @@ type ComplexityRoot struct {
 		BackfillSchedule          func(childComplexity int, input model.BackfillScheduleInput) int
 		CancelBulkOperation       func(childComplexity int, input model.CancelBulkOperationInput) int
 		CancelWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
+		ClearFlowControl          func(childComplexity int, input model.ClearFlowControlInput) int
 		CompleteTask              func(childComplexity int, input model.CompleteTaskInput) int
 		CompleteTasks             func(childComplexity int, input model.CompleteTasksInput) int
 		CreateSchedule            func(childComplexity int, input model.CreateScheduleInput) int
@@ -214,6 +240,7 @@ type ComplexityRoot struct {
 		ResumeWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
 		RetryWorkflow             func(childComplexity int, input model.RetryWorkflowInput) int
 		SetDefinitionReleaseState func(childComplexity int, input model.SetDefinitionReleaseStateInput) int
+		SetFlowControl            func(childComplexity int, input model.SetFlowControlInput) int
 		SetSchedulePaused         func(childComplexity int, input model.SetSchedulePausedInput) int
 		SignalWorkflow            func(childComplexity int, input model.SignalWorkflowInput) int
 		StartBulkOperation        func(childComplexity int, input model.StartBulkOperationInput) int
@@ -244,6 +271,7 @@ type ComplexityRoot struct {
 		BulkOperation        func(childComplexity int, id string) int
 		BulkOperations       func(childComplexity int, first *int, after *string) int
 		Executors            func(childComplexity int, first *int, after *string, alive *bool) int
+		FlowControls         func(childComplexity int) int
 		Node                 func(childComplexity int, id string) int
 		Nodes                func(childComplexity int, ids []string) int
 		RemoteWorkers        func(childComplexity int, alive *bool) int
@@ -254,6 +282,12 @@ type ComplexityRoot struct {
 		WorkflowDefinitions  func(childComplexity int, typeArg *string, allVersions *bool) int
 		WorkflowStats        func(childComplexity int, filter *model.WorkflowFilter) int
 		Workflows            func(childComplexity int, filter *model.WorkflowFilter, orderBy *model.WorkflowOrder, first *int, after *string, last *int, before *string) int
+	}
+
+	RateLimit struct {
+		Key      func(childComplexity int) int
+		Limit    func(childComplexity int) int
+		PeriodMs func(childComplexity int) int
 	}
 
 	RemoteTask struct {
@@ -327,8 +361,9 @@ type ComplexityRoot struct {
 	}
 
 	StartWorkflowPayload struct {
-		Created  func(childComplexity int) int
-		Workflow func(childComplexity int) int
+		Created   func(childComplexity int) int
+		Debounced func(childComplexity int) int
+		Workflow  func(childComplexity int) int
 	}
 
 	StartWorkflowsPayload struct {
@@ -408,8 +443,10 @@ type ComplexityRoot struct {
 		Actions           func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ActivityLogs      func(childComplexity int) int
 		Attributes        func(childComplexity int) int
+		BlockedReason     func(childComplexity int) int
 		BusinessKey       func(childComplexity int) int
 		Children          func(childComplexity int, first *int, after *string, last *int, before *string) int
+		ConcurrencyKey    func(childComplexity int) int
 		Created           func(childComplexity int) int
 		Definition        func(childComplexity int) int
 		DefinitionVersion func(childComplexity int) int
@@ -577,6 +614,8 @@ type MutationResolver interface {
 	CancelBulkOperation(ctx context.Context, input model.CancelBulkOperationInput) (*model.BulkOperationPayload, error)
 	RerunWorkflow(ctx context.Context, input model.RerunWorkflowInput) (*model.RerunWorkflowPayload, error)
 	DeleteWorkflow(ctx context.Context, input model.DeleteWorkflowInput) (*model.DeleteWorkflowPayload, error)
+	SetFlowControl(ctx context.Context, input model.SetFlowControlInput) (*model.FlowControlPayload, error)
+	ClearFlowControl(ctx context.Context, input model.ClearFlowControlInput) (*model.FlowControlPayload, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
@@ -593,6 +632,7 @@ type QueryResolver interface {
 	BulkOperation(ctx context.Context, id string) (*persistence.BulkOperation, error)
 	BulkOperations(ctx context.Context, first *int, after *string) ([]*persistence.BulkOperation, error)
 	AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditLogFilter) (*model.AuditLogPage, error)
+	FlowControls(ctx context.Context) ([]*model.FlowControl, error)
 }
 type ScheduleResolver interface {
 	ID(ctx context.Context, obj *persistence.Schedule) (string, error)
@@ -648,6 +688,8 @@ type WorkflowResolver interface {
 	Reruns(ctx context.Context, obj *persistence.Workflow) ([]*persistence.Workflow, error)
 	Attributes(ctx context.Context, obj *persistence.Workflow) (json.RawMessage, error)
 	StuckReason(ctx context.Context, obj *persistence.Workflow) (*string, error)
+
+	BlockedReason(ctx context.Context, obj *persistence.Workflow) (*string, error)
 }
 type WorkflowDefinitionResolver interface {
 	ID(ctx context.Context, obj *persistence.Definition) (string, error)
@@ -1093,6 +1135,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CompletedTask.Status(childComplexity), true
 
+	case "Concurrency.key":
+		if e.ComplexityRoot.Concurrency.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Concurrency.Key(childComplexity), true
+	case "Concurrency.limit":
+		if e.ComplexityRoot.Concurrency.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Concurrency.Limit(childComplexity), true
+	case "Concurrency.scope":
+		if e.ComplexityRoot.Concurrency.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Concurrency.Scope(childComplexity), true
+	case "Concurrency.strategy":
+		if e.ComplexityRoot.Concurrency.Strategy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Concurrency.Strategy(childComplexity), true
+
 	case "DeleteWorkflowPayload.deleted":
 		if e.ComplexityRoot.DeleteWorkflowPayload.Deleted == nil {
 			break
@@ -1186,6 +1253,63 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Executor.Workflows(childComplexity), true
 
+	case "FlowControl.concurrency":
+		if e.ComplexityRoot.FlowControl.Concurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlowControl.Concurrency(childComplexity), true
+	case "FlowControl.keys":
+		if e.ComplexityRoot.FlowControl.Keys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlowControl.Keys(childComplexity), true
+	case "FlowControl.rateLimit":
+		if e.ComplexityRoot.FlowControl.RateLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlowControl.RateLimit(childComplexity), true
+	case "FlowControl.source":
+		if e.ComplexityRoot.FlowControl.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlowControl.Source(childComplexity), true
+	case "FlowControl.type":
+		if e.ComplexityRoot.FlowControl.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlowControl.Type(childComplexity), true
+
+	case "FlowControlPayload.flowControl":
+		if e.ComplexityRoot.FlowControlPayload.FlowControl == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlowControlPayload.FlowControl(childComplexity), true
+
+	case "FlowKeyCount.key":
+		if e.ComplexityRoot.FlowKeyCount.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlowKeyCount.Key(childComplexity), true
+	case "FlowKeyCount.running":
+		if e.ComplexityRoot.FlowKeyCount.Running == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlowKeyCount.Running(childComplexity), true
+	case "FlowKeyCount.waiting":
+		if e.ComplexityRoot.FlowKeyCount.Waiting == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlowKeyCount.Waiting(childComplexity), true
+
 	case "FormSubmission.created":
 		if e.ComplexityRoot.FormSubmission.Created == nil {
 			break
@@ -1263,6 +1387,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CancelWorkflow(childComplexity, args["input"].(model.WorkflowActionInput)), true
+	case "Mutation.clearFlowControl":
+		if e.ComplexityRoot.Mutation.ClearFlowControl == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_clearFlowControl_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClearFlowControl(childComplexity, args["input"].(model.ClearFlowControlInput)), true
 	case "Mutation.completeTask":
 		if e.ComplexityRoot.Mutation.CompleteTask == nil {
 			break
@@ -1417,6 +1552,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetDefinitionReleaseState(childComplexity, args["input"].(model.SetDefinitionReleaseStateInput)), true
+	case "Mutation.setFlowControl":
+		if e.ComplexityRoot.Mutation.SetFlowControl == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setFlowControl_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetFlowControl(childComplexity, args["input"].(model.SetFlowControlInput)), true
 	case "Mutation.setSchedulePaused":
 		if e.ComplexityRoot.Mutation.SetSchedulePaused == nil {
 			break
@@ -1589,6 +1735,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Executors(childComplexity, args["first"].(*int), args["after"].(*string), args["alive"].(*bool)), true
+	case "Query.flowControls":
+		if e.ComplexityRoot.Query.FlowControls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.FlowControls(childComplexity), true
 
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
@@ -1700,6 +1852,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Workflows(childComplexity, args["filter"].(*model.WorkflowFilter), args["orderBy"].(*model.WorkflowOrder), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+
+	case "RateLimit.key":
+		if e.ComplexityRoot.RateLimit.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RateLimit.Key(childComplexity), true
+	case "RateLimit.limit":
+		if e.ComplexityRoot.RateLimit.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RateLimit.Limit(childComplexity), true
+	case "RateLimit.periodMs":
+		if e.ComplexityRoot.RateLimit.PeriodMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RateLimit.PeriodMs(childComplexity), true
 
 	case "RemoteTask.attempt":
 		if e.ComplexityRoot.RemoteTask.Attempt == nil {
@@ -1991,6 +2162,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StartWorkflowPayload.Created(childComplexity), true
+	case "StartWorkflowPayload.debounced":
+		if e.ComplexityRoot.StartWorkflowPayload.Debounced == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StartWorkflowPayload.Debounced(childComplexity), true
 	case "StartWorkflowPayload.workflow":
 		if e.ComplexityRoot.StartWorkflowPayload.Workflow == nil {
 			break
@@ -2304,6 +2481,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Workflow.Attributes(childComplexity), true
+	case "Workflow.blockedReason":
+		if e.ComplexityRoot.Workflow.BlockedReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workflow.BlockedReason(childComplexity), true
 	case "Workflow.businessKey":
 		if e.ComplexityRoot.Workflow.BusinessKey == nil {
 			break
@@ -2321,6 +2504,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Workflow.Children(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Workflow.concurrencyKey":
+		if e.ComplexityRoot.Workflow.ConcurrencyKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Workflow.ConcurrencyKey(childComplexity), true
 	case "Workflow.created":
 		if e.ComplexityRoot.Workflow.Created == nil {
 			break
@@ -2778,18 +2967,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputBackfillScheduleInput,
 		ec.unmarshalInputBulkSignalInput,
 		ec.unmarshalInputCancelBulkOperationInput,
+		ec.unmarshalInputClearFlowControlInput,
 		ec.unmarshalInputCompleteTaskInput,
 		ec.unmarshalInputCompleteTasksInput,
+		ec.unmarshalInputConcurrencyInput,
 		ec.unmarshalInputCreateScheduleInput,
+		ec.unmarshalInputDebounceInput,
 		ec.unmarshalInputDeleteWorkflowInput,
 		ec.unmarshalInputDeployDefinitionInput,
 		ec.unmarshalInputFailTaskInput,
 		ec.unmarshalInputHeartbeatTaskInput,
 		ec.unmarshalInputPollTasksInput,
 		ec.unmarshalInputPublishEventInput,
+		ec.unmarshalInputRateLimitInput,
 		ec.unmarshalInputRerunWorkflowInput,
 		ec.unmarshalInputRetryWorkflowInput,
 		ec.unmarshalInputSetDefinitionReleaseStateInput,
+		ec.unmarshalInputSetFlowControlInput,
 		ec.unmarshalInputSetSchedulePausedInput,
 		ec.unmarshalInputSignalWorkflowInput,
 		ec.unmarshalInputStartBulkOperationInput,
@@ -4388,6 +4582,147 @@ extend type RemoteTask {
   traceparent: String
 }
 `, BuiltIn: false},
+	{Name: "../../flowcontrol.graphqls", Input: `# Flow control: concurrency limits per key and rate limits per type, set at run time or in a
+# definition (docs/flow-control.md).
+
+"How long a workflow holds its concurrency key's slot."
+enum ConcurrencyScope {
+  "From its first claim until it ends (FINISHED, FAILED, CANCELLED, MANUAL) or is paused."
+  WORKFLOW
+  "Only while one of its steps runs (a remote task included)."
+  STEP
+}
+
+"What happens to a workflow whose key has no free slot."
+enum ConcurrencyStrategy {
+  "It waits, oldest first."
+  QUEUE
+  "A workflow that never ran is cancelled, with the reason."
+  CANCEL_NEWEST
+  "The key's oldest holder is cancelled for it."
+  CANCEL_IN_PROGRESS
+}
+
+"Where a type's flow control comes from: a run-time one wins over the definition's."
+enum FlowControlSource {
+  RUNTIME
+  DEFINITION
+}
+
+"A concurrency limit."
+type Concurrency {
+  "Slots per key."
+  limit: Int!
+  scope: ConcurrencyScope!
+  "The jq expression over a workflow's input giving its key (when its start gave none)."
+  key: String
+  strategy: ConcurrencyStrategy!
+}
+
+"A rate limit: at most limit step starts per period, spread evenly."
+type RateLimit {
+  limit: Int!
+  "The period, in milliseconds."
+  periodMs: Int!
+  "The jq expression over a workflow's input giving its rate key (none: one rate for the type)."
+  key: String
+}
+
+"How many workflows of one concurrency key hold a slot and how many wait for one."
+type FlowKeyCount {
+  "The key (null: workflows without one)."
+  key: String
+  running: Int!
+  waiting: Int!
+}
+
+"A type's flow control in force."
+type FlowControl {
+  type: String!
+  source: FlowControlSource!
+  concurrency: Concurrency
+  rateLimit: RateLimit
+  "Per key, how many run and how many wait (keys with neither are left out)."
+  keys: [FlowKeyCount!]!
+}
+
+input ConcurrencyInput {
+  "Slots per key (at least 1)."
+  limit: Int!
+  scope: ConcurrencyScope = WORKFLOW
+  "A jq expression over the input giving a workflow's key."
+  key: String
+  strategy: ConcurrencyStrategy = QUEUE
+}
+
+input RateLimitInput {
+  "Step starts per period (at least 1)."
+  limit: Int!
+  "A period such as 1s, 1m or PT1S."
+  period: String!
+  "A jq expression over the input giving a workflow's rate key."
+  key: String
+}
+
+input SetFlowControlInput {
+  "The definition type."
+  type: String!
+  concurrency: ConcurrencyInput
+  rateLimit: RateLimitInput
+}
+
+input ClearFlowControlInput {
+  type: String!
+}
+
+"The outcome of setFlowControl and clearFlowControl."
+type FlowControlPayload {
+  "The type's flow control now in force (null: none)."
+  flowControl: FlowControl
+}
+
+extend type Query {
+  "Every flow control in force (run-time and definitions'), by type."
+  flowControls: [FlowControl!]!
+}
+
+extend type Mutation {
+  "Set a type's flow control at run time: it wins over the definition's, on every node within about a second."
+  setFlowControl(input: SetFlowControlInput!): FlowControlPayload!
+  "Remove a type's run-time flow control (the definition's, if any, applies again)."
+  clearFlowControl(input: ClearFlowControlInput!): FlowControlPayload!
+}
+
+extend input StartWorkflowInput {
+  "The workflow's key under its type's concurrency limit (overrides the limit's key expression)."
+  concurrencyKey: String
+}
+
+extend type Workflow {
+  "Its key under its type's concurrency limit (null: none)."
+  concurrencyKey: String
+  "Why a due workflow does not run: its key's slots are taken, or its rate limit's next slot is later (null: nothing holds it back)."
+  blockedReason: String
+}
+
+"Folds a burst of starts into one workflow."
+input DebounceInput {
+  "Starts with the same key (and type) fold into one workflow while it has not run."
+  key: String!
+  "How long after the last start the workflow runs: 1s, 1m or PT1S."
+  period: String!
+}
+
+extend input StartWorkflowInput {
+  "Fold this start into the not yet run workflow of the same type and debounce key (its input is replaced, it runs one period after this start)."
+  debounce: DebounceInput
+}
+
+extend type StartWorkflowPayload {
+  "True when the start folded into an existing workflow that had not run (workflow)."
+  debounced: Boolean!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -4603,6 +4938,20 @@ func (ec *executionContext) childFields_CompletedTask(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type CompletedTask", field.Name)
 }
 
+func (ec *executionContext) childFields_Concurrency(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "limit":
+		return ec.fieldContext_Concurrency_limit(ctx, field)
+	case "scope":
+		return ec.fieldContext_Concurrency_scope(ctx, field)
+	case "key":
+		return ec.fieldContext_Concurrency_key(ctx, field)
+	case "strategy":
+		return ec.fieldContext_Concurrency_strategy(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Concurrency", field.Name)
+}
+
 func (ec *executionContext) childFields_DeleteWorkflowPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4649,6 +4998,42 @@ func (ec *executionContext) childFields_Executor(ctx context.Context, field grap
 		return ec.fieldContext_Executor_types(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Executor", field.Name)
+}
+
+func (ec *executionContext) childFields_FlowControl(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_FlowControl_type(ctx, field)
+	case "source":
+		return ec.fieldContext_FlowControl_source(ctx, field)
+	case "concurrency":
+		return ec.fieldContext_FlowControl_concurrency(ctx, field)
+	case "rateLimit":
+		return ec.fieldContext_FlowControl_rateLimit(ctx, field)
+	case "keys":
+		return ec.fieldContext_FlowControl_keys(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FlowControl", field.Name)
+}
+
+func (ec *executionContext) childFields_FlowControlPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "flowControl":
+		return ec.fieldContext_FlowControlPayload_flowControl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FlowControlPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_FlowKeyCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_FlowKeyCount_key(ctx, field)
+	case "running":
+		return ec.fieldContext_FlowKeyCount_running(ctx, field)
+	case "waiting":
+		return ec.fieldContext_FlowKeyCount_waiting(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FlowKeyCount", field.Name)
 }
 
 func (ec *executionContext) childFields_FormSubmission(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4705,6 +5090,18 @@ func (ec *executionContext) childFields_PublishEventPayload(ctx context.Context,
 		return ec.fieldContext_PublishEventPayload_delivered(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PublishEventPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RateLimit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "limit":
+		return ec.fieldContext_RateLimit_limit(ctx, field)
+	case "periodMs":
+		return ec.fieldContext_RateLimit_periodMs(ctx, field)
+	case "key":
+		return ec.fieldContext_RateLimit_key(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RateLimit", field.Name)
 }
 
 func (ec *executionContext) childFields_RemoteTask(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4853,6 +5250,8 @@ func (ec *executionContext) childFields_StartWorkflowPayload(ctx context.Context
 		return ec.fieldContext_StartWorkflowPayload_workflow(ctx, field)
 	case "created":
 		return ec.fieldContext_StartWorkflowPayload_created(ctx, field)
+	case "debounced":
+		return ec.fieldContext_StartWorkflowPayload_debounced(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StartWorkflowPayload", field.Name)
 }
@@ -5073,6 +5472,10 @@ func (ec *executionContext) childFields_Workflow(ctx context.Context, field grap
 		return ec.fieldContext_Workflow_attributes(ctx, field)
 	case "stuckReason":
 		return ec.fieldContext_Workflow_stuckReason(ctx, field)
+	case "concurrencyKey":
+		return ec.fieldContext_Workflow_concurrencyKey(ctx, field)
+	case "blockedReason":
+		return ec.fieldContext_Workflow_blockedReason(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Workflow", field.Name)
 }
@@ -5371,6 +5774,20 @@ func (ec *executionContext) field_Mutation_cancelWorkflow_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_clearFlowControl_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ClearFlowControlInput, error) {
+			return ec.unmarshalNClearFlowControlInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐClearFlowControlInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_completeTask_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5559,6 +5976,20 @@ func (ec *executionContext) field_Mutation_setDefinitionReleaseState_args(ctx co
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.SetDefinitionReleaseStateInput, error) {
 			return ec.unmarshalNSetDefinitionReleaseStateInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSetDefinitionReleaseStateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setFlowControl_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SetFlowControlInput, error) {
+			return ec.unmarshalNSetFlowControlInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSetFlowControlInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7890,6 +8321,98 @@ func (ec *executionContext) fieldContext_CompletedTask_code(_ context.Context, f
 	return graphql.NewScalarFieldContext("CompletedTask", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Concurrency_limit(ctx context.Context, field graphql.CollectedField, obj *model.Concurrency) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Concurrency_limit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Limit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Concurrency_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Concurrency", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Concurrency_scope(ctx context.Context, field graphql.CollectedField, obj *model.Concurrency) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Concurrency_scope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ConcurrencyScope) graphql.Marshaler {
+			return ec.marshalNConcurrencyScope2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrencyScope(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Concurrency_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Concurrency", field, false, false, errors.New("field of type ConcurrencyScope does not have child fields"))
+}
+
+func (ec *executionContext) _Concurrency_key(ctx context.Context, field graphql.CollectedField, obj *model.Concurrency) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Concurrency_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Concurrency_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Concurrency", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Concurrency_strategy(ctx context.Context, field graphql.CollectedField, obj *model.Concurrency) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Concurrency_strategy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Strategy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ConcurrencyStrategy) graphql.Marshaler {
+			return ec.marshalNConcurrencyStrategy2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrencyStrategy(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Concurrency_strategy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Concurrency", field, false, false, errors.New("field of type ConcurrencyStrategy does not have child fields"))
+}
+
 func (ec *executionContext) _DeleteWorkflowPayload_id(ctx context.Context, field graphql.CollectedField, obj *model.DeleteWorkflowPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8251,6 +8774,249 @@ func (ec *executionContext) _Executor_types(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Executor_types(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Executor", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FlowControl_type(ctx context.Context, field graphql.CollectedField, obj *model.FlowControl) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlowControl_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FlowControl_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FlowControl", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FlowControl_source(ctx context.Context, field graphql.CollectedField, obj *model.FlowControl) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlowControl_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.FlowControlSource) graphql.Marshaler {
+			return ec.marshalNFlowControlSource2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowControlSource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FlowControl_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FlowControl", field, false, false, errors.New("field of type FlowControlSource does not have child fields"))
+}
+
+func (ec *executionContext) _FlowControl_concurrency(ctx context.Context, field graphql.CollectedField, obj *model.FlowControl) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlowControl_concurrency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Concurrency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Concurrency) graphql.Marshaler {
+			return ec.marshalOConcurrency2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrency(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FlowControl_concurrency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FlowControl",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Concurrency(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FlowControl_rateLimit(ctx context.Context, field graphql.CollectedField, obj *model.FlowControl) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlowControl_rateLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RateLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RateLimit) graphql.Marshaler {
+			return ec.marshalORateLimit2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRateLimit(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FlowControl_rateLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FlowControl",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RateLimit(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FlowControl_keys(ctx context.Context, field graphql.CollectedField, obj *model.FlowControl) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlowControl_keys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Keys, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.FlowKeyCount) graphql.Marshaler {
+			return ec.marshalNFlowKeyCount2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowKeyCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FlowControl_keys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FlowControl",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FlowKeyCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FlowControlPayload_flowControl(ctx context.Context, field graphql.CollectedField, obj *model.FlowControlPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlowControlPayload_flowControl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FlowControl, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FlowControl) graphql.Marshaler {
+			return ec.marshalOFlowControl2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowControl(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FlowControlPayload_flowControl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FlowControlPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FlowControl(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FlowKeyCount_key(ctx context.Context, field graphql.CollectedField, obj *model.FlowKeyCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlowKeyCount_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FlowKeyCount_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FlowKeyCount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FlowKeyCount_running(ctx context.Context, field graphql.CollectedField, obj *model.FlowKeyCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlowKeyCount_running(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Running, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FlowKeyCount_running(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FlowKeyCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _FlowKeyCount_waiting(ctx context.Context, field graphql.CollectedField, obj *model.FlowKeyCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlowKeyCount_waiting(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Waiting, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FlowKeyCount_waiting(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FlowKeyCount", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _FormSubmission_id(ctx context.Context, field graphql.CollectedField, obj *persistence.FormSubmission) (ret graphql.Marshaler) {
@@ -9514,6 +10280,94 @@ func (ec *executionContext) fieldContext_Mutation_deleteWorkflow(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_setFlowControl(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setFlowControl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetFlowControl(ctx, fc.Args["input"].(model.SetFlowControlInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FlowControlPayload) graphql.Marshaler {
+			return ec.marshalNFlowControlPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowControlPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setFlowControl(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FlowControlPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setFlowControl_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_clearFlowControl(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_clearFlowControl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClearFlowControl(ctx, fc.Args["input"].(model.ClearFlowControlInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FlowControlPayload) graphql.Marshaler {
+			return ec.marshalNFlowControlPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowControlPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_clearFlowControl(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FlowControlPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_clearFlowControl_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10286,6 +11140,38 @@ func (ec *executionContext) fieldContext_Query_auditLog(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_flowControls(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_flowControls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().FlowControls(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.FlowControl) graphql.Marshaler {
+			return ec.marshalNFlowControl2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowControlᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_flowControls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FlowControl(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10360,6 +11246,75 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RateLimit_limit(ctx context.Context, field graphql.CollectedField, obj *model.RateLimit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RateLimit_limit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Limit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RateLimit_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RateLimit", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RateLimit_periodMs(ctx context.Context, field graphql.CollectedField, obj *model.RateLimit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RateLimit_periodMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PeriodMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RateLimit_periodMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RateLimit", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RateLimit_key(ctx context.Context, field graphql.CollectedField, obj *model.RateLimit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RateLimit_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RateLimit_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RateLimit", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _RemoteTask_id(ctx context.Context, field graphql.CollectedField, obj *model.RemoteTask) (ret graphql.Marshaler) {
@@ -11508,6 +12463,29 @@ func (ec *executionContext) _StartWorkflowPayload_created(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_StartWorkflowPayload_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StartWorkflowPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _StartWorkflowPayload_debounced(ctx context.Context, field graphql.CollectedField, obj *model.StartWorkflowPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StartWorkflowPayload_debounced(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Debounced, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StartWorkflowPayload_debounced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("StartWorkflowPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
@@ -13756,6 +14734,52 @@ func (ec *executionContext) fieldContext_Workflow_stuckReason(_ context.Context,
 	return graphql.NewScalarFieldContext("Workflow", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Workflow_concurrencyKey(ctx context.Context, field graphql.CollectedField, obj *persistence.Workflow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workflow_concurrencyKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConcurrencyKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Workflow_concurrencyKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Workflow", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Workflow_blockedReason(ctx context.Context, field graphql.CollectedField, obj *persistence.Workflow) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Workflow_blockedReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Workflow().BlockedReason(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Workflow_blockedReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Workflow", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _WorkflowConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.WorkflowConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15985,6 +17009,36 @@ func (ec *executionContext) unmarshalInputCancelBulkOperationInput(ctx context.C
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputClearFlowControlInput(ctx context.Context, obj any) (model.ClearFlowControlInput, error) {
+	var it model.ClearFlowControlInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"type"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCompleteTaskInput(ctx context.Context, obj any) (model.CompleteTaskInput, error) {
 	var it model.CompleteTaskInput
 	if obj == nil {
@@ -16047,6 +17101,64 @@ func (ec *executionContext) unmarshalInputCompleteTasksInput(ctx context.Context
 				return it, err
 			}
 			it.Results = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputConcurrencyInput(ctx context.Context, obj any) (model.ConcurrencyInput, error) {
+	var it model.ConcurrencyInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["scope"]; !present {
+		asMap["scope"] = "WORKFLOW"
+	}
+	if _, present := asMap["strategy"]; !present {
+		asMap["strategy"] = "QUEUE"
+	}
+
+	fieldsInOrder := [...]string{"limit", "scope", "key", "strategy"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "limit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("limit"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Limit = data
+		case "scope":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scope"))
+			data, err := ec.unmarshalOConcurrencyScope2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrencyScope(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Scope = data
+		case "key":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("key"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Key = data
+		case "strategy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("strategy"))
+			data, err := ec.unmarshalOConcurrencyStrategy2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrencyStrategy(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Strategy = data
 		}
 	}
 	return it, nil
@@ -16126,6 +17238,43 @@ func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Contex
 				return it, err
 			}
 			it.OverlapPolicy = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDebounceInput(ctx context.Context, obj any) (model.DebounceInput, error) {
+	var it model.DebounceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"key", "period"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "key":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("key"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Key = data
+		case "period":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("period"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Period = data
 		}
 	}
 	return it, nil
@@ -16360,6 +17509,50 @@ func (ec *executionContext) unmarshalInputPublishEventInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRateLimitInput(ctx context.Context, obj any) (model.RateLimitInput, error) {
+	var it model.RateLimitInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"limit", "period", "key"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "limit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("limit"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Limit = data
+		case "period":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("period"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Period = data
+		case "key":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("key"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Key = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRerunWorkflowInput(ctx context.Context, obj any) (model.RerunWorkflowInput, error) {
 	var it model.RerunWorkflowInput
 	if obj == nil {
@@ -16501,6 +17694,50 @@ func (ec *executionContext) unmarshalInputSetDefinitionReleaseStateInput(ctx con
 				return it, err
 			}
 			it.ReleaseState = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSetFlowControlInput(ctx context.Context, obj any) (model.SetFlowControlInput, error) {
+	var it model.SetFlowControlInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"type", "concurrency", "rateLimit"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "concurrency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("concurrency"))
+			data, err := ec.unmarshalOConcurrencyInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrencyInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Concurrency = data
+		case "rateLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rateLimit"))
+			data, err := ec.unmarshalORateLimitInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRateLimitInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RateLimit = data
 		}
 	}
 	return it, nil
@@ -16677,7 +17914,7 @@ func (ec *executionContext) unmarshalInputStartWorkflowInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"type", "externalId", "businessKey", "launchToken", "input", "variables", "priority", "startAt", "idempotencyKey", "attributes"}
+	fieldsInOrder := [...]string{"type", "externalId", "businessKey", "launchToken", "input", "variables", "priority", "startAt", "idempotencyKey", "attributes", "concurrencyKey", "debounce"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16754,6 +17991,20 @@ func (ec *executionContext) unmarshalInputStartWorkflowInput(ctx context.Context
 				return it, err
 			}
 			it.Attributes = data
+		case "concurrencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("concurrencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConcurrencyKey = data
+		case "debounce":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("debounce"))
+			data, err := ec.unmarshalODebounceInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDebounceInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Debounce = data
 		}
 	}
 	return it, nil
@@ -18634,6 +19885,59 @@ func (ec *executionContext) _CompletedTask(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var concurrencyImplementors = []string{"Concurrency"}
+
+func (ec *executionContext) _Concurrency(ctx context.Context, sel ast.SelectionSet, obj *model.Concurrency) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, concurrencyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Concurrency")
+		case "limit":
+			out.Values[i] = ec._Concurrency_limit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scope":
+			out.Values[i] = ec._Concurrency_scope(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "key":
+			out.Values[i] = ec._Concurrency_key(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "strategy":
+			out.Values[i] = ec._Concurrency_strategy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var deleteWorkflowPayloadImplementors = []string{"DeleteWorkflowPayload"}
 
 func (ec *executionContext) _DeleteWorkflowPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteWorkflowPayload) graphql.Marshaler {
@@ -18919,6 +20223,150 @@ func (ec *executionContext) _Executor(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var flowControlImplementors = []string{"FlowControl"}
+
+func (ec *executionContext) _FlowControl(ctx context.Context, sel ast.SelectionSet, obj *model.FlowControl) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, flowControlImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FlowControl")
+		case "type":
+			out.Values[i] = ec._FlowControl_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._FlowControl_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "concurrency":
+			out.Values[i] = ec._FlowControl_concurrency(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rateLimit":
+			out.Values[i] = ec._FlowControl_rateLimit(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "keys":
+			out.Values[i] = ec._FlowControl_keys(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var flowControlPayloadImplementors = []string{"FlowControlPayload"}
+
+func (ec *executionContext) _FlowControlPayload(ctx context.Context, sel ast.SelectionSet, obj *model.FlowControlPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, flowControlPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FlowControlPayload")
+		case "flowControl":
+			out.Values[i] = ec._FlowControlPayload_flowControl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var flowKeyCountImplementors = []string{"FlowKeyCount"}
+
+func (ec *executionContext) _FlowKeyCount(ctx context.Context, sel ast.SelectionSet, obj *model.FlowKeyCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, flowKeyCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FlowKeyCount")
+		case "key":
+			out.Values[i] = ec._FlowKeyCount_key(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "running":
+			out.Values[i] = ec._FlowKeyCount_running(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "waiting":
+			out.Values[i] = ec._FlowKeyCount_waiting(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19265,6 +20713,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deleteWorkflow":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteWorkflow(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setFlowControl":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setFlowControl(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clearFlowControl":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_clearFlowControl(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -19747,6 +21209,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "flowControls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_flowControls(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -19760,6 +21244,54 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rateLimitImplementors = []string{"RateLimit"}
+
+func (ec *executionContext) _RateLimit(ctx context.Context, sel ast.SelectionSet, obj *model.RateLimit) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rateLimitImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RateLimit")
+		case "limit":
+			out.Values[i] = ec._RateLimit_limit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "periodMs":
+			out.Values[i] = ec._RateLimit_periodMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "key":
+			out.Values[i] = ec._RateLimit_key(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -20493,6 +22025,11 @@ func (ec *executionContext) _StartWorkflowPayload(ctx context.Context, sel ast.S
 			}
 		case "created":
 			out.Values[i] = ec._StartWorkflowPayload_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "debounced":
+			out.Values[i] = ec._StartWorkflowPayload_debounced(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -22108,6 +23645,49 @@ func (ec *executionContext) _Workflow(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "concurrencyKey":
+			out.Values[i] = ec._Workflow_concurrencyKey(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "blockedReason":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Workflow_blockedReason(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -23641,6 +25221,11 @@ func (ec *executionContext) unmarshalNCancelBulkOperationInput2githubᚗcomᚋca
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNClearFlowControlInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐClearFlowControlInput(ctx context.Context, v any) (model.ClearFlowControlInput, error) {
+	res, err := ec.unmarshalInputClearFlowControlInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCompleteTaskInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCompleteTaskInput(ctx context.Context, v any) (model.CompleteTaskInput, error) {
 	res, err := ec.unmarshalInputCompleteTaskInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -23704,6 +25289,26 @@ func (ec *executionContext) marshalNCompletedTask2ᚖgithubᚗcomᚋcairnflowᚋ
 		return graphql.Null
 	}
 	return ec._CompletedTask(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNConcurrencyScope2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrencyScope(ctx context.Context, v any) (model.ConcurrencyScope, error) {
+	var res model.ConcurrencyScope
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNConcurrencyScope2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrencyScope(ctx context.Context, sel ast.SelectionSet, v model.ConcurrencyScope) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNConcurrencyStrategy2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrencyStrategy(ctx context.Context, v any) (model.ConcurrencyStrategy, error) {
+	var res model.ConcurrencyStrategy
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNConcurrencyStrategy2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrencyStrategy(ctx context.Context, sel ast.SelectionSet, v model.ConcurrencyStrategy) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNCreateScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateScheduleInput(ctx context.Context, v any) (model.CreateScheduleInput, error) {
@@ -23786,6 +25391,78 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 		}
 	}
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) marshalNFlowControl2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowControlᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FlowControl) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFlowControl2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowControl(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFlowControl2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowControl(ctx context.Context, sel ast.SelectionSet, v *model.FlowControl) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FlowControl(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNFlowControlPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowControlPayload(ctx context.Context, sel ast.SelectionSet, v *model.FlowControlPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FlowControlPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNFlowControlSource2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowControlSource(ctx context.Context, v any) (model.FlowControlSource, error) {
+	var res model.FlowControlSource
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFlowControlSource2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowControlSource(ctx context.Context, sel ast.SelectionSet, v model.FlowControlSource) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNFlowKeyCount2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowKeyCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FlowKeyCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFlowKeyCount2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowKeyCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFlowKeyCount2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowKeyCount(ctx context.Context, sel ast.SelectionSet, v *model.FlowKeyCount) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FlowKeyCount(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNFormSubmission2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐFormSubmissionᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.FormSubmission) graphql.Marshaler {
@@ -24120,6 +25797,11 @@ func (ec *executionContext) marshalNSchedulePayload2ᚖgithubᚗcomᚋcairnflow�
 
 func (ec *executionContext) unmarshalNSetDefinitionReleaseStateInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSetDefinitionReleaseStateInput(ctx context.Context, v any) (model.SetDefinitionReleaseStateInput, error) {
 	res, err := ec.unmarshalInputSetDefinitionReleaseStateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNSetFlowControlInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSetFlowControlInput(ctx context.Context, v any) (model.SetFlowControlInput, error) {
+	res, err := ec.unmarshalInputSetFlowControlInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -24986,11 +26668,73 @@ func (ec *executionContext) unmarshalOBulkSignalInput2ᚖgithubᚗcomᚋcairnflo
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOConcurrency2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrency(ctx context.Context, sel ast.SelectionSet, v *model.Concurrency) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Concurrency(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOConcurrencyInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrencyInput(ctx context.Context, v any) (*model.ConcurrencyInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputConcurrencyInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOConcurrencyScope2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrencyScope(ctx context.Context, v any) (*model.ConcurrencyScope, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.ConcurrencyScope)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOConcurrencyScope2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrencyScope(ctx context.Context, sel ast.SelectionSet, v *model.ConcurrencyScope) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOConcurrencyStrategy2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrencyStrategy(ctx context.Context, v any) (*model.ConcurrencyStrategy, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.ConcurrencyStrategy)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOConcurrencyStrategy2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐConcurrencyStrategy(ctx context.Context, sel ast.SelectionSet, v *model.ConcurrencyStrategy) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalODebounceInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDebounceInput(ctx context.Context, v any) (*model.DebounceInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputDebounceInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalOExecutor2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐExecutor(ctx context.Context, sel ast.SelectionSet, v *persistence.Executor) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Executor(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOFlowControl2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐFlowControl(ctx context.Context, sel ast.SelectionSet, v *model.FlowControl) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._FlowControl(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -25138,6 +26882,21 @@ func (ec *executionContext) marshalOOrderDirection2ᚖgithubᚗcomᚋcairnflow�
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalORateLimit2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRateLimit(ctx context.Context, sel ast.SelectionSet, v *model.RateLimit) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RateLimit(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalORateLimitInput2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRateLimitInput(ctx context.Context, v any) (*model.RateLimitInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputRateLimitInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalORetryPolicy2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRetryPolicy(ctx context.Context, sel ast.SelectionSet, v *model.RetryPolicy) graphql.Marshaler {

@@ -106,6 +106,10 @@ type CancelBulkOperationInput struct {
 	ID string `json:"id"`
 }
 
+type ClearFlowControlInput struct {
+	Type string `json:"type"`
+}
+
 type CompleteTaskInput struct {
 	Token string `json:"token"`
 	// The function's result (any JSON value; null when absent).
@@ -131,6 +135,25 @@ type CompletedTask struct {
 	Code *string `json:"code,omitempty"`
 }
 
+// A concurrency limit.
+type Concurrency struct {
+	// Slots per key.
+	Limit int              `json:"limit"`
+	Scope ConcurrencyScope `json:"scope"`
+	// The jq expression over a workflow's input giving its key (when its start gave none).
+	Key      *string             `json:"key,omitempty"`
+	Strategy ConcurrencyStrategy `json:"strategy"`
+}
+
+type ConcurrencyInput struct {
+	// Slots per key (at least 1).
+	Limit int               `json:"limit"`
+	Scope *ConcurrencyScope `json:"scope,omitempty"`
+	// A jq expression over the input giving a workflow's key.
+	Key      *string              `json:"key,omitempty"`
+	Strategy *ConcurrencyStrategy `json:"strategy,omitempty"`
+}
+
 // A schedule made to start workflows on a cron expression.
 type CreateScheduleInput struct {
 	// The workflow type to start.
@@ -149,6 +172,14 @@ type CreateScheduleInput struct {
 	Priority *int `json:"priority,omitempty"`
 	// SKIP (default) or ALLOW.
 	OverlapPolicy *ScheduleOverlapPolicy `json:"overlapPolicy,omitempty"`
+}
+
+// Folds a burst of starts into one workflow.
+type DebounceInput struct {
+	// Starts with the same key (and type) fold into one workflow while it has not run.
+	Key string `json:"key"`
+	// How long after the last start the workflow runs: 1s, 1m or PT1S.
+	Period string `json:"period"`
 }
 
 type DeleteWorkflowInput struct {
@@ -182,6 +213,30 @@ type FailTaskInput struct {
 	Error *TaskErrorInput `json:"error"`
 	// Whether running the task again may help (default false).
 	Retryable *bool `json:"retryable,omitempty"`
+}
+
+// A type's flow control in force.
+type FlowControl struct {
+	Type        string            `json:"type"`
+	Source      FlowControlSource `json:"source"`
+	Concurrency *Concurrency      `json:"concurrency,omitempty"`
+	RateLimit   *RateLimit        `json:"rateLimit,omitempty"`
+	// Per key, how many run and how many wait (keys with neither are left out).
+	Keys []*FlowKeyCount `json:"keys"`
+}
+
+// The outcome of setFlowControl and clearFlowControl.
+type FlowControlPayload struct {
+	// The type's flow control now in force (null: none).
+	FlowControl *FlowControl `json:"flowControl,omitempty"`
+}
+
+// How many workflows of one concurrency key hold a slot and how many wait for one.
+type FlowKeyCount struct {
+	// The key (null: workflows without one).
+	Key     *string `json:"key,omitempty"`
+	Running int     `json:"running"`
+	Waiting int     `json:"waiting"`
 }
 
 type HeartbeatTaskInput struct {
@@ -244,6 +299,24 @@ type PublishEventPayload struct {
 // The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
 // code INVALID_INPUT for an ID that is not an ID of the right kind.
 type Query struct {
+}
+
+// A rate limit: at most limit step starts per period, spread evenly.
+type RateLimit struct {
+	Limit int `json:"limit"`
+	// The period, in milliseconds.
+	PeriodMs int `json:"periodMs"`
+	// The jq expression over a workflow's input giving its rate key (none: one rate for the type).
+	Key *string `json:"key,omitempty"`
+}
+
+type RateLimitInput struct {
+	// Step starts per period (at least 1).
+	Limit int `json:"limit"`
+	// A period such as 1s, 1m or PT1S.
+	Period string `json:"period"`
+	// A jq expression over the input giving a workflow's rate key.
+	Key *string `json:"key,omitempty"`
 }
 
 // A leased task: call the function with input, then complete or fail it with token.
@@ -335,6 +408,13 @@ type SetDefinitionReleaseStateInput struct {
 	ReleaseState persistence.ReleaseState `json:"releaseState"`
 }
 
+type SetFlowControlInput struct {
+	// The definition type.
+	Type        string            `json:"type"`
+	Concurrency *ConcurrencyInput `json:"concurrency,omitempty"`
+	RateLimit   *RateLimitInput   `json:"rateLimit,omitempty"`
+}
+
 // Pauses or resumes a schedule.
 type SetSchedulePausedInput struct {
 	// The schedule.
@@ -397,6 +477,10 @@ type StartWorkflowInput struct {
 	// characters (a letter or _, then letters, digits, _, . or -), strings of at most 255 characters:
 	// INVALID_INPUT names the attribute at fault (field attributes.<name>).
 	Attributes json.RawMessage `json:"attributes,omitempty"`
+	// The workflow's key under its type's concurrency limit (overrides the limit's key expression).
+	ConcurrencyKey *string `json:"concurrencyKey,omitempty"`
+	// Fold this start into the not yet run workflow of the same type and debounce key (its input is replaced, it runs one period after this start).
+	Debounce *DebounceInput `json:"debounce,omitempty"`
 }
 
 // The outcome of startWorkflow.
@@ -405,6 +489,8 @@ type StartWorkflowPayload struct {
 	Workflow *persistence.Workflow `json:"workflow"`
 	// False when an existing workflow was returned (same externalId or idempotencyKey).
 	Created bool `json:"created"`
+	// True when the start folded into an existing workflow that had not run (workflow).
+	Debounced bool `json:"debounced"`
 }
 
 // Starts many workflows at once.
@@ -651,6 +737,181 @@ func (e *BulkAction) UnmarshalJSON(b []byte) error {
 }
 
 func (e BulkAction) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// How long a workflow holds its concurrency key's slot.
+type ConcurrencyScope string
+
+const (
+	// From its first claim until it ends (FINISHED, FAILED, CANCELLED, MANUAL) or is paused.
+	ConcurrencyScopeWorkflow ConcurrencyScope = "WORKFLOW"
+	// Only while one of its steps runs (a remote task included).
+	ConcurrencyScopeStep ConcurrencyScope = "STEP"
+)
+
+var AllConcurrencyScope = []ConcurrencyScope{
+	ConcurrencyScopeWorkflow,
+	ConcurrencyScopeStep,
+}
+
+func (e ConcurrencyScope) IsValid() bool {
+	switch e {
+	case ConcurrencyScopeWorkflow, ConcurrencyScopeStep:
+		return true
+	}
+	return false
+}
+
+func (e ConcurrencyScope) String() string {
+	return string(e)
+}
+
+func (e *ConcurrencyScope) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ConcurrencyScope(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ConcurrencyScope", str)
+	}
+	return nil
+}
+
+func (e ConcurrencyScope) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ConcurrencyScope) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ConcurrencyScope) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What happens to a workflow whose key has no free slot.
+type ConcurrencyStrategy string
+
+const (
+	// It waits, oldest first.
+	ConcurrencyStrategyQueue ConcurrencyStrategy = "QUEUE"
+	// A workflow that never ran is cancelled, with the reason.
+	ConcurrencyStrategyCancelNewest ConcurrencyStrategy = "CANCEL_NEWEST"
+	// The key's oldest holder is cancelled for it.
+	ConcurrencyStrategyCancelInProgress ConcurrencyStrategy = "CANCEL_IN_PROGRESS"
+)
+
+var AllConcurrencyStrategy = []ConcurrencyStrategy{
+	ConcurrencyStrategyQueue,
+	ConcurrencyStrategyCancelNewest,
+	ConcurrencyStrategyCancelInProgress,
+}
+
+func (e ConcurrencyStrategy) IsValid() bool {
+	switch e {
+	case ConcurrencyStrategyQueue, ConcurrencyStrategyCancelNewest, ConcurrencyStrategyCancelInProgress:
+		return true
+	}
+	return false
+}
+
+func (e ConcurrencyStrategy) String() string {
+	return string(e)
+}
+
+func (e *ConcurrencyStrategy) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ConcurrencyStrategy(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ConcurrencyStrategy", str)
+	}
+	return nil
+}
+
+func (e ConcurrencyStrategy) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ConcurrencyStrategy) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ConcurrencyStrategy) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Where a type's flow control comes from: a run-time one wins over the definition's.
+type FlowControlSource string
+
+const (
+	FlowControlSourceRuntime    FlowControlSource = "RUNTIME"
+	FlowControlSourceDefinition FlowControlSource = "DEFINITION"
+)
+
+var AllFlowControlSource = []FlowControlSource{
+	FlowControlSourceRuntime,
+	FlowControlSourceDefinition,
+}
+
+func (e FlowControlSource) IsValid() bool {
+	switch e {
+	case FlowControlSourceRuntime, FlowControlSourceDefinition:
+		return true
+	}
+	return false
+}
+
+func (e FlowControlSource) String() string {
+	return string(e)
+}
+
+func (e *FlowControlSource) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = FlowControlSource(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid FlowControlSource", str)
+	}
+	return nil
+}
+
+func (e FlowControlSource) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *FlowControlSource) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e FlowControlSource) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

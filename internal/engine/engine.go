@@ -70,6 +70,8 @@ type Engine struct {
 	attrKinds sync.Map
 	// traces caches the traceparents of traced workflows (tracing.go).
 	traces traceCache
+	// flow holds the flow controls in force (flow.go).
+	flow flowState
 }
 
 // cancelHint is the newest cancel hint received for a workflow: the version the workflow had after

@@ -45,6 +45,9 @@ type Outcome struct {
 // WorkflowID is the ID of the workflow the outcome belongs to.
 func (o *Outcome) WorkflowID() int64 { return o.workflow.ID }
 
+// WorkflowType is the type of the workflow the step ran for.
+func (o *Outcome) WorkflowType() string { return o.workflow.Type }
+
 // ClaimedVersion is the workflow's version when its executor claimed it for this attempt: with the
 // workflow ID, it names the attempt.
 func (o *Outcome) ClaimedVersion() int { return o.workflow.Version }

@@ -51,12 +51,19 @@ func timeHash(t *time.Time) any {
 
 // hashStart fingerprints a start request.
 func hashStart(p workflow.StartParams) string {
+	parts := []any{p.Type, p.ExternalID, p.BusinessKey, p.LaunchToken, canonicalJSON(p.Input), p.Priority,
+		timeHash(p.StartAt), canonicalJSON(p.Variables)}
+	// Fingerprints of starts without attributes, a concurrency key or a debounce are unchanged.
 	if len(p.Attributes) > 0 && string(p.Attributes) != "null" {
-		return requestHash("start", p.Type, p.ExternalID, p.BusinessKey, p.LaunchToken, canonicalJSON(p.Input), p.Priority,
-			timeHash(p.StartAt), canonicalJSON(p.Variables), canonicalJSON(p.Attributes))
+		parts = append(parts, canonicalJSON(p.Attributes))
 	}
-	return requestHash("start", p.Type, p.ExternalID, p.BusinessKey, p.LaunchToken, canonicalJSON(p.Input), p.Priority,
-		timeHash(p.StartAt), canonicalJSON(p.Variables))
+	if p.ConcurrencyKey != "" {
+		parts = append(parts, "concurrencyKey", p.ConcurrencyKey)
+	}
+	if p.Debounce != nil {
+		parts = append(parts, "debounce", p.Debounce.Key, p.Debounce.Period.String())
+	}
+	return requestHash(append([]any{"start"}, parts...)...)
 }
 
 // keyReused is the CONFLICT of an idempotency key used again with another request.

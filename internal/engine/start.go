@@ -180,12 +180,30 @@ func (e *Engine) prepareStarts(ctx context.Context, ps []workflow.StartParams, i
 		if p.StartAt != nil {
 			due = persistence.UTC(*p.StartAt)
 		}
-		items[i] = startItem{p: p, hash: hashStart(p), keyField: field("idempotencyKey"), attrs: attrs, traceparent: traceparent, w: &persistence.Workflow{
+		w := &persistence.Workflow{
 			Type: p.Type, DefinitionVersion: def.Version, ExternalID: strPtr(p.ExternalID), BusinessKey: strPtr(p.BusinessKey),
 			LaunchToken: strPtr(p.LaunchToken), Status: persistence.StatusCreated, State: spec.StartState().Name,
 			NextActivation: &due, Priority: p.Priority, ExecutorGroup: def.ExecutorGroup, Input: input, Variables: vars,
 			Created: now, Modified: now,
-		}}
+		}
+		// A key expression that fails for this input puts this workflow alone in MANUAL.
+		key, keyErr, err := e.concurrencyKey(ctx, p, input)
+		if err != nil {
+			return nil, err
+		}
+		if keyErr != nil {
+			text := keyErr.Error()
+			w.Status, w.NextActivation, w.StateText, w.LastError = persistence.StatusManual, nil, &text, &text
+		}
+		w.ConcurrencyKey = key
+		if d := p.Debounce; d != nil {
+			w.DebounceKey = &d.Key
+			if p.StartAt == nil && w.NextActivation != nil {
+				later := now.Add(d.Period)
+				w.NextActivation = &later
+			}
+		}
+		items[i] = startItem{p: p, hash: hashStart(p), keyField: field("idempotencyKey"), attrs: attrs, traceparent: traceparent, w: w}
 	}
 	return items, nil
 }
@@ -203,8 +221,9 @@ func (e *Engine) commitStarts(ctx context.Context, items []startItem) ([]workflo
 			var fresh []*persistence.Workflow
 			var freshIdx []int
 			seenExt := map[string]int{}
-			seenKey := map[string]int{} // idempotency key -> first request in this call with it
-			keyDup := map[int]int{}     // a later request with a key -> the first one
+			seenKey := map[string]int{}   // idempotency key -> first request in this call with it
+			keyDup := map[int]int{}       // a later request with a key -> the first one
+			debounced := map[string]int{} // type and debounce key -> its row in fresh
 			for i, it := range items {
 				results[i] = workflow.StartResult{}
 				if key := it.p.IdempotencyKey; key != "" {
@@ -231,6 +250,16 @@ func (e *Engine) commitStarts(ctx context.Context, items []startItem) ([]workflo
 						return err
 					}
 				}
+				if d := it.p.Debounce; d != nil {
+					folded, err := e.debounce(ctx, tx, it, debounced, fresh, now)
+					if err != nil {
+						return err
+					}
+					if folded != nil {
+						results[i] = workflow.StartResult{Workflow: folded, Debounced: true}
+						continue
+					}
+				}
 				if it.p.ExternalID != "" {
 					key := it.p.Type + "\x00" + it.p.ExternalID
 					if _, dup := seenExt[key]; dup {
@@ -246,6 +275,9 @@ func (e *Engine) commitStarts(ctx context.Context, items []startItem) ([]workflo
 					seenExt[key] = i
 				}
 				w := *it.w
+				if it.p.Debounce != nil {
+					debounced[it.p.Type+"\x00"+it.p.Debounce.Key] = len(fresh)
+				}
 				fresh = append(fresh, &w)
 				freshIdx = append(freshIdx, i)
 			}
@@ -289,7 +321,7 @@ func (e *Engine) commitStarts(ctx context.Context, items []startItem) ([]workflo
 			for k, w := range fresh {
 				results[freshIdx[k]] = workflow.StartResult{Workflow: w, Created: true}
 				events = append(events, &persistence.ChangeEvent{WorkflowID: w.ID, Type: workflow.EventCreated, Status: w.Status, State: w.State, At: now})
-				if !w.NextActivation.After(now) {
+				if w.NextActivation != nil && !w.NextActivation.After(now) {
 					wake[w.ExecutorGroup] = true
 				}
 			}

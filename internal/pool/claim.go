@@ -11,7 +11,6 @@ import (
 
 	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
-	"github.com/cairnflow/cairn/workflow"
 )
 
 // listenWake turns wake-up hints for this group into a poke of the claim loop.
@@ -73,12 +72,7 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 				break
 			}
 			limit := min(free, w.opts.ClaimBatch)
-			now := persistence.Now()
-			types := w.engine.Types(w.opts.Group)
-			w.recordTypes(ctx, types)
-			claimed, err := w.store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: w.ExecutorID(), Group: w.opts.Group,
-				Limit: limit, Now: now, StepDeadline: now.Add(workflow.DefaultStepTimeout), StepTimeouts: w.engine.StepTimeouts(w.opts.Group),
-				Types: types})
+			claimed, err := w.claim(ctx, limit)
 			if err != nil {
 				if ctx.Err() == nil {
 					w.log.Warn("claim failed", "error", err, "retry_in", backoff)
@@ -111,7 +105,7 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 			default:
 			}
 		}
-		poll.Reset(w.opts.PollInterval)
+		poll.Reset(w.nextPoll())
 	}
 }
 

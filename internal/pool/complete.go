@@ -163,8 +163,8 @@ const maxChain = 16
 // keep decides whether a workflow whose next step is due now stays claimed for it: not while the
 // pool drains, and not past maxChain steps in a row.
 func (w *Worker) keep(o *engine.Outcome) bool {
-	if w.stopping.Load() {
-		return false
+	if w.stopping.Load() || w.rateLimited(o.WorkflowType()) {
+		return false // a rate-limited step starts only through a claim
 	}
 	w.heldMu.Lock()
 	defer w.heldMu.Unlock()

@@ -9,6 +9,7 @@ type Collector struct {
 	pools []*Worker
 
 	claimed, completed, ended, fenced, recovered, inFlight *prometheus.Desc
+	flowThrottled, flowCancelled                           *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -26,12 +27,15 @@ func NewCollector(pools ...*Worker) *Collector {
 		fenced:    desc("steps_fenced_total", "Step outcomes discarded because the workflow was taken from this node (recovered, cancelled, paused)."),
 		recovered: desc("workflows_recovered_total", "Workflows this node took over from dead executors or released after losing track of them."),
 		inFlight:  desc("steps_in_flight", "Workflows claimed by this node whose step has not been completed yet."),
+		flowThrottled: desc("flow_throttled_total",
+			"Due workflows this node's claims held back for a rate limit (counted once per claim that passed them over)."),
+		flowCancelled: desc("flow_cancelled_total", "Workflows this node cancelled for a concurrency strategy (CANCEL_NEWEST, CANCEL_IN_PROGRESS)."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.claimed, c.completed, c.ended, c.fenced, c.recovered, c.inFlight} {
+	for _, d := range []*prometheus.Desc{c.claimed, c.completed, c.ended, c.fenced, c.recovered, c.inFlight, c.flowThrottled, c.flowCancelled} {
 		ch <- d
 	}
 }
@@ -47,5 +51,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.fenced, prometheus.CounterValue, float64(s.Fenced.Load()), g)
 		ch <- prometheus.MustNewConstMetric(c.recovered, prometheus.CounterValue, float64(s.Recovered.Load()), g)
 		ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(w.InFlight()), g)
+		ch <- prometheus.MustNewConstMetric(c.flowThrottled, prometheus.CounterValue, float64(s.FlowThrottled.Load()), g)
+		ch <- prometheus.MustNewConstMetric(c.flowCancelled, prometheus.CounterValue, float64(s.FlowCancelled.Load()), g)
 	}
 }

@@ -127,6 +127,9 @@ type Worker struct {
 
 	stopping atomic.Bool // the drain began: no more steps are kept
 
+	// flow is what the last claim learnt of flow control (flow.go).
+	flow flowPool
+
 	stats Stats
 }
 
@@ -138,6 +141,10 @@ type Stats struct {
 	Ended     atomic.Int64
 	Fenced    atomic.Int64
 	Recovered atomic.Int64
+	// FlowThrottled counts due workflows claims passed over for a rate limit; FlowCancelled the
+	// workflows cancelled for a concurrency strategy.
+	FlowThrottled atomic.Int64
+	FlowCancelled atomic.Int64
 }
 
 // Stats returns the pool's counters.

@@ -76,6 +76,11 @@ func (c *compiler) compileDocument(doc map[string]any) error {
 	} else if s, ok := meta["summary"].(string); ok {
 		c.prog.title = s
 	}
+	fc, err := compileFlowControl(meta)
+	if err != nil {
+		return err
+	}
+	c.prog.flow = fc
 	if _, ok := doc["schedule"]; ok {
 		return faultAt("/schedule", "a workflow-level schedule is not supported by cairn yet (use cairn's schedules)")
 	}

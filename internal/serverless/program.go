@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/cairnflow/cairn/workflow"
 )
 
 // The kinds of task cairn runs.
@@ -46,6 +48,8 @@ type program struct {
 	functions map[string]Function
 	// exprs is the budget of each expression's evaluation.
 	exprs ExpressionOptions
+	// flow is the document's flow control (document.metadata.flowControl).
+	flow *workflow.FlowControl
 }
 
 // taskList is one list of tasks (a `do`, a `try`, a `catch.do`) and the task that owns it.

@@ -217,7 +217,7 @@ func catchList(t *task) *taskList {
 // definition builds the state machine: a start state, one state per task to run, an end and a
 // fault state. Each state lists where its step may go, found by exploring every choice.
 func (p *program) definition() workflow.Definition {
-	d := workflow.Definition{Type: p.typ, Description: p.title}
+	d := workflow.Definition{Type: p.typ, Description: p.title, FlowControl: p.flow}
 	next := p.successors()
 	// A document whose every path faults still validates: the start lists the end too.
 	startNext := append(next[""], stateEnd)

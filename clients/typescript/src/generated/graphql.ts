@@ -294,6 +294,10 @@ export type CancelBulkOperationInput = {
   id: Scalars['ID']['input'];
 };
 
+export type ClearFlowControlInput = {
+  type: Scalars['String']['input'];
+};
+
 export type CompleteTaskInput = {
   /** The function's result (any JSON value; null when absent). */
   output?: InputMaybe<Scalars['JSON']['input']>;
@@ -321,6 +325,42 @@ export type CompletedTask = {
   status?: Maybe<Scalars['String']['output']>;
 };
 
+/** A concurrency limit. */
+export type Concurrency = {
+  __typename?: 'Concurrency';
+  /** The jq expression over a workflow's input giving its key (when its start gave none). */
+  key?: Maybe<Scalars['String']['output']>;
+  /** Slots per key. */
+  limit: Scalars['Int']['output'];
+  scope: ConcurrencyScope;
+  strategy: ConcurrencyStrategy;
+};
+
+export type ConcurrencyInput = {
+  /** A jq expression over the input giving a workflow's key. */
+  key?: InputMaybe<Scalars['String']['input']>;
+  /** Slots per key (at least 1). */
+  limit: Scalars['Int']['input'];
+  scope?: InputMaybe<ConcurrencyScope>;
+  strategy?: InputMaybe<ConcurrencyStrategy>;
+};
+
+/** How long a workflow holds its concurrency key's slot. */
+export type ConcurrencyScope =
+  /** Only while one of its steps runs (a remote task included). */
+  | 'STEP'
+  /** From its first claim until it ends (FINISHED, FAILED, CANCELLED, MANUAL) or is paused. */
+  | 'WORKFLOW';
+
+/** What happens to a workflow whose key has no free slot. */
+export type ConcurrencyStrategy =
+  /** The key's oldest holder is cancelled for it. */
+  | 'CANCEL_IN_PROGRESS'
+  /** A workflow that never ran is cancelled, with the reason. */
+  | 'CANCEL_NEWEST'
+  /** It waits, oldest first. */
+  | 'QUEUE';
+
 /** A schedule made to start workflows on a cron expression. */
 export type CreateScheduleInput = {
   /** A cron expression: five fields (minute hour day month weekday) or a descriptor (@hourly, @every 15m). */
@@ -339,6 +379,14 @@ export type CreateScheduleInput = {
   timezone?: InputMaybe<Scalars['String']['input']>;
   /** The workflow type to start. */
   type: Scalars['String']['input'];
+};
+
+/** Folds a burst of starts into one workflow. */
+export type DebounceInput = {
+  /** Starts with the same key (and type) fold into one workflow while it has not run. */
+  key: Scalars['String']['input'];
+  /** How long after the last start the workflow runs: 1s, 1m or PT1S. */
+  period: Scalars['String']['input'];
 };
 
 export type DeleteWorkflowInput = {
@@ -406,6 +454,38 @@ export type FailTaskInput = {
   token: Scalars['String']['input'];
 };
 
+/** A type's flow control in force. */
+export type FlowControl = {
+  __typename?: 'FlowControl';
+  concurrency?: Maybe<Concurrency>;
+  /** Per key, how many run and how many wait (keys with neither are left out). */
+  keys: Array<FlowKeyCount>;
+  rateLimit?: Maybe<RateLimit>;
+  source: FlowControlSource;
+  type: Scalars['String']['output'];
+};
+
+/** The outcome of setFlowControl and clearFlowControl. */
+export type FlowControlPayload = {
+  __typename?: 'FlowControlPayload';
+  /** The type's flow control now in force (null: none). */
+  flowControl?: Maybe<FlowControl>;
+};
+
+/** Where a type's flow control comes from: a run-time one wins over the definition's. */
+export type FlowControlSource =
+  | 'DEFINITION'
+  | 'RUNTIME';
+
+/** How many workflows of one concurrency key hold a slot and how many wait for one. */
+export type FlowKeyCount = {
+  __typename?: 'FlowKeyCount';
+  /** The key (null: workflows without one). */
+  key?: Maybe<Scalars['String']['output']>;
+  running: Scalars['Int']['output'];
+  waiting: Scalars['Int']['output'];
+};
+
 /** The data a person submitted for a user task (a WAIT or MANUAL state with a form schema). */
 export type FormSubmission = {
   __typename?: 'FormSubmission';
@@ -450,6 +530,8 @@ export type Mutation = {
   cancelBulkOperation: BulkOperationPayload;
   /** End a workflow that has not ended; a step running for it is cancelled. */
   cancelWorkflow: WorkflowPayload;
+  /** Remove a type's run-time flow control (the definition's, if any, applies again). */
+  clearFlowControl: FlowControlPayload;
   /**
    * Ends a task with its output (a JSON value of at most 512 KiB; beyond it INVALID_INPUT, and the
    * task stays leased). A token that no longer holds the task is CONFLICT and changes nothing.
@@ -519,6 +601,8 @@ export type Mutation = {
   retryWorkflow: WorkflowPayload;
   /** Put a definition type ONLINE or OFFLINE (an OFFLINE type starts no new workflow). */
   setDefinitionReleaseState: WorkflowDefinitionPayload;
+  /** Set a type's flow control at run time: it wins over the definition's, on every node within about a second. */
+  setFlowControl: FlowControlPayload;
   /** Pauses a schedule (it fires no more) or resumes it (from now on; missed fires are not made up). */
   setSchedulePaused: SchedulePayload;
   /** Deliver a signal; a workflow waiting for it wakes, one not waiting yet keeps it for later. */
@@ -578,6 +662,16 @@ export type MutationCancelBulkOperationArgs = {
  */
 export type MutationCancelWorkflowArgs = {
   input: WorkflowActionInput;
+};
+
+
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
+export type MutationClearFlowControlArgs = {
+  input: ClearFlowControlInput;
 };
 
 
@@ -718,6 +812,16 @@ export type MutationRetryWorkflowArgs = {
  */
 export type MutationSetDefinitionReleaseStateArgs = {
   input: SetDefinitionReleaseStateInput;
+};
+
+
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
+export type MutationSetFlowControlArgs = {
+  input: SetFlowControlInput;
 };
 
 
@@ -872,6 +976,8 @@ export type Query = {
   bulkOperations: Array<BulkOperation>;
   /** Every executor (a node's worker pool) that ever registered, newest first; a page of them with first. */
   executors: Array<Executor>;
+  /** Every flow control in force (run-time and definitions'), by type. */
+  flowControls: Array<FlowControl>;
   /** Any object by its opaque ID (Relay); null when nothing has this ID. */
   node?: Maybe<Node>;
   /** Several objects by ID, in the order asked; null for each ID that names nothing. */
@@ -1038,6 +1144,25 @@ export type QueryWorkflowsArgs = {
   orderBy?: InputMaybe<WorkflowOrder>;
 };
 
+/** A rate limit: at most limit step starts per period, spread evenly. */
+export type RateLimit = {
+  __typename?: 'RateLimit';
+  /** The jq expression over a workflow's input giving its rate key (none: one rate for the type). */
+  key?: Maybe<Scalars['String']['output']>;
+  limit: Scalars['Int']['output'];
+  /** The period, in milliseconds. */
+  periodMs: Scalars['Int']['output'];
+};
+
+export type RateLimitInput = {
+  /** A jq expression over the input giving a workflow's rate key. */
+  key?: InputMaybe<Scalars['String']['input']>;
+  /** Step starts per period (at least 1). */
+  limit: Scalars['Int']['input'];
+  /** A period such as 1s, 1m or PT1S. */
+  period: Scalars['String']['input'];
+};
+
 /** Whether a definition may start new workflows. */
 export type ReleaseState =
   /** No new workflow starts; running ones go on. */
@@ -1188,6 +1313,13 @@ export type SetDefinitionReleaseStateInput = {
   type: Scalars['String']['input'];
 };
 
+export type SetFlowControlInput = {
+  concurrency?: InputMaybe<ConcurrencyInput>;
+  rateLimit?: InputMaybe<RateLimitInput>;
+  /** The definition type. */
+  type: Scalars['String']['input'];
+};
+
 /** Pauses or resumes a schedule. */
 export type SetSchedulePausedInput = {
   /** The schedule. */
@@ -1270,6 +1402,10 @@ export type StartWorkflowInput = {
   attributes?: InputMaybe<Scalars['JSON']['input']>;
   /** A business reference. */
   businessKey?: InputMaybe<Scalars['String']['input']>;
+  /** The workflow's key under its type's concurrency limit (overrides the limit's key expression). */
+  concurrencyKey?: InputMaybe<Scalars['String']['input']>;
+  /** Fold this start into the not yet run workflow of the same type and debounce key (its input is replaced, it runs one period after this start). */
+  debounce?: InputMaybe<DebounceInput>;
   /** The caller's ID, unique per type: starting again with it returns the existing workflow. */
   externalId?: InputMaybe<Scalars['String']['input']>;
   /** The same key returns the first result and starts nothing new. */
@@ -1293,6 +1429,8 @@ export type StartWorkflowPayload = {
   __typename?: 'StartWorkflowPayload';
   /** False when an existing workflow was returned (same externalId or idempotencyKey). */
   created: Scalars['Boolean']['output'];
+  /** True when the start folded into an existing workflow that had not run (workflow). */
+  debounced: Scalars['Boolean']['output'];
   /** The workflow started, or the one that already existed. */
   workflow: Workflow;
 };
@@ -1564,10 +1702,14 @@ export type Workflow = Node & {
   activityLogs: Array<ActivityLog>;
   /** The workflow's search attributes: a JSON object (times as RFC 3339 strings in UTC); {} when none. */
   attributes: Scalars['JSON']['output'];
+  /** Why a due workflow does not run: its key's slots are taken, or its rate limit's next slot is later (null: nothing holds it back). */
+  blockedReason?: Maybe<Scalars['String']['output']>;
   /** A business reference (an order number...), not unique. */
   businessKey?: Maybe<Scalars['String']['output']>;
   /** The workflows it started, oldest first. */
   children: WorkflowConnection;
+  /** Its key under its type's concurrency limit (null: none). */
+  concurrencyKey?: Maybe<Scalars['String']['output']>;
   /** When it was started. */
   created: Scalars['Time']['output'];
   /** The definition version it runs. */

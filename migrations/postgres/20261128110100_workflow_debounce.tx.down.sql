@@ -1,0 +1,2 @@
+DROP INDEX workflows_debounce_idx;
+ALTER TABLE workflows DROP COLUMN debounce_key;
