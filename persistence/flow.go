@@ -200,6 +200,10 @@ func (s *Store) WorkflowFlowClaim(ctx context.Context, p WorkflowClaimParams, f 
 		if err != nil {
 			return err
 		}
+		cands, last, err := tx.flowFair(ctx, p, f, cands, holders, flowCandidateLimit(p), now)
+		if err != nil {
+			return err
+		}
 		rates := flowRates{f: f, now: now, tats: map[string]time.Time{}}
 		if f.RateLimit > 0 {
 			if err := rates.load(ctx, tx, cands); err != nil {
@@ -232,7 +236,9 @@ func (s *Store) WorkflowFlowClaim(ctx context.Context, p WorkflowClaimParams, f 
 				holders[key]++
 			}
 			ids = append(ids, c.ID)
+			last = key
 		}
+		s.setFlowCursor(f.Type, last)
 		for key, n := range displace {
 			victims, err := tx.flowOldestHolders(ctx, f, key, n)
 			if err != nil {
@@ -315,9 +321,12 @@ func (s *Store) flowCandidates(ctx context.Context, p WorkflowClaimParams, f Flo
 	}
 	var out []*Workflow
 	err := s.idb.NewRaw("SELECT "+cols+" FROM workflows WHERE "+where+" ORDER BY priority DESC, next_activation, id LIMIT ?"+lock,
-		append(args, max(4*p.Limit, 64))...).Scan(ctx, &out)
+		append(args, flowCandidateLimit(p))...).Scan(ctx, &out)
 	return out, err
 }
+
+// flowCandidateLimit is how many due workflows a flow claim reads in claim order.
+func flowCandidateLimit(p WorkflowClaimParams) int { return max(4*p.Limit, 64) }
 
 // flowOldestHolders returns up to n of a key's holders, oldest first: those CANCEL_IN_PROGRESS
 // cancels.

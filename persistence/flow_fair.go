@@ -1,0 +1,176 @@
+// Fairness in a flow claim: when many keys of a flow-controlled type have work queued, the claim
+// serves them in turn, so a key with a long queue does not hold back another key's first step.
+
+package persistence
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// maxRotationKeys bounds the keys one flow claim looks up past its oldest candidates.
+const maxRotationKeys = 32
+
+// flowCursors are, per (database, type), the last key a flow claim looked up: the next claim goes
+// on from there, round the type's keys.
+var flowCursors sync.Map
+
+type flowCursorKey struct {
+	db  *bun.DB
+	typ string
+}
+
+// flowFair puts a flow claim's candidates in turns over their keys, after adding, when the oldest
+// candidates may not show every key with due work, the oldest due workflow of each of the next
+// keys round the type's keys. A turn takes one workflow of each key before a key's second, keys in
+// turn from the one after the type's cursor (the key last served) round to it; a key's own
+// workflows keep the claim order (priority, due time). scanned is how many rows the candidate
+// query could return: when fewer came back, every due workflow is among them. It returns the
+// ordered candidates and the last key it looked up (the cursor when none is claimed).
+func (s *Store) flowFair(ctx context.Context, p WorkflowClaimParams, f FlowSpec, cands []*Workflow, holders map[string]int,
+	scanned int, now time.Time) ([]*Workflow, string, error) {
+	cursor := s.flowCursor(f.Type)
+	keys := map[string]bool{}
+	for _, c := range cands {
+		keys[flowKey(c.ConcurrencyKey)] = true
+	}
+	last := cursor
+	if len(cands) == scanned && len(keys) < p.Limit {
+		more, probed, err := s.flowRotation(ctx, p, f, cursor, holders, keys, now)
+		if err != nil {
+			return nil, "", err
+		}
+		cands = append(cands, more...)
+		if probed != "" {
+			last = probed
+		}
+	}
+	return inTurns(cands, cursor), last, nil
+}
+
+func (s *Store) flowCursor(typ string) string {
+	if v, ok := flowCursors.Load(flowCursorKey{s.db, typ}); ok {
+		return v.(string)
+	}
+	return ""
+}
+
+func (s *Store) setFlowCursor(typ, key string) { flowCursors.Store(flowCursorKey{s.db, typ}, key) }
+
+// inTurns orders workflows in turns over their keys: the first of every key, then the second...,
+// keys from the one after cursor round to it.
+func inTurns(ws []*Workflow, cursor string) []*Workflow {
+	sort.SliceStable(ws, func(i, j int) bool {
+		ki, kj := flowKey(ws[i].ConcurrencyKey), flowKey(ws[j].ConcurrencyKey)
+		if ki != kj {
+			wi, wj := ki <= cursor, kj <= cursor // keys up to the cursor come round last
+			if wi != wj {
+				return !wi
+			}
+			return ki < kj
+		}
+		return claimsBefore(ws[i], ws[j])
+	})
+	var order []string
+	byKey := map[string][]*Workflow{}
+	for _, w := range ws {
+		k := flowKey(w.ConcurrencyKey)
+		if byKey[k] == nil {
+			order = append(order, k)
+		}
+		byKey[k] = append(byKey[k], w)
+	}
+	out := make([]*Workflow, 0, len(ws))
+	for turn := 0; len(out) < len(ws); turn++ {
+		for _, k := range order {
+			if turn < len(byKey[k]) {
+				out = append(out, byKey[k][turn])
+			}
+		}
+	}
+	return out
+}
+
+// claimsBefore is the claim order: priority first, then due time, then ID.
+func claimsBefore(a, b *Workflow) bool {
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
+	}
+	if !a.NextActivation.Equal(*b.NextActivation) {
+		return a.NextActivation.Before(*b.NextActivation)
+	}
+	return a.ID < b.ID
+}
+
+// flowRotation returns the oldest due workflow of each of the next keys with claimable work after
+// cursor (going round to the first key), leaving out keys in seen and full keys whose workflows
+// would only wait, and the last key it looked up.
+func (s *Store) flowRotation(ctx context.Context, p WorkflowClaimParams, f FlowSpec, cursor string, holders map[string]int,
+	seen map[string]bool, now time.Time) ([]*Workflow, string, error) {
+	n := min(p.Limit, maxRotationKeys)
+	keys, err := s.flowKeysAfter(ctx, f.Type, cursor, n)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(keys) < n && cursor != "" {
+		round, err := s.flowKeysAfter(ctx, f.Type, "", n-len(keys))
+		if err != nil {
+			return nil, "", err
+		}
+		for _, k := range round {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	last := ""
+	if len(keys) > 0 {
+		last = keys[len(keys)-1]
+	}
+	var parts []string
+	var args []any
+	cols := "id, concurrency_key, status, priority, next_activation"
+	if f.RateKey != nil {
+		cols += ", input"
+	}
+	for _, k := range keys {
+		if seen[k] || (f.Concurrency > 0 && !f.CancelNewest && !f.CancelInProgress && holders[k] >= f.Concurrency) {
+			continue // among the candidates already, or full (its workflows would only wait)
+		}
+		parts = append(parts, `SELECT * FROM (SELECT `+cols+` FROM workflows WHERE type = ? AND concurrency_key = ?
+			AND executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL
+			ORDER BY priority DESC, next_activation, id LIMIT 1) AS k`+strconv.Itoa(len(parts)))
+		args = append(args, f.Type, k, p.Group, bunIn(claimableStatuses), now)
+	}
+	if len(parts) == 0 {
+		return nil, last, nil
+	}
+	var out []*Workflow
+	err = s.idb.NewRaw(strings.Join(parts, " UNION ALL "), args...).Scan(ctx, &out)
+	return out, last, err
+}
+
+// flowKeysAfter returns up to n concurrency keys of a type after the key after, in key order, that
+// have claimable workflows: one index probe a key (a loose index scan of workflows_flow_idx).
+func (s *Store) flowKeysAfter(ctx context.Context, typ, after string, n int) ([]string, error) {
+	var keys []*string
+	err := s.idb.NewRaw(`WITH RECURSIVE k (ck, n) AS (
+			SELECT (SELECT MIN(concurrency_key) FROM workflows WHERE type = ? AND concurrency_key > ? AND status IN (?)), 1
+			UNION ALL
+			SELECT (SELECT MIN(concurrency_key) FROM workflows WHERE type = ? AND concurrency_key > k.ck AND status IN (?)), k.n + 1
+			FROM k WHERE k.ck IS NOT NULL AND k.n < ?)
+		SELECT ck FROM k WHERE ck IS NOT NULL`,
+		typ, after, bunIn(claimableStatuses), typ, bunIn(claimableStatuses), n).Scan(ctx, &keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, *k)
+	}
+	return out, err
+}
