@@ -89,10 +89,10 @@ func (n *Node) Handler(cfg server.Config) http.Handler {
 }
 
 // MetricsCollectors returns the node's Prometheus collectors: each pool's counters (claims,
-// completions, recoveries, steps in flight) and the remote tasks' (waiting tasks, lease expiries,
-// poll and wait times).
+// completions, recoveries, steps in flight), the remote tasks' (waiting tasks, lease expiries,
+// poll and wait times) and flow control's (running, waiting and throttled per type).
 func (n *Node) MetricsCollectors() []prometheus.Collector {
-	return []prometheus.Collector{pool.NewCollector(n.pools...), pool.NewRemoteCollector(n.engine)}
+	return []prometheus.Collector{pool.NewCollector(n.pools...), pool.NewRemoteCollector(n.engine), pool.NewFlowCollector(n.engine)}
 }
 
 // Run starts the worker pools and the node services, once, and runs them until ctx ends. Then it
