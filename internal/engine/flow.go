@@ -139,7 +139,9 @@ func (c *FlowControlled) Spec() persistence.FlowSpec {
 			s.RateKey = func(input json.RawMessage) string {
 				key, err := k.Eval(input)
 				if err != nil {
-					return "" // a key that cannot be computed falls under the type's own rate
+					// Its start was checked: only a workflow started before the limit was set
+					// falls under the type's own rate (as it has no concurrency key).
+					return ""
 				}
 				return key
 			}
@@ -165,8 +167,9 @@ func (e *Engine) FlowTypes(ctx context.Context, types []string) ([]*FlowControll
 }
 
 // concurrencyKey is the key a start gives its workflow: the explicit one, or the one the type's
-// key expression computes from the input. keyErr says why the expression gave none; err is a
-// failure to read the flow controls.
+// key expression computes from the input. keyErr says why the concurrency key expression, or the
+// rate limit's key expression, gave none for this input; err is a failure to read the flow
+// controls.
 func (e *Engine) concurrencyKey(ctx context.Context, p workflow.StartParams, input json.RawMessage) (_ *string, keyErr, err error) {
 	if p.ConcurrencyKey != "" {
 		return &p.ConcurrencyKey, nil, nil
@@ -176,7 +179,17 @@ func (e *Engine) concurrencyKey(ctx context.Context, p workflow.StartParams, inp
 		return nil, nil, err
 	}
 	c := all[p.Type]
-	if c == nil || c.concKey == nil {
+	if c == nil {
+		return nil, nil, nil
+	}
+	// The rate key is computed at each claim; one that cannot be computed for this input puts the
+	// workflow in MANUAL at its start, as a concurrency key does, never under another key's rate.
+	if c.rateKey != nil {
+		if _, keyErr := c.rateKey.Eval(input); keyErr != nil {
+			return nil, fmt.Errorf("no rate limit key: %w", keyErr), nil
+		}
+	}
+	if c.concKey == nil {
 		return nil, nil, nil
 	}
 	key, keyErr := c.concKey.Eval(input)

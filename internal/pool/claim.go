@@ -5,8 +5,7 @@ package pool
 
 import (
 	"context"
-	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/cairnflow/cairn/internal/engine"
@@ -39,9 +38,9 @@ func (w *Worker) poke() {
 // recordTypes records the types the pool claims on its executor row when they (or the executor)
 // changed since the last record: the API shows them, and stuck workflows are found by them.
 func (w *Worker) recordTypes(ctx context.Context, types []string) {
-	key := fmt.Sprintf("%d:%s", w.ExecutorID(), strings.Join(types, ","))
-	if key == w.typesRecorded {
-		return
+	id := w.ExecutorID()
+	if id == w.typesRecorded.executor && slices.Equal(types, w.typesRecorded.types) {
+		return // the same as last time: compared, never formatted
 	}
 	if err := w.store.ExecutorTypesSet(ctx, w.ExecutorID(), types); err != nil {
 		if ctx.Err() == nil {
@@ -49,7 +48,7 @@ func (w *Worker) recordTypes(ctx context.Context, types []string) {
 		}
 		return
 	}
-	w.typesRecorded = key
+	w.typesRecorded.executor, w.typesRecorded.types = id, types
 }
 
 // claimLoop claims due workflows while slots are free and starts their steps, until ctx ends.

@@ -106,14 +106,16 @@ func TestFlowConcurrencyPerKeyHoldsAcrossPools(t *testing.T) {
 }
 
 // A key given by the start wins over the expression; an expression that fails for one input puts
-// that workflow alone in MANUAL with the reason, and the others run.
+// that workflow alone in MANUAL with the reason, and the others run; a rate limit's key
+// expression likewise.
 func TestFlowKeyExpressionFailurePutsOneWorkflowInManual(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
 		k := newKeyTracker()
 		fc := &workflow.FlowControl{Concurrency: &workflow.Concurrency{Limit: 2, Key: ".customer | ascii_downcase"}}
-		b := setup(t, store, twoSteps("t.flowkey", k, fc))
+		rated := &workflow.FlowControl{RateLimit: &workflow.RateLimit{Limit: 100, Period: time.Second, Key: ".partner | ascii_downcase"}}
+		b := setup(t, store, twoSteps("t.flowkey", k, fc), twoSteps("t.ratekey", k, rated))
 		b.startWorker(t, steadyOptions())
 		bad, err := b.engine.Start(ctx, workflow.StartParams{Type: "t.flowkey", Input: json.RawMessage(`{"customer": 7}`)})
 		require.NoError(t, err)
@@ -130,6 +132,15 @@ func TestFlowKeyExpressionFailurePutsOneWorkflowInManual(t *testing.T) {
 		stored, err := store.WorkflowGet(ctx, bad.Workflow.ID)
 		require.NoError(t, err)
 		require.Equal(t, persistence.StatusManual, stored.Status)
+
+		// A rate limit's key expression follows the same rule: MANUAL with the reason, the others run.
+		badRate, err := b.engine.Start(ctx, workflow.StartParams{Type: "t.ratekey", Input: json.RawMessage(`{"partner": 7}`)})
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusManual, badRate.Workflow.Status)
+		require.Contains(t, deref(badRate.Workflow.StateText), "rate limit key")
+		goodRate, err := b.engine.Start(ctx, workflow.StartParams{Type: "t.ratekey", Input: json.RawMessage(`{"partner": "P"}`)})
+		require.NoError(t, err)
+		b.waitStatus(t, goodRate.Workflow.ID, persistence.StatusFinished)
 	})
 }
 

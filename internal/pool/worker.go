@@ -111,12 +111,15 @@ type Worker struct {
 
 	executorID atomic.Int64
 	// typesRecorded is the executor and types the claim loop last recorded (recordTypes).
-	typesRecorded string
-	slots         chan struct{}
-	results       chan *engine.Outcome // buffered for every slot: a finished step never blocks
-	drained       chan struct{}        // closed when claiming stopped and the drain ended
-	wake          chan struct{}
-	idle          chan struct{} // signalled when a completer released the last slot: the drain looks again
+	typesRecorded struct {
+		executor int64
+		types    []string
+	}
+	slots   chan struct{}
+	results chan *engine.Outcome // buffered for every slot: a finished step never blocks
+	drained chan struct{}        // closed when claiming stopped and the drain ended
+	wake    chan struct{}
+	idle    chan struct{} // signalled when a completer released the last slot: the drain looks again
 
 	heldMu sync.Mutex
 	// held lists, by workflow, the claimed versions of the attempts this pool runs and has not
