@@ -144,7 +144,7 @@ func (s *Store) flowRotation(ctx context.Context, p WorkflowClaimParams, f FlowS
 		if seen[k] || (f.Concurrency > 0 && !f.CancelNewest && !f.CancelInProgress && holders[k] >= f.Concurrency) {
 			continue // among the candidates already, or full (its workflows would only wait)
 		}
-		parts = append(parts, `SELECT * FROM (SELECT `+cols+` FROM workflows WHERE type = ? AND concurrency_key = ?
+		parts = append(parts, `SELECT * FROM (SELECT `+cols+` FROM workflows WHERE type = ? AND concurrency_key = ? AND `+flowIndexed+`
 			AND executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL
 			ORDER BY priority DESC, next_activation, id LIMIT 1) AS k`+strconv.Itoa(len(parts)))
 		args = append(args, f.Type, k, p.Group, bunIn(claimableStatuses), now)
@@ -157,14 +157,18 @@ func (s *Store) flowRotation(ctx context.Context, p WorkflowClaimParams, f FlowS
 	return out, last, err
 }
 
+// flowIndexed is the predicate of the partial index workflows_flow_idx, word for word: SQLite
+// uses a partial index only for a statement that names its predicate.
+const flowIndexed = `concurrency_key IS NOT NULL AND status IN ('CREATED', 'IN_PROGRESS', 'EXECUTING', 'WAITING')`
+
 // flowKeysAfter returns up to n concurrency keys of a type after the key after, in key order, that
 // have claimable workflows: one index probe a key (a loose index scan of workflows_flow_idx).
 func (s *Store) flowKeysAfter(ctx context.Context, typ, after string, n int) ([]string, error) {
 	var keys []*string
 	err := s.idb.NewRaw(`WITH RECURSIVE k (ck, n) AS (
-			SELECT (SELECT MIN(concurrency_key) FROM workflows WHERE type = ? AND concurrency_key > ? AND status IN (?)), 1
+			SELECT (SELECT MIN(concurrency_key) FROM workflows WHERE type = ? AND concurrency_key > ? AND `+flowIndexed+` AND status IN (?)), 1
 			UNION ALL
-			SELECT (SELECT MIN(concurrency_key) FROM workflows WHERE type = ? AND concurrency_key > k.ck AND status IN (?)), k.n + 1
+			SELECT (SELECT MIN(concurrency_key) FROM workflows WHERE type = ? AND concurrency_key > k.ck AND `+flowIndexed+` AND status IN (?)), k.n + 1
 			FROM k WHERE k.ck IS NOT NULL AND k.n < ?)
 		SELECT ck FROM k WHERE ck IS NOT NULL`,
 		typ, after, bunIn(claimableStatuses), typ, bunIn(claimableStatuses), n).Scan(ctx, &keys)

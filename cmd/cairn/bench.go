@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -13,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/cairnflow/cairn/internal/engine"
@@ -46,6 +44,8 @@ type benchConfig struct {
 	logLevel      string
 	// api, when set, is the GraphQL URL of a running node to start workflows through instead.
 	api apiBenchConfig
+	// flow is the flow control the run sets, its keys and its probes.
+	flow benchFlow
 }
 
 // benchStartBatch is how many workflows one StartMany call inserts in --count mode.
@@ -82,6 +82,7 @@ func parseBenchConfig(env *environment, args []string) (*benchConfig, error) {
 	fs.IntVar(&c.api.clients, "clients", 64, "with --api: concurrent clients, each sending one request at a time")
 	fs.StringVar(&c.api.token, "token", "", "with --api: the API `token` to send (a node started with --auth)")
 	fs.DurationVar(&c.api.timeout, "timeout", 10*time.Minute, "with --api: how long to wait for the started workflows to finish")
+	c.flow.flags(fs)
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {
 		return nil, err
@@ -131,6 +132,9 @@ func parseBenchConfig(env *environment, args []string) (*benchConfig, error) {
 	case c.maxConns < 1:
 		return nil, usagef("--max-conns must be at least 1, not %d", c.maxConns)
 	}
+	if err := c.flow.check(); err != nil {
+		return nil, err
+	}
 	known := false
 	var names []string
 	for _, d := range demo.Definitions() {
@@ -167,6 +171,12 @@ type benchReport struct {
 	FinishP50ms     float64 `json:"finish_p50_ms"`
 	FinishP99ms     float64 `json:"finish_p99_ms"`
 	InsertSeconds   float64 `json:"insert_seconds,omitempty"`
+	FlowKeys        int     `json:"flow_keys,omitempty"`
+	FlowLimit       int     `json:"flow_limit,omitempty"`
+	RateLimit       string  `json:"rate_limit,omitempty"`
+	Probes          int     `json:"probes,omitempty"`
+	ProbeP50ms      float64 `json:"probe_first_step_p50_ms,omitempty"`
+	ProbeP99ms      float64 `json:"probe_first_step_p99_ms,omitempty"`
 	Preloaded       int     `json:"preloaded,omitempty"`
 	PreloadSeconds  float64 `json:"preload_seconds,omitempty"`
 }
@@ -283,6 +293,11 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 		}
 		return nil, usagef("unknown --definition %q: want one of %v or a deployed type (cairn definitions apply)", cfg.definition, names)
 	}
+	clearFlow, err := cfg.flow.set(ctx, engine, cfg.definition)
+	if err != nil {
+		return nil, err
+	}
+	defer clearFlow()
 	bgCtx, stopBackground := context.WithCancel(ctx)
 	var background sync.WaitGroup
 	background.Go(func() { notifier.Run(bgCtx) })
@@ -291,7 +306,8 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 		background.Wait()
 	}()
 
-	report := &benchReport{Definition: cfg.definition, Nodes: cfg.nodes, Workers: cfg.workers}
+	report := &benchReport{Definition: cfg.definition, Nodes: cfg.nodes, Workers: cfg.workers,
+		FlowKeys: cfg.flow.keys, FlowLimit: cfg.flow.limit, RateLimit: cfg.flow.rateLimit}
 	if cfg.preload > 0 {
 		began := time.Now()
 		if err := b.preload(ctx, engine, cfg.preload); err != nil {
@@ -339,6 +355,11 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 		pools.Wait()
 	}
 
+	var probes sync.WaitGroup
+	probeErr := make(chan error, 1)
+	if cfg.flow.probes > 0 {
+		probes.Go(func() { probeErr <- b.probe(poolCtx, engine) })
+	}
 	if cfg.duration > 0 {
 		n, err := b.startAtRate(poolCtx, engine, began)
 		if err != nil {
@@ -346,6 +367,13 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 			return nil, err
 		}
 		report.StartsPerSec = float64(n) / cfg.duration.Seconds()
+	}
+	probes.Wait() // the probes are among the workflows to wait for
+	if cfg.flow.probes > 0 {
+		if err := <-probeErr; err != nil {
+			stop()
+			return nil, err
+		}
 	}
 	ended, err := b.waitEnded(poolCtx)
 	stop()
@@ -359,6 +387,9 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	if err := b.measure(ctx, report, began, ended); err != nil {
 		return nil, err
 	}
+	if err := b.measureProbes(ctx, report); err != nil {
+		return nil, err
+	}
 	return report, nil
 }
 
@@ -367,6 +398,7 @@ func (b *bench) start(ctx context.Context, engine *engine.Engine, n int) error {
 	ps := make([]workflow.StartParams, n)
 	for i := range ps {
 		ps[i] = workflow.StartParams{Type: b.cfg.definition, Input: json.RawMessage(b.cfg.input)}
+		b.cfg.flow.key(&ps[i])
 	}
 	res, err := engine.StartMany(ctx, ps)
 	if err != nil {
@@ -507,16 +539,6 @@ func (b *bench) measure(ctx context.Context, r *benchReport, began, ended time.T
 	return nil
 }
 
-// percentileMs is the nearest-rank percentile of sorted durations, in milliseconds.
-func percentileMs(sorted []time.Duration, p int) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := (len(sorted)*p + 99) / 100
-	i = min(max(i-1, 0), len(sorted)-1)
-	return float64(sorted[i].Microseconds()) / 1000
-}
-
 // cleanUp deletes what the run made in a database it was given: its workflows with their rows, its
 // executors, and definitions it registered for the first time. The tables stay.
 func (b *bench) cleanUp(ctx context.Context) error {
@@ -550,30 +572,4 @@ func (b *bench) cleanUp(ctx context.Context) error {
 		return fmt.Errorf("error cleaning up: %w", err)
 	}
 	return nil
-}
-
-// printBenchReport prints the figures as a table, or with asJSON as one JSON object.
-func printBenchReport(w io.Writer, r *benchReport, asJSON bool) error {
-	if asJSON {
-		enc := json.NewEncoder(w)
-		return enc.Encode(r)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "database\t%s\n", r.Database)
-	fmt.Fprintf(tw, "definition\t%s (%s mode, %d node(s) x %d workers)\n", r.Definition, r.Mode, r.Nodes, r.Workers)
-	if r.Preloaded > 0 {
-		fmt.Fprintf(tw, "preloaded\t%d ended workflows with their history in %.2fs (kept)\n", r.Preloaded, r.PreloadSeconds)
-	}
-	if r.InsertSeconds > 0 {
-		fmt.Fprintf(tw, "inserted\t%d workflows in %.2fs (before the timer)\n", r.Count, r.InsertSeconds)
-	}
-	if r.StartsPerSec > 0 {
-		fmt.Fprintf(tw, "started\t%d workflows, %.0f/s\n", r.Count, r.StartsPerSec)
-	}
-	fmt.Fprintf(tw, "finished\t%d of %d in %.2fs\n", r.Finished, r.Count, r.Seconds)
-	fmt.Fprintf(tw, "workflows/s\t%.0f\n", r.WorkflowsPerSec)
-	fmt.Fprintf(tw, "steps/s\t%.0f (%d steps)\n", r.StepsPerSec, r.Steps)
-	fmt.Fprintf(tw, "start to first step\tp50 %.1fms  p90 %.1fms  p99 %.1fms\n", r.FirstStepP50ms, r.FirstStepP90ms, r.FirstStepP99ms)
-	fmt.Fprintf(tw, "start to finish\tp50 %.1fms  p99 %.1fms\n", r.FinishP50ms, r.FinishP99ms)
-	return tw.Flush()
 }

@@ -25,6 +25,8 @@ type benchFigures struct {
 	Finished        int      `json:"finished"`
 	Steps           int      `json:"steps"`
 	Seconds         float64  `json:"seconds"`
+	Probes          int      `json:"probes"`
+	ProbeP99ms      *float64 `json:"probe_first_step_p99_ms"`
 }
 
 // runBenchJSON runs cairn bench --json and decodes the one object it prints.
@@ -121,6 +123,27 @@ func TestBenchStartsAtARateForADuration(t *testing.T) {
 	require.Positive(t, f.WorkflowsPerSec)
 }
 
+// cairn bench under flow control: the limits it sets hold the run's workflows and its probes (each
+// of a key of its own), every one finishes, and the limits are cleared afterwards, on every backend.
+func TestBenchUnderFlowControl(t *testing.T) {
+	t.Parallel()
+	for _, kind := range dbtest.Backends {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			url := dbtest.URL(t, kind)
+			f := runBenchJSON(t, "--database", url, "--count", "200", "--flow-keys", "10", "--flow-limit", "2",
+				"--rate-limit", "2000/1s", "--probes", "5")
+			require.Equal(t, 205, f.Count, "the run's workflows and the probes")
+			require.Equal(t, 205, f.Finished)
+			require.Equal(t, 5, f.Probes)
+			require.NotNil(t, f.ProbeP99ms)
+			var n int
+			require.NoError(t, openStore(t, url).DB().NewRaw("SELECT count(*) FROM flow_controls").Scan(context.Background(), &n))
+			require.Zero(t, n, "the run's flow control is cleared")
+		})
+	}
+}
+
 func TestBenchRejectsBadFlags(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -141,6 +164,10 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 		{[]string{"--count", "10", "--database", "mysql://x"}, "mysql"},
 		{[]string{"--count", "10", "--bogus"}, "flag provided but not defined"},
 		{[]string{"--count", "10", "extra"}, `unexpected argument "extra"`},
+		{[]string{"--count", "10", "--flow-scope", "ALL"}, "--flow-scope must be WORKFLOW or STEP"},
+		{[]string{"--count", "10", "--rate-limit", "0/1s"}, "--rate-limit must be N/PERIOD"},
+		{[]string{"--count", "10", "--rate-limit", "10/soon"}, "--rate-limit"},
+		{[]string{"--count", "10", "--probes", "-1"}, "must not be negative"},
 		{[]string{"--api", "http://127.0.0.1:1/graphql"}, "--api needs --count N"},
 		{[]string{"--api", "http://127.0.0.1:1/graphql", "--count", "10", "--clients", "0"}, "--clients must be at least 1"},
 		{[]string{"--api", "http://127.0.0.1:1/graphql", "--count", "10"}, "error reaching http://127.0.0.1:1/graphql"},
