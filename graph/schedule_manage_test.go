@@ -23,7 +23,9 @@ func TestScheduleNamesUpdateAndDelete(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		b := setup(t, store)
 		const fields = `id name cron timezone overlapPolicy priority nextFire input`
-		var made struct{ CreateSchedule struct{ Schedule scheduleOut } }
+		var made struct {
+			CreateSchedule struct{ Schedule scheduleOut }
+		}
 		b.must(t, `mutation { createSchedule(input: {type: "test.flow", cron: "0 9 * * *", name: "morning"}) { schedule { `+fields+` } } }`, &made, nil)
 		sc := made.CreateSchedule.Schedule
 		require.Equal(t, "morning", *sc.Name)
@@ -63,7 +65,9 @@ func TestScheduleNamesUpdateAndDelete(t *testing.T) {
 		require.Equal(t, sc, *got.Schedule, "a refused update changes nothing")
 
 		// A good one changes only the fields given and computes the next fire again.
-		var upd struct{ UpdateSchedule struct{ Schedule scheduleOut } }
+		var upd struct {
+			UpdateSchedule struct{ Schedule scheduleOut }
+		}
 		b.must(t, update, &upd, map[string]any{"in": map[string]any{"id": sc.ID, "cron": "30 18 * * *", "timezone": "Asia/Tokyo",
 			"priority": 5, "input": map[string]any{"k": "v"}, "overlapPolicy": "ALLOW"}})
 		now := upd.UpdateSchedule.Schedule
