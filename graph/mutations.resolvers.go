@@ -141,7 +141,7 @@ func (r *mutationResolver) SetDefinitionReleaseState(ctx context.Context, input 
 // CreateSchedule is the resolver for the createSchedule field.
 func (r *mutationResolver) CreateSchedule(ctx context.Context, input model.CreateScheduleInput) (*model.SchedulePayload, error) {
 	p := workflow.ScheduleParams{Type: input.Type, Cron: input.Cron, Timezone: str(input.Timezone), StartAt: input.StartAt,
-		EndAt: input.EndAt, Input: input.Input}
+		EndAt: input.EndAt, Input: input.Input, Name: input.Name, Actor: actorOf(ctx)}
 	if input.Priority != nil {
 		p.Priority = *input.Priority
 	}
@@ -152,7 +152,6 @@ func (r *mutationResolver) CreateSchedule(ctx context.Context, input model.Creat
 	if err != nil {
 		return nil, err
 	}
-	r.audit(ctx, "createSchedule", scheduleSubject(sc.ID), map[string]any{"type": sc.DefinitionType, "cron": sc.Cron, "timezone": sc.Timezone})
 	return &model.SchedulePayload{Schedule: sc}, nil
 }
 
@@ -162,11 +161,10 @@ func (r *mutationResolver) SetSchedulePaused(ctx context.Context, input model.Se
 	if err != nil {
 		return nil, err
 	}
-	sc, err := r.engine.SetSchedulePaused(ctx, id, input.Paused)
+	sc, err := r.engine.SetSchedulePausedBy(ctx, id, input.Paused, actorOf(ctx))
 	if err != nil {
 		return nil, err
 	}
-	r.audit(ctx, "setSchedulePaused", scheduleSubject(id), map[string]any{"paused": input.Paused})
 	return &model.SchedulePayload{Schedule: sc}, nil
 }
 

@@ -258,7 +258,9 @@ type FormSubmission struct {
 type Schedule struct {
 	bun.BaseModel `bun:"table:schedules,alias:sc"`
 
-	ID             int64           `bun:"id,pk,autoincrement"`
+	ID int64 `bun:"id,pk,autoincrement"`
+	// Name is the schedule's optional unique name (nil: none).
+	Name           *string         `bun:"name"`
 	DefinitionType string          `bun:"definition_type,notnull"`
 	Cron           string          `bun:"cron,notnull"`
 	Timezone       string          `bun:"timezone,notnull"`
@@ -317,4 +319,6 @@ type APIToken struct {
 	Created   time.Time  `bun:"created,notnull"`
 	LastUsed  *time.Time `bun:"last_used"`
 	Revoked   *time.Time `bun:"revoked"`
+	// ExpiresAt is when the token stops being accepted (nil: never).
+	ExpiresAt *time.Time `bun:"expires_at"`
 }

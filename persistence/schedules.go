@@ -14,7 +14,7 @@ func (s *Store) ScheduleInsert(ctx context.Context, sc *Schedule) error {
 		sc.Input = emptyObject
 	}
 	if _, err := s.idb.NewInsert().Model(sc).Returning("id").Exec(ctx); err != nil {
-		return fmt.Errorf("error storing schedule: %w", err)
+		return fmt.Errorf("error storing schedule: %w", s.conflictOr(err))
 	}
 	return nil
 }
@@ -41,6 +41,27 @@ func (s *Store) ScheduleGet(ctx context.Context, id int64) (*Schedule, error) {
 	return sc, nil
 }
 
+// ScheduleGetByName returns the schedule of a name.
+func (s *Store) ScheduleGetByName(ctx context.Context, name string) (*Schedule, error) {
+	sc := new(Schedule)
+	if err := s.idb.NewSelect().Model(sc).Where("name = ?", name).Scan(ctx); err != nil {
+		return nil, noRows(err, "schedule", name)
+	}
+	return sc, nil
+}
+
+// ScheduleDelete deletes a schedule (the workflows it started stay).
+func (s *Store) ScheduleDelete(ctx context.Context, id int64) error {
+	res, err := s.idb.NewDelete().Model((*Schedule)(nil)).Where("id = ?", id).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("error deleting schedule %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return notFound("schedule", id)
+	}
+	return nil
+}
+
 // ScheduleDue returns unpaused schedules whose next fire time has come, oldest fire first. It reads
 // outside a transaction, so its row lock (SKIP LOCKED, where the database has row locks) lasts only
 // the statement and only passes over rows another node is writing: it does not make a fire one
@@ -63,7 +84,7 @@ func (s *Store) ScheduleSave(ctx context.Context, sc *Schedule) error {
 	sc.Modified = Now()
 	res, err := s.idb.NewUpdate().Model(sc).WherePK().Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("error saving schedule %d: %w", sc.ID, err)
+		return fmt.Errorf("error saving schedule %d: %w", sc.ID, s.conflictOr(err))
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
 		return notFound("schedule", sc.ID)

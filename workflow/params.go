@@ -121,6 +121,24 @@ type ScheduleParams struct {
 	Priority int
 	// OverlapPolicy is OverlapSkip (default) or OverlapAllow.
 	OverlapPolicy string
+	// Name is the schedule's optional unique name (nil: none).
+	Name *string
+	// Actor is who makes the schedule, for the audit log ("" : api).
+	Actor string
+}
+
+// UpdateScheduleParams is the input of UpdateSchedule: only the fields given (not nil) change.
+type UpdateScheduleParams struct {
+	ID            int64
+	Cron          *string
+	Timezone      *string
+	StartAt       *time.Time
+	EndAt         *time.Time
+	Input         []byte // nil: unchanged
+	Priority      *int
+	OverlapPolicy *string
+	// Actor is who changes the schedule, for the audit log.
+	Actor string
 }
 
 // SubmitFormParams is the input of SubmitForm.

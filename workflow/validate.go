@@ -281,7 +281,35 @@ func (p ScheduleParams) Validate() error {
 		checkTimePtr("endAt", p.EndAt),
 		CheckJSON("input", p.Input),
 		checkPriority("priority", p.Priority),
+		checkName(p.Name),
 	)
+}
+
+// checkName checks a schedule's optional name: given, it is a non-empty key.
+func checkName(name *string) error {
+	if name == nil {
+		return nil
+	}
+	if *name == "" {
+		return NewError(CodeInvalidInput, "name", "must not be empty (omit it for none)")
+	}
+	return CheckString("name", *name, MaxKeyLength)
+}
+
+// Validate checks a schedule update's input.
+func (p UpdateScheduleParams) Validate() error {
+	var errs []error
+	if p.Cron != nil {
+		errs = append(errs, CheckString("cron", *p.Cron, MaxKeyLength))
+	}
+	if p.Timezone != nil {
+		errs = append(errs, CheckString("timezone", *p.Timezone, MaxKeyLength))
+	}
+	if p.Priority != nil {
+		errs = append(errs, checkPriority("priority", *p.Priority))
+	}
+	errs = append(errs, checkTimePtr("startAt", p.StartAt), checkTimePtr("endAt", p.EndAt), CheckJSON("input", p.Input))
+	return firstError(errs...)
 }
 
 // Validate checks a form submission's input.

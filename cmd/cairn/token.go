@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -18,13 +16,13 @@ const actorCLI = "cli"
 // runToken manages API tokens: `token create` prints a new token once (only its hash is stored),
 // `token revoke` refuses it from then on. Nodes started with --auth require one.
 func runToken(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet("token", "cairn token create|revoke --name NAME [--role admin|reader|worker] [--functions f1,f2] [--database URL]\n\n"+
+	fs := newFlagSet("token", "cairn token create|revoke --name NAME [--role admin|operator|reader|worker] [--functions f1,f2] [--database URL]\n\n"+
 		"  create  make a token and print it (shown once; only its hash is stored)\n"+
 		"  revoke  refuse the token of that name from now on")
 	var database, name, role, functions string
 	databaseFlag(fs, &database)
 	fs.StringVar(&name, "name", "", "the token's `name` (unique)")
-	fs.StringVar(&role, "role", graph.RoleAdmin, "what the token may do: admin (everything), reader (queries and subscriptions) or worker (serve --functions' remote tasks)")
+	fs.StringVar(&role, "role", graph.RoleAdmin, "what the token may do: admin (everything), operator (act on workflows and schedules), reader (queries and subscriptions) or worker (serve --functions' remote tasks)")
 	fs.StringVar(&functions, "functions", "", "with --role worker: the `functions` whose tasks the token may poll, heartbeat, complete and fail, comma-separated")
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {
@@ -36,8 +34,8 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 	if name == "" {
 		return usagef("--name is required")
 	}
-	if role != graph.RoleAdmin && role != graph.RoleReader && role != graph.RoleWorker {
-		return usagef("--role must be admin, reader or worker, not %q", role)
+	if !graph.KnownRole(role) {
+		return usagef("--role must be admin, operator, reader or worker, not %q", role)
 	}
 	var fnList []string
 	for _, f := range strings.Split(functions, ",") {
@@ -75,11 +73,10 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 		fmt.Fprintf(env.stdout, "revoked %s\n", name)
 		return nil
 	}
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return fmt.Errorf("error making a token: %w", err)
+	token, err := persistence.NewTokenSecret()
+	if err != nil {
+		return err
 	}
-	token := "cairn_" + base64.RawURLEncoding.EncodeToString(b)
 	row := &persistence.APIToken{Name: name, Hash: persistence.HashToken(token), Role: role}
 	if len(fnList) > 0 {
 		joined := strings.Join(fnList, ",")

@@ -34,6 +34,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Action() ActionResolver
 	ActivityLog() ActivityLogResolver
+	ApiToken() ApiTokenResolver
 	AuditEntry() AuditEntryResolver
 	BulkOperation() BulkOperationResolver
 	Executor() ExecutorResolver
@@ -89,6 +90,15 @@ type ComplexityRoot struct {
 		Name         func(childComplexity int) int
 		TaskInstance func(childComplexity int) int
 		Value        func(childComplexity int) int
+	}
+
+	ApiToken struct {
+		Created   func(childComplexity int) int
+		ExpiresAt func(childComplexity int) int
+		Functions func(childComplexity int) int
+		LastUsed  func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Role      func(childComplexity int) int
 	}
 
 	AuditEntry struct {
@@ -166,6 +176,15 @@ type ComplexityRoot struct {
 		Strategy func(childComplexity int) int
 	}
 
+	CreateTokenPayload struct {
+		Secret func(childComplexity int) int
+		Token  func(childComplexity int) int
+	}
+
+	DeleteSchedulePayload struct {
+		Deleted func(childComplexity int) int
+	}
+
 	DeleteWorkflowPayload struct {
 		Deleted func(childComplexity int) int
 		ID      func(childComplexity int) int
@@ -229,6 +248,8 @@ type ComplexityRoot struct {
 		CompleteTask              func(childComplexity int, input model.CompleteTaskInput) int
 		CompleteTasks             func(childComplexity int, input model.CompleteTasksInput) int
 		CreateSchedule            func(childComplexity int, input model.CreateScheduleInput) int
+		CreateToken               func(childComplexity int, input model.CreateTokenInput) int
+		DeleteSchedule            func(childComplexity int, input model.DeleteScheduleInput) int
 		DeleteWorkflow            func(childComplexity int, input model.DeleteWorkflowInput) int
 		DeployDefinition          func(childComplexity int, input model.DeployDefinitionInput) int
 		FailTask                  func(childComplexity int, input model.FailTaskInput) int
@@ -239,6 +260,7 @@ type ComplexityRoot struct {
 		RerunWorkflow             func(childComplexity int, input model.RerunWorkflowInput) int
 		ResumeWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
 		RetryWorkflow             func(childComplexity int, input model.RetryWorkflowInput) int
+		RevokeToken               func(childComplexity int, input model.RevokeTokenInput) int
 		SetDefinitionReleaseState func(childComplexity int, input model.SetDefinitionReleaseStateInput) int
 		SetFlowControl            func(childComplexity int, input model.SetFlowControlInput) int
 		SetSchedulePaused         func(childComplexity int, input model.SetSchedulePausedInput) int
@@ -247,6 +269,7 @@ type ComplexityRoot struct {
 		StartWorkflow             func(childComplexity int, input model.StartWorkflowInput) int
 		StartWorkflows            func(childComplexity int, input model.StartWorkflowsInput) int
 		SubmitForm                func(childComplexity int, input model.SubmitFormInput) int
+		UpdateSchedule            func(childComplexity int, input model.UpdateScheduleInput) int
 		UpdateWorkflow            func(childComplexity int, input model.UpdateWorkflowInput) int
 		WakeUpWorkflow            func(childComplexity int, input model.WorkflowActionInput) int
 	}
@@ -275,7 +298,9 @@ type ComplexityRoot struct {
 		Node                 func(childComplexity int, id string) int
 		Nodes                func(childComplexity int, ids []string) int
 		RemoteWorkers        func(childComplexity int, alive *bool) int
+		Schedule             func(childComplexity int, id *string, name *string) int
 		Schedules            func(childComplexity int, first *int, after *string) int
+		Tokens               func(childComplexity int) int
 		Workflow             func(childComplexity int, id string) int
 		WorkflowByExternalID func(childComplexity int, typeArg string, externalID string) int
 		WorkflowDefinition   func(childComplexity int, typeArg string, version *int) int
@@ -320,6 +345,10 @@ type ComplexityRoot struct {
 		MinBackoffMs func(childComplexity int) int
 	}
 
+	RevokeTokenPayload struct {
+		Revoked func(childComplexity int) int
+	}
+
 	Schedule struct {
 		Created        func(childComplexity int) int
 		Cron           func(childComplexity int) int
@@ -329,6 +358,7 @@ type ComplexityRoot struct {
 		Input          func(childComplexity int) int
 		LastFire       func(childComplexity int) int
 		Modified       func(childComplexity int) int
+		Name           func(childComplexity int) int
 		NextFire       func(childComplexity int) int
 		OverlapPolicy  func(childComplexity int) int
 		Paused         func(childComplexity int) int
@@ -561,6 +591,10 @@ type ActivityLogResolver interface {
 
 	TaskInstance(ctx context.Context, obj *persistence.ActivityLog) (*persistence.TaskInstance, error)
 }
+type ApiTokenResolver interface {
+	Role(ctx context.Context, obj *persistence.APIToken) (model.Role, error)
+	Functions(ctx context.Context, obj *persistence.APIToken) ([]string, error)
+}
 type AuditEntryResolver interface {
 	ID(ctx context.Context, obj *persistence.AuditEntry) (string, error)
 
@@ -616,6 +650,10 @@ type MutationResolver interface {
 	DeleteWorkflow(ctx context.Context, input model.DeleteWorkflowInput) (*model.DeleteWorkflowPayload, error)
 	SetFlowControl(ctx context.Context, input model.SetFlowControlInput) (*model.FlowControlPayload, error)
 	ClearFlowControl(ctx context.Context, input model.ClearFlowControlInput) (*model.FlowControlPayload, error)
+	UpdateSchedule(ctx context.Context, input model.UpdateScheduleInput) (*model.SchedulePayload, error)
+	DeleteSchedule(ctx context.Context, input model.DeleteScheduleInput) (*model.DeleteSchedulePayload, error)
+	CreateToken(ctx context.Context, input model.CreateTokenInput) (*model.CreateTokenPayload, error)
+	RevokeToken(ctx context.Context, input model.RevokeTokenInput) (*model.RevokeTokenPayload, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
@@ -633,6 +671,8 @@ type QueryResolver interface {
 	BulkOperations(ctx context.Context, first *int, after *string) ([]*persistence.BulkOperation, error)
 	AuditLog(ctx context.Context, first *int, after *string, filter *model.AuditLogFilter) (*model.AuditLogPage, error)
 	FlowControls(ctx context.Context) ([]*model.FlowControl, error)
+	Schedule(ctx context.Context, id *string, name *string) (*persistence.Schedule, error)
+	Tokens(ctx context.Context) ([]*persistence.APIToken, error)
 }
 type ScheduleResolver interface {
 	ID(ctx context.Context, obj *persistence.Schedule) (string, error)
@@ -874,6 +914,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ActivityLog.Value(childComplexity), true
+
+	case "ApiToken.created":
+		if e.ComplexityRoot.ApiToken.Created == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.Created(childComplexity), true
+	case "ApiToken.expiresAt":
+		if e.ComplexityRoot.ApiToken.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.ExpiresAt(childComplexity), true
+	case "ApiToken.functions":
+		if e.ComplexityRoot.ApiToken.Functions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.Functions(childComplexity), true
+	case "ApiToken.lastUsed":
+		if e.ComplexityRoot.ApiToken.LastUsed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.LastUsed(childComplexity), true
+	case "ApiToken.name":
+		if e.ComplexityRoot.ApiToken.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.Name(childComplexity), true
+	case "ApiToken.role":
+		if e.ComplexityRoot.ApiToken.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiToken.Role(childComplexity), true
 
 	case "AuditEntry.action":
 		if e.ComplexityRoot.AuditEntry.Action == nil {
@@ -1160,6 +1237,26 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Concurrency.Strategy(childComplexity), true
 
+	case "CreateTokenPayload.secret":
+		if e.ComplexityRoot.CreateTokenPayload.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateTokenPayload.Secret(childComplexity), true
+	case "CreateTokenPayload.token":
+		if e.ComplexityRoot.CreateTokenPayload.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateTokenPayload.Token(childComplexity), true
+
+	case "DeleteSchedulePayload.deleted":
+		if e.ComplexityRoot.DeleteSchedulePayload.Deleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteSchedulePayload.Deleted(childComplexity), true
+
 	case "DeleteWorkflowPayload.deleted":
 		if e.ComplexityRoot.DeleteWorkflowPayload.Deleted == nil {
 			break
@@ -1431,6 +1528,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateSchedule(childComplexity, args["input"].(model.CreateScheduleInput)), true
+	case "Mutation.createToken":
+		if e.ComplexityRoot.Mutation.CreateToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateToken(childComplexity, args["input"].(model.CreateTokenInput)), true
+	case "Mutation.deleteSchedule":
+		if e.ComplexityRoot.Mutation.DeleteSchedule == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteSchedule_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteSchedule(childComplexity, args["input"].(model.DeleteScheduleInput)), true
 	case "Mutation.deleteWorkflow":
 		if e.ComplexityRoot.Mutation.DeleteWorkflow == nil {
 			break
@@ -1541,6 +1660,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RetryWorkflow(childComplexity, args["input"].(model.RetryWorkflowInput)), true
+	case "Mutation.revokeToken":
+		if e.ComplexityRoot.Mutation.RevokeToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeToken(childComplexity, args["input"].(model.RevokeTokenInput)), true
 	case "Mutation.setDefinitionReleaseState":
 		if e.ComplexityRoot.Mutation.SetDefinitionReleaseState == nil {
 			break
@@ -1629,6 +1759,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SubmitForm(childComplexity, args["input"].(model.SubmitFormInput)), true
+	case "Mutation.updateSchedule":
+		if e.ComplexityRoot.Mutation.UpdateSchedule == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSchedule_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSchedule(childComplexity, args["input"].(model.UpdateScheduleInput)), true
 	case "Mutation.updateWorkflow":
 		if e.ComplexityRoot.Mutation.UpdateWorkflow == nil {
 			break
@@ -1775,6 +1916,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.RemoteWorkers(childComplexity, args["alive"].(*bool)), true
+	case "Query.schedule":
+		if e.ComplexityRoot.Query.Schedule == nil {
+			break
+		}
+
+		args, err := ec.field_Query_schedule_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Schedule(childComplexity, args["id"].(*string), args["name"].(*string)), true
 	case "Query.schedules":
 		if e.ComplexityRoot.Query.Schedules == nil {
 			break
@@ -1786,6 +1938,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Schedules(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Query.tokens":
+		if e.ComplexityRoot.Query.Tokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Tokens(childComplexity), true
 	case "Query.workflow":
 		if e.ComplexityRoot.Query.Workflow == nil {
 			break
@@ -1984,6 +2142,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RetryPolicy.MinBackoffMs(childComplexity), true
 
+	case "RevokeTokenPayload.revoked":
+		if e.ComplexityRoot.RevokeTokenPayload.Revoked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevokeTokenPayload.Revoked(childComplexity), true
+
 	case "Schedule.created":
 		if e.ComplexityRoot.Schedule.Created == nil {
 			break
@@ -2032,6 +2197,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Schedule.Modified(childComplexity), true
+	case "Schedule.name":
+		if e.ComplexityRoot.Schedule.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.Name(childComplexity), true
 	case "Schedule.nextFire":
 		if e.ComplexityRoot.Schedule.NextFire == nil {
 			break
@@ -2972,7 +3143,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCompleteTasksInput,
 		ec.unmarshalInputConcurrencyInput,
 		ec.unmarshalInputCreateScheduleInput,
+		ec.unmarshalInputCreateTokenInput,
 		ec.unmarshalInputDebounceInput,
+		ec.unmarshalInputDeleteScheduleInput,
 		ec.unmarshalInputDeleteWorkflowInput,
 		ec.unmarshalInputDeployDefinitionInput,
 		ec.unmarshalInputFailTaskInput,
@@ -2982,6 +3155,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRateLimitInput,
 		ec.unmarshalInputRerunWorkflowInput,
 		ec.unmarshalInputRetryWorkflowInput,
+		ec.unmarshalInputRevokeTokenInput,
 		ec.unmarshalInputSetDefinitionReleaseStateInput,
 		ec.unmarshalInputSetFlowControlInput,
 		ec.unmarshalInputSetSchedulePausedInput,
@@ -2991,6 +3165,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputStartWorkflowsInput,
 		ec.unmarshalInputSubmitFormInput,
 		ec.unmarshalInputTaskErrorInput,
+		ec.unmarshalInputUpdateScheduleInput,
 		ec.unmarshalInputUpdateWorkflowInput,
 		ec.unmarshalInputWorkflowActionInput,
 		ec.unmarshalInputWorkflowFilter,
@@ -4723,6 +4898,134 @@ extend type StartWorkflowPayload {
   debounced: Boolean!
 }
 `, BuiltIn: false},
+	{Name: "../../access.graphqls", Input: `# Schedules and API tokens as a user manages them: schedule names, update, delete and lookup; API
+# tokens made, listed and revoked through the API, with roles.
+
+extend type Schedule {
+  "The schedule's unique name; null when it has none."
+  name: String
+}
+
+extend input CreateScheduleInput {
+  "A unique name to find the schedule by (schedule(name:)); none when null. Taken: CONFLICT on name."
+  name: String
+}
+
+"A change of a schedule: only the fields given change; its next fire is computed again."
+input UpdateScheduleInput {
+  "The schedule."
+  id: ID!
+  "A new cron expression."
+  cron: String
+  "A new IANA time zone."
+  timezone: String
+  "A new first time."
+  startAt: Time
+  "A new last time."
+  endAt: Time
+  "A new input of every run (a JSON object)."
+  input: JSON
+  "A new priority of every run."
+  priority: Int
+  "A new overlap policy."
+  overlapPolicy: ScheduleOverlapPolicy
+}
+
+"A schedule to delete."
+input DeleteScheduleInput {
+  "The schedule."
+  id: ID!
+}
+
+"The result of deleteSchedule."
+type DeleteSchedulePayload {
+  "True: the schedule is gone (the workflows it started stay)."
+  deleted: Boolean!
+}
+
+"What an API token may do."
+enum Role {
+  "Everything."
+  ADMIN
+  "Start and act on workflows and schedules, and read; not deploy, flow control, alert rules or tokens."
+  OPERATOR
+  "Queries and subscriptions only."
+  READER
+  "Poll, heartbeat, complete and fail its functions' remote tasks only."
+  WORKER
+}
+
+"An API token (never its secret)."
+type ApiToken {
+  "Its unique name: the actor of what it does, in the audit log."
+  name: String!
+  "What it may do."
+  role: Role!
+  "The remote functions a WORKER token serves (empty for other roles)."
+  functions: [String!]!
+  "When it stops being accepted; null: never."
+  expiresAt: Time
+  "When it was made."
+  created: Time!
+  "When it was last used (recorded at most once a minute)."
+  lastUsed: Time
+}
+
+"A token to make."
+input CreateTokenInput {
+  "Its unique name (CONFLICT when taken, also by a revoked token)."
+  name: String!
+  "What it may do."
+  role: Role!
+  "For WORKER: the remote functions it serves (required); for other roles, none."
+  functions: [String!]
+  "When it stops being accepted (in the future); never when null."
+  expiresAt: Time
+}
+
+"The result of createToken."
+type CreateTokenPayload {
+  "The token made."
+  token: ApiToken!
+  "Its secret, to send as Authorization: Bearer <secret>: shown this once, only its hash is stored."
+  secret: String!
+}
+
+"A token to revoke."
+input RevokeTokenInput {
+  "Its name."
+  name: String!
+}
+
+"The result of revokeToken."
+type RevokeTokenPayload {
+  "True: the token is refused from now on (open streams with it end)."
+  revoked: Boolean!
+}
+
+extend type Query {
+  "One schedule, by id or by name (exactly one of them); null when there is none."
+  schedule(
+    "Its ID."
+    id: ID
+    "Its name."
+    name: String
+  ): Schedule
+  "The API tokens not revoked, by name (ADMIN only)."
+  tokens: [ApiToken!]!
+}
+
+extend type Mutation {
+  "Changes the given fields of a schedule, and computes its next fire again."
+  updateSchedule(input: UpdateScheduleInput!): SchedulePayload!
+  "Deletes a schedule (the workflows it started stay)."
+  deleteSchedule(input: DeleteScheduleInput!): DeleteSchedulePayload!
+  "Makes an API token and returns its secret once (ADMIN only)."
+  createToken(input: CreateTokenInput!): CreateTokenPayload!
+  "Revokes an API token: it is refused from now on, on open streams too (ADMIN only)."
+  revokeToken(input: RevokeTokenInput!): RevokeTokenPayload!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -4800,6 +5103,24 @@ func (ec *executionContext) childFields_ActivityLog(ctx context.Context, field g
 		return ec.fieldContext_ActivityLog_taskInstance(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ActivityLog", field.Name)
+}
+
+func (ec *executionContext) childFields_ApiToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ApiToken_name(ctx, field)
+	case "role":
+		return ec.fieldContext_ApiToken_role(ctx, field)
+	case "functions":
+		return ec.fieldContext_ApiToken_functions(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_ApiToken_expiresAt(ctx, field)
+	case "created":
+		return ec.fieldContext_ApiToken_created(ctx, field)
+	case "lastUsed":
+		return ec.fieldContext_ApiToken_lastUsed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApiToken", field.Name)
 }
 
 func (ec *executionContext) childFields_AuditEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4950,6 +5271,24 @@ func (ec *executionContext) childFields_Concurrency(ctx context.Context, field g
 		return ec.fieldContext_Concurrency_strategy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Concurrency", field.Name)
+}
+
+func (ec *executionContext) childFields_CreateTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "token":
+		return ec.fieldContext_CreateTokenPayload_token(ctx, field)
+	case "secret":
+		return ec.fieldContext_CreateTokenPayload_secret(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateTokenPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteSchedulePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deleted":
+		return ec.fieldContext_DeleteSchedulePayload_deleted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteSchedulePayload", field.Name)
 }
 
 func (ec *executionContext) childFields_DeleteWorkflowPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5164,6 +5503,14 @@ func (ec *executionContext) childFields_RetryPolicy(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type RetryPolicy", field.Name)
 }
 
+func (ec *executionContext) childFields_RevokeTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "revoked":
+		return ec.fieldContext_RevokeTokenPayload_revoked(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevokeTokenPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_Schedule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -5196,6 +5543,8 @@ func (ec *executionContext) childFields_Schedule(ctx context.Context, field grap
 		return ec.fieldContext_Schedule_created(ctx, field)
 	case "modified":
 		return ec.fieldContext_Schedule_modified(ctx, field)
+	case "name":
+		return ec.fieldContext_Schedule_name(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Schedule", field.Name)
 }
@@ -5830,6 +6179,34 @@ func (ec *executionContext) field_Mutation_createSchedule_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateTokenInput, error) {
+			return ec.unmarshalNCreateTokenInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateTokenInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteSchedule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteScheduleInput, error) {
+			return ec.unmarshalNDeleteScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteScheduleInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteWorkflow_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5970,6 +6347,20 @@ func (ec *executionContext) field_Mutation_retryWorkflow_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_revokeToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RevokeTokenInput, error) {
+			return ec.unmarshalNRevokeTokenInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRevokeTokenInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_setDefinitionReleaseState_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6074,6 +6465,20 @@ func (ec *executionContext) field_Mutation_submitForm_args(ctx context.Context, 
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.SubmitFormInput, error) {
 			return ec.unmarshalNSubmitFormInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSubmitFormInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateSchedule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateScheduleInput, error) {
+			return ec.unmarshalNUpdateScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐUpdateScheduleInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6259,6 +6664,28 @@ func (ec *executionContext) field_Query_remoteWorkers_args(ctx context.Context, 
 		return nil, err
 	}
 	args["alive"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_schedule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg1
 	return args, nil
 }
 
@@ -7301,6 +7728,144 @@ func (ec *executionContext) fieldContext_ActivityLog_taskInstance(_ context.Cont
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ApiToken_name(ctx context.Context, field graphql.CollectedField, obj *persistence.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ApiToken_role(ctx context.Context, field graphql.CollectedField, obj *persistence.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApiToken().Role(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.Role) graphql.Marshaler {
+			return ec.marshalNRole2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRole(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, true, true, errors.New("field of type Role does not have child fields"))
+}
+
+func (ec *executionContext) _ApiToken_functions(ctx context.Context, field graphql.CollectedField, obj *persistence.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_functions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApiToken().Functions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_functions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ApiToken_expiresAt(ctx context.Context, field graphql.CollectedField, obj *persistence.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ApiToken_created(ctx context.Context, field graphql.CollectedField, obj *persistence.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_created(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Created, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ApiToken_lastUsed(ctx context.Context, field graphql.CollectedField, obj *persistence.APIToken) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiToken_lastUsed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastUsed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ApiToken_lastUsed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiToken", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _AuditEntry_id(ctx context.Context, field graphql.CollectedField, obj *persistence.AuditEntry) (ret graphql.Marshaler) {
@@ -8411,6 +8976,84 @@ func (ec *executionContext) _Concurrency_strategy(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_Concurrency_strategy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Concurrency", field, false, false, errors.New("field of type ConcurrencyStrategy does not have child fields"))
+}
+
+func (ec *executionContext) _CreateTokenPayload_token(ctx context.Context, field graphql.CollectedField, obj *model.CreateTokenPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateTokenPayload_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Token, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.APIToken) graphql.Marshaler {
+			return ec.marshalNApiToken2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAPIToken(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateTokenPayload_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateTokenPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApiToken(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateTokenPayload_secret(ctx context.Context, field graphql.CollectedField, obj *model.CreateTokenPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateTokenPayload_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateTokenPayload_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateTokenPayload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteSchedulePayload_deleted(ctx context.Context, field graphql.CollectedField, obj *model.DeleteSchedulePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteSchedulePayload_deleted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deleted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteSchedulePayload_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteSchedulePayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DeleteWorkflowPayload_id(ctx context.Context, field graphql.CollectedField, obj *model.DeleteWorkflowPayload) (ret graphql.Marshaler) {
@@ -10368,6 +11011,182 @@ func (ec *executionContext) fieldContext_Mutation_clearFlowControl(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_updateSchedule(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSchedule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSchedule(ctx, fc.Args["input"].(model.UpdateScheduleInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SchedulePayload) graphql.Marshaler {
+			return ec.marshalNSchedulePayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐSchedulePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSchedule(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SchedulePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSchedule_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteSchedule(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteSchedule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteSchedule(ctx, fc.Args["input"].(model.DeleteScheduleInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteSchedulePayload) graphql.Marshaler {
+			return ec.marshalNDeleteSchedulePayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteSchedulePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteSchedule(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteSchedulePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteSchedule_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateToken(ctx, fc.Args["input"].(model.CreateTokenInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateTokenPayload) graphql.Marshaler {
+			return ec.marshalNCreateTokenPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateTokenPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateTokenPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revokeToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revokeToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RevokeToken(ctx, fc.Args["input"].(model.RevokeTokenInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RevokeTokenPayload) graphql.Marshaler {
+			return ec.marshalNRevokeTokenPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRevokeTokenPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revokeToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevokeTokenPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revokeToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11172,6 +11991,82 @@ func (ec *executionContext) fieldContext_Query_flowControls(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_schedule(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_schedule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Schedule(ctx, fc.Args["id"].(*string), fc.Args["name"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.Schedule) graphql.Marshaler {
+			return ec.marshalOSchedule2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐSchedule(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_schedule(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Schedule(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_schedule_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_tokens(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_tokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Tokens(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.APIToken) graphql.Marshaler {
+			return ec.marshalNApiToken2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAPITokenᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_tokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApiToken(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11749,6 +12644,29 @@ func (ec *executionContext) fieldContext_RetryPolicy_jitter(_ context.Context, f
 	return graphql.NewScalarFieldContext("RetryPolicy", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
+func (ec *executionContext) _RevokeTokenPayload_revoked(ctx context.Context, field graphql.CollectedField, obj *model.RevokeTokenPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevokeTokenPayload_revoked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revoked, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevokeTokenPayload_revoked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevokeTokenPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Schedule_id(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12092,6 +13010,29 @@ func (ec *executionContext) _Schedule_modified(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Schedule_modified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_name(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SchedulePayload_schedule(ctx context.Context, field graphql.CollectedField, obj *model.SchedulePayload) (ret graphql.Marshaler) {
@@ -17175,7 +18116,7 @@ func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"type", "cron", "timezone", "startAt", "endAt", "input", "priority", "overlapPolicy"}
+	fieldsInOrder := [...]string{"type", "cron", "timezone", "startAt", "endAt", "input", "priority", "overlapPolicy", "name"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -17238,6 +18179,64 @@ func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Contex
 				return it, err
 			}
 			it.OverlapPolicy = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateTokenInput(ctx context.Context, obj any) (model.CreateTokenInput, error) {
+	var it model.CreateTokenInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "role", "functions", "expiresAt"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalNRole2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRole(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = data
+		case "functions":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("functions"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Functions = data
+		case "expiresAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAt = data
 		}
 	}
 	return it, nil
@@ -17275,6 +18274,36 @@ func (ec *executionContext) unmarshalInputDebounceInput(ctx context.Context, obj
 				return it, err
 			}
 			it.Period = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteScheduleInput(ctx context.Context, obj any) (model.DeleteScheduleInput, error) {
+	var it model.DeleteScheduleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -17657,6 +18686,36 @@ func (ec *executionContext) unmarshalInputRetryWorkflowInput(ctx context.Context
 				return it, err
 			}
 			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRevokeTokenInput(ctx context.Context, obj any) (model.RevokeTokenInput, error) {
+	var it model.RevokeTokenInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
 		}
 	}
 	return it, nil
@@ -18144,6 +19203,85 @@ func (ec *executionContext) unmarshalInputTaskErrorInput(ctx context.Context, ob
 				return it, err
 			}
 			it.Detail = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateScheduleInput(ctx context.Context, obj any) (model.UpdateScheduleInput, error) {
+	var it model.UpdateScheduleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "cron", "timezone", "startAt", "endAt", "input", "priority", "overlapPolicy"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "cron":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cron"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Cron = data
+		case "timezone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timezone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Timezone = data
+		case "startAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartAt = data
+		case "endAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EndAt = data
+		case "input":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("input"))
+			data, err := ec.unmarshalOJSON2encodingᚋjsonᚐRawMessage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Input = data
+		case "priority":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priority"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Priority = data
+		case "overlapPolicy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("overlapPolicy"))
+			data, err := ec.unmarshalOScheduleOverlapPolicy2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐScheduleOverlapPolicy(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OverlapPolicy = data
 		}
 	}
 	return it, nil
@@ -19053,6 +20191,135 @@ func (ec *executionContext) _ActivityLog(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var apiTokenImplementors = []string{"ApiToken"}
+
+func (ec *executionContext) _ApiToken(ctx context.Context, sel ast.SelectionSet, obj *persistence.APIToken) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, apiTokenImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApiToken")
+		case "name":
+			out.Values[i] = ec._ApiToken_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "role":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ApiToken_role(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "functions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ApiToken_functions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "expiresAt":
+			out.Values[i] = ec._ApiToken_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "created":
+			out.Values[i] = ec._ApiToken_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastUsed":
+			out.Values[i] = ec._ApiToken_lastUsed(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var auditEntryImplementors = []string{"AuditEntry"}
 
 func (ec *executionContext) _AuditEntry(ctx context.Context, sel ast.SelectionSet, obj *persistence.AuditEntry) graphql.Marshaler {
@@ -19938,6 +21205,87 @@ func (ec *executionContext) _Concurrency(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var createTokenPayloadImplementors = []string{"CreateTokenPayload"}
+
+func (ec *executionContext) _CreateTokenPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateTokenPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createTokenPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateTokenPayload")
+		case "token":
+			out.Values[i] = ec._CreateTokenPayload_token(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "secret":
+			out.Values[i] = ec._CreateTokenPayload_secret(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deleteSchedulePayloadImplementors = []string{"DeleteSchedulePayload"}
+
+func (ec *executionContext) _DeleteSchedulePayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteSchedulePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteSchedulePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteSchedulePayload")
+		case "deleted":
+			out.Values[i] = ec._DeleteSchedulePayload_deleted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var deleteWorkflowPayloadImplementors = []string{"DeleteWorkflowPayload"}
 
 func (ec *executionContext) _DeleteWorkflowPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteWorkflowPayload) graphql.Marshaler {
@@ -20731,6 +22079,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "updateSchedule":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSchedule(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteSchedule":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteSchedule(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createToken":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revokeToken":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revokeToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -21231,6 +22607,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "schedule":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_schedule(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "tokens":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_tokens(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -21536,6 +22956,44 @@ func (ec *executionContext) _RetryPolicy(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var revokeTokenPayloadImplementors = []string{"RevokeTokenPayload"}
+
+func (ec *executionContext) _RevokeTokenPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RevokeTokenPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revokeTokenPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevokeTokenPayload")
+		case "revoked":
+			out.Values[i] = ec._RevokeTokenPayload_revoked(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var scheduleImplementors = []string{"Schedule"}
 
 func (ec *executionContext) _Schedule(ctx context.Context, sel ast.SelectionSet, obj *persistence.Schedule) graphql.Marshaler {
@@ -21720,6 +23178,11 @@ func (ec *executionContext) _Schedule(ctx context.Context, sel ast.SelectionSet,
 		case "modified":
 			out.Values[i] = ec._Schedule_modified(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Schedule_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
@@ -25028,6 +26491,32 @@ func (ec *executionContext) marshalNActivityLog2ᚖgithubᚗcomᚋcairnflowᚋca
 	return ec._ActivityLog(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNApiToken2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAPITokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.APIToken) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApiToken2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAPIToken(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApiToken2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAPIToken(ctx context.Context, sel ast.SelectionSet, v *persistence.APIToken) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ApiToken(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNAttributeFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAttributeFilter(ctx context.Context, v any) (*model.AttributeFilter, error) {
 	res, err := ec.unmarshalInputAttributeFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
@@ -25314,6 +26803,36 @@ func (ec *executionContext) marshalNConcurrencyStrategy2githubᚗcomᚋcairnflow
 func (ec *executionContext) unmarshalNCreateScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateScheduleInput(ctx context.Context, v any) (model.CreateScheduleInput, error) {
 	res, err := ec.unmarshalInputCreateScheduleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateTokenInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateTokenInput(ctx context.Context, v any) (model.CreateTokenInput, error) {
+	res, err := ec.unmarshalInputCreateTokenInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateTokenPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateTokenPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateTokenPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateTokenPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDeleteScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteScheduleInput(ctx context.Context, v any) (model.DeleteScheduleInput, error) {
+	res, err := ec.unmarshalInputDeleteScheduleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteSchedulePayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteSchedulePayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteSchedulePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteSchedulePayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDeleteWorkflowInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteWorkflowInput(ctx context.Context, v any) (model.DeleteWorkflowInput, error) {
@@ -25747,6 +27266,31 @@ func (ec *executionContext) marshalNRetryPolicy2ᚖgithubᚗcomᚋcairnflowᚋca
 func (ec *executionContext) unmarshalNRetryWorkflowInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRetryWorkflowInput(ctx context.Context, v any) (model.RetryWorkflowInput, error) {
 	res, err := ec.unmarshalInputRetryWorkflowInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNRevokeTokenInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRevokeTokenInput(ctx context.Context, v any) (model.RevokeTokenInput, error) {
+	res, err := ec.unmarshalInputRevokeTokenInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRevokeTokenPayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRevokeTokenPayload(ctx context.Context, sel ast.SelectionSet, v *model.RevokeTokenPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RevokeTokenPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRole2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRole(ctx context.Context, v any) (model.Role, error) {
+	var res model.Role
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRole2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐRole(ctx context.Context, sel ast.SelectionSet, v model.Role) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNSchedule2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐScheduleᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.Schedule) graphql.Marshaler {
@@ -26228,6 +27772,11 @@ func (ec *executionContext) marshalNTypeCount2ᚖgithubᚗcomᚋcairnflowᚋcair
 		return graphql.Null
 	}
 	return ec._TypeCount(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNUpdateScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐUpdateScheduleInput(ctx context.Context, v any) (model.UpdateScheduleInput, error) {
+	res, err := ec.unmarshalInputUpdateScheduleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNUpdateWorkflowInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐUpdateWorkflowInput(ctx context.Context, v any) (model.UpdateWorkflowInput, error) {
@@ -26904,6 +28453,13 @@ func (ec *executionContext) marshalORetryPolicy2ᚖgithubᚗcomᚋcairnflowᚋca
 		return graphql.Null
 	}
 	return ec._RetryPolicy(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSchedule2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐSchedule(ctx context.Context, sel ast.SelectionSet, v *persistence.Schedule) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Schedule(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOScheduleOverlapPolicy2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐScheduleOverlapPolicy(ctx context.Context, v any) (*model.ScheduleOverlapPolicy, error) {

@@ -172,6 +172,28 @@ type CreateScheduleInput struct {
 	Priority *int `json:"priority,omitempty"`
 	// SKIP (default) or ALLOW.
 	OverlapPolicy *ScheduleOverlapPolicy `json:"overlapPolicy,omitempty"`
+	// A unique name to find the schedule by (schedule(name:)); none when null. Taken: CONFLICT on name.
+	Name *string `json:"name,omitempty"`
+}
+
+// A token to make.
+type CreateTokenInput struct {
+	// Its unique name (CONFLICT when taken, also by a revoked token).
+	Name string `json:"name"`
+	// What it may do.
+	Role Role `json:"role"`
+	// For WORKER: the remote functions it serves (required); for other roles, none.
+	Functions []string `json:"functions,omitempty"`
+	// When it stops being accepted (in the future); never when null.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+}
+
+// The result of createToken.
+type CreateTokenPayload struct {
+	// The token made.
+	Token *persistence.APIToken `json:"token"`
+	// Its secret, to send as Authorization: Bearer <secret>: shown this once, only its hash is stored.
+	Secret string `json:"secret"`
 }
 
 // Folds a burst of starts into one workflow.
@@ -180,6 +202,18 @@ type DebounceInput struct {
 	Key string `json:"key"`
 	// How long after the last start the workflow runs: 1s, 1m or PT1S.
 	Period string `json:"period"`
+}
+
+// A schedule to delete.
+type DeleteScheduleInput struct {
+	// The schedule.
+	ID string `json:"id"`
+}
+
+// The result of deleteSchedule.
+type DeleteSchedulePayload struct {
+	// True: the schedule is gone (the workflows it started stay).
+	Deleted bool `json:"deleted"`
 }
 
 type DeleteWorkflowInput struct {
@@ -394,6 +428,18 @@ type RetryWorkflowInput struct {
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
+// A token to revoke.
+type RevokeTokenInput struct {
+	// Its name.
+	Name string `json:"name"`
+}
+
+// The result of revokeToken.
+type RevokeTokenPayload struct {
+	// True: the token is refused from now on (open streams with it end).
+	Revoked bool `json:"revoked"`
+}
+
 // The result of a schedule operation.
 type SchedulePayload struct {
 	// The schedule after the operation.
@@ -584,6 +630,26 @@ type TypeCount struct {
 	IsEstimate bool `json:"isEstimate"`
 	// How many per status.
 	ByStatus []*StatusCount `json:"byStatus"`
+}
+
+// A change of a schedule: only the fields given change; its next fire is computed again.
+type UpdateScheduleInput struct {
+	// The schedule.
+	ID string `json:"id"`
+	// A new cron expression.
+	Cron *string `json:"cron,omitempty"`
+	// A new IANA time zone.
+	Timezone *string `json:"timezone,omitempty"`
+	// A new first time.
+	StartAt *time.Time `json:"startAt,omitempty"`
+	// A new last time.
+	EndAt *time.Time `json:"endAt,omitempty"`
+	// A new input of every run (a JSON object).
+	Input json.RawMessage `json:"input,omitempty"`
+	// A new priority of every run.
+	Priority *int `json:"priority,omitempty"`
+	// A new overlap policy.
+	OverlapPolicy *ScheduleOverlapPolicy `json:"overlapPolicy,omitempty"`
 }
 
 // Changes a workflow; give at least one of state, stateText, nextActivation, clearNextActivation, variables.
@@ -970,6 +1036,70 @@ func (e *OrderDirection) UnmarshalJSON(b []byte) error {
 }
 
 func (e OrderDirection) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What an API token may do.
+type Role string
+
+const (
+	// Everything.
+	RoleAdmin Role = "ADMIN"
+	// Start and act on workflows and schedules, and read; not deploy, flow control, alert rules or tokens.
+	RoleOperator Role = "OPERATOR"
+	// Queries and subscriptions only.
+	RoleReader Role = "READER"
+	// Poll, heartbeat, complete and fail its functions' remote tasks only.
+	RoleWorker Role = "WORKER"
+)
+
+var AllRole = []Role{
+	RoleAdmin,
+	RoleOperator,
+	RoleReader,
+	RoleWorker,
+}
+
+func (e Role) IsValid() bool {
+	switch e {
+	case RoleAdmin, RoleOperator, RoleReader, RoleWorker:
+		return true
+	}
+	return false
+}
+
+func (e Role) String() string {
+	return string(e)
+}
+
+func (e *Role) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = Role(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid Role", str)
+	}
+	return nil
+}
+
+func (e Role) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *Role) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e Role) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -26,20 +26,25 @@ const (
 // to check that an open stream's token was not revoked since.
 type Authenticator func(ctx context.Context, token string) (graph.Principal, error)
 
-// StoreAuthenticator resolves tokens against the API tokens in a Store (by their hash).
+// lastUsedEvery is how often a token's last use is recorded at most: a request writes only when
+// the token's recorded use is older.
+const lastUsedEvery = time.Minute
+
+// StoreAuthenticator resolves tokens against the API tokens in a Store (by their hash): a revoked
+// or expired token is unknown. It records a token's use when the recorded one is older than
+// lastUsedEvery (a failure to record it does not refuse the request).
 func StoreAuthenticator(store *persistence.Store) Authenticator {
 	return func(ctx context.Context, token string) (graph.Principal, error) {
 		t, err := store.APITokenGetByHash(ctx, persistence.HashToken(token))
 		if err != nil {
 			return graph.Principal{}, err
 		}
+		if now := persistence.Now(); t.LastUsed == nil || now.Sub(*t.LastUsed) >= lastUsedEvery {
+			_ = store.APITokenTouch(ctx, t.ID, now, lastUsedEvery)
+		}
 		p := graph.Principal{Name: t.Name, Role: t.Role}
-		if t.Functions != nil {
-			for _, f := range strings.Split(*t.Functions, ",") {
-				if f = strings.TrimSpace(f); f != "" {
-					p.Functions = append(p.Functions, f)
-				}
-			}
+		if fns := graph.TokenFunctions(t); len(fns) > 0 {
+			p.Functions = fns
 		}
 		return p, nil
 	}
@@ -174,7 +179,7 @@ func wsInit(auth Authenticator, recheck time.Duration) transport.WebsocketInitFu
 			}
 		}
 		if st := wsStateOf(ctx); st != nil {
-			go auth.watchToken(ctx, recheck, func() { st.closeWith(closeForbidden, "Forbidden: the API token was revoked") })
+			go auth.watchToken(ctx, recheck, func() { st.closeWith(closeForbidden, "Forbidden: the API token was revoked or expired") })
 		}
 		return ctx, nil, nil
 	}
@@ -201,7 +206,7 @@ func (v tokenStillValid) MutateOperationContext(ctx context.Context, _ *graphql.
 	if st == nil || v.auth.stillValid(ctx) {
 		return nil
 	}
-	st.closeWith(closeForbidden, "Forbidden: the API token was revoked")
+	st.closeWith(closeForbidden, "Forbidden: the API token was revoked or expired")
 	return &gqlerror.Error{Message: errUnauthenticated.Error(), Extensions: map[string]any{"code": codeUnauthenticated}}
 }
 

@@ -14,7 +14,7 @@ import (
 // CreateSchedule stores a schedule that starts a workflow of a type on a cron expression, in a
 // time zone, between optional start and end times. An expression that never fires, an `@every`
 // interval below MinScheduleInterval, a time zone inside the expression and the zone "Local" are
-// refused.
+// refused; a name another schedule has is a CONFLICT. The audit entry commits with the schedule.
 func (e *Engine) CreateSchedule(ctx context.Context, p workflow.ScheduleParams) (*persistence.Schedule, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -24,68 +24,86 @@ func (e *Engine) CreateSchedule(ctx context.Context, p workflow.ScheduleParams) 
 	} else if err != nil {
 		return nil, err
 	}
-	loc, err := loadTimezone(p.Timezone)
-	if err != nil {
+	sc := &persistence.Schedule{Name: p.Name, DefinitionType: p.Type, Cron: p.Cron, Timezone: p.Timezone, StartAt: p.StartAt,
+		EndAt: p.EndAt, Priority: p.Priority, OverlapPolicy: p.OverlapPolicy}
+	if p.Input == nil {
+		p.Input = []byte("{}")
+	}
+	if err := e.prepareSchedule(sc, p.Input); err != nil {
 		return nil, err
 	}
-	p.Timezone = loc.String()
-	now := persistence.Now()
-	p.Cron = strings.TrimSpace(p.Cron)
-	if _, err := parseCron(p.Cron, loc, now); err != nil {
-		return nil, err
-	}
-	_, input, err := decodeObject("input", p.Input)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkValue(e.limits, "input", input); err != nil {
-		return nil, err
-	}
-	policy := strings.ToUpper(p.OverlapPolicy)
-	if policy == "" {
-		policy = workflow.OverlapSkip
-	}
-	if policy != workflow.OverlapSkip && policy != workflow.OverlapAllow {
-		return nil, invalid("overlapPolicy", "must be SKIP or ALLOW, not %q", p.OverlapPolicy)
-	}
-	if p.StartAt != nil && p.EndAt != nil && !p.EndAt.After(*p.StartAt) {
-		return nil, invalid("endAt", "must be after startAt")
-	}
-	sc := &persistence.Schedule{DefinitionType: p.Type, Cron: p.Cron, Timezone: p.Timezone, StartAt: persistence.UTCPtr(p.StartAt),
-		EndAt: persistence.UTCPtr(p.EndAt), Input: input, Priority: p.Priority, OverlapPolicy: policy}
-	sc.NextFire = nextFire(sc, now)
-	if sc.NextFire == nil {
-		return nil, invalid("endAt", "the schedule has no fire time before its end")
-	}
-	if err := e.store.ScheduleInsert(ctx, sc); err != nil {
-		return nil, err
-	}
-	return sc, nil
-}
-
-// SetSchedulePaused pauses a schedule (it fires no more, and has no next fire) or resumes it (from
-// now on: fires missed while paused are not made up).
-func (e *Engine) SetSchedulePaused(ctx context.Context, id int64, paused bool) (*persistence.Schedule, error) {
-	var sc *persistence.Schedule
 	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
-		var err error
-		sc, err = tx.ScheduleGet(ctx, id)
-		if errors.Is(err, persistence.ErrNotFound) {
-			return notFound("id", "no schedule %v", scheduleRef(id))
-		} else if err != nil {
-			return err
+		if err := tx.ScheduleInsert(ctx, sc); err != nil {
+			return nameConflict(err, sc.Name)
 		}
-		sc.Paused = paused
-		sc.NextFire = nil
-		if !paused {
-			sc.NextFire = nextFire(sc, persistence.Now())
-		}
-		return tx.ScheduleSave(ctx, sc)
+		return audit(ctx, tx, p.Actor, "createSchedule", subjectOf("Schedule", sc.ID), "", scheduleDetails(sc))
 	})
 	if err != nil {
 		return nil, err
 	}
 	return sc, nil
+}
+
+// prepareSchedule checks a schedule's fields and normalizes them (its time zone's name, the cron
+// expression trimmed, the overlap policy upper-cased, SKIP by default, times in UTC), sets its
+// input from rawInput (a JSON object) and computes its next fire from now (none while paused).
+func (e *Engine) prepareSchedule(sc *persistence.Schedule, rawInput []byte) error {
+	loc, err := loadTimezone(sc.Timezone)
+	if err != nil {
+		return err
+	}
+	sc.Timezone = loc.String()
+	now := persistence.Now()
+	sc.Cron = strings.TrimSpace(sc.Cron)
+	if _, err := parseCron(sc.Cron, loc, now); err != nil {
+		return err
+	}
+	_, input, err := decodeObject("input", rawInput)
+	if err != nil {
+		return err
+	}
+	if err := checkValue(e.limits, "input", input); err != nil {
+		return err
+	}
+	sc.Input = input
+	policy := strings.ToUpper(sc.OverlapPolicy)
+	if policy == "" {
+		policy = workflow.OverlapSkip
+	}
+	if policy != workflow.OverlapSkip && policy != workflow.OverlapAllow {
+		return invalid("overlapPolicy", "must be SKIP or ALLOW, not %q", sc.OverlapPolicy)
+	}
+	sc.OverlapPolicy = policy
+	if sc.StartAt != nil && sc.EndAt != nil && !sc.EndAt.After(*sc.StartAt) {
+		return invalid("endAt", "must be after startAt")
+	}
+	sc.StartAt, sc.EndAt = persistence.UTCPtr(sc.StartAt), persistence.UTCPtr(sc.EndAt)
+	sc.NextFire = nil
+	if sc.Paused {
+		return nil
+	}
+	if sc.NextFire = nextFire(sc, now); sc.NextFire == nil {
+		return invalid("endAt", "the schedule has no fire time before its end")
+	}
+	return nil
+}
+
+// SetSchedulePaused pauses a schedule (it fires no more, and has no next fire) or resumes it (from
+// now on: fires missed while paused are not made up).
+func (e *Engine) SetSchedulePaused(ctx context.Context, id int64, paused bool) (*persistence.Schedule, error) {
+	return e.SetSchedulePausedBy(ctx, id, paused, "")
+}
+
+// SetSchedulePausedBy is SetSchedulePaused by an actor: the audit entry commits with the change.
+func (e *Engine) SetSchedulePausedBy(ctx context.Context, id int64, paused bool, actor string) (*persistence.Schedule, error) {
+	return e.changeSchedule(ctx, id, actor, "setSchedulePaused", func(sc *persistence.Schedule) error {
+		sc.Paused = paused
+		sc.NextFire = nil
+		if !paused {
+			sc.NextFire = nextFire(sc, persistence.Now())
+		}
+		return nil
+	})
 }
 
 // Limits of firing schedules.

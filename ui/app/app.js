@@ -5,6 +5,7 @@ import { getToken, setToken, onAuthNeeded, onLiveChange, isLive } from './api.js
 import { html, useRoute } from './lib.js';
 import { WorkflowsPage } from './workflows.js';
 import { WorkflowPage } from './workflow.js';
+import { TokensPage } from './tokens.js';
 import { DefinitionsPage, DefinitionPage, SchedulesPage, ExecutorsPage, RemoteWorkersPage } from './pages.js';
 
 const pages = {
@@ -15,6 +16,7 @@ const pages = {
   '/schedules': { title: 'Schedules', page: SchedulesPage, nav: true },
   '/executors': { title: 'Executors', page: ExecutorsPage, nav: true },
   '/remote-workers': { title: 'Remote workers', page: RemoteWorkersPage, nav: true },
+  '/tokens': { title: 'API tokens', page: TokensPage, nav: true },
 };
 
 function TokenForm({ close, reason }) {

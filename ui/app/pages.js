@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { gql } from './api.js';
 import { html, href, navigate, Time, Status, JSONBlock, useLoad, LoadError, Msg, useOp, parseJSON, fromLocalInput, listPage, useCursor, firstPage, Pager } from './lib.js';
 import { StateGraph } from './graph.js';
+import { ScheduleEdit } from './schedule_edit.js';
 
 const defFields = 'id type version label description releaseState executorGroup stepTimeoutMs created modified';
 
@@ -109,19 +110,20 @@ function Start({ type }) {
 
 export function SchedulesPage() {
   const cur = useCursor();
-  const s = useLoad(() => gql(`query($first: Int, $after: ID) { schedules(first: $first, after: $after) { id type cron timezone startAt endAt input priority paused overlapPolicy nextFire lastFire created } workflowDefinitions { type } }`,
+  const s = useLoad(() => gql(`query($first: Int, $after: ID) { schedules(first: $first, after: $after) { id name type cron timezone startAt endAt input priority paused overlapPolicy nextFire lastFire created } workflowDefinitions { type } }`,
     { first: listPage + 1, after: cur.after }).then((d) => ({ ...d, page: firstPage(d.schedules), schedules: firstPage(d.schedules).items })), 'schedules' + cur.after);
   return html`<h1>Schedules</h1>
     <${LoadError} error=${s.error} />
     ${s.data && html`<${Pager} label="Pages of schedules" cur=${cur} page=${s.data.page} />`}
-    ${s.data && html`<table aria-label="Schedules"><thead><tr><th>Type</th><th>Cron</th><th>Zone</th><th>Overlap</th><th>Next fire</th><th>Last fire</th><th>Input</th><th>State</th><th>Backfill</th></tr></thead><tbody>
+    ${s.data && html`<table aria-label="Schedules"><thead><tr><th>Name</th><th>Type</th><th>Cron</th><th>Zone</th><th>Overlap</th><th>Next fire</th><th>Last fire</th><th>Input</th><th>State</th><th>Backfill</th><th>Change</th></tr></thead><tbody>
       ${s.data.schedules.map((x) => html`<tr key=${x.id} data-id=${x.id}>
-        <td><a href=${href('/workflows', { type: x.type })}>${x.type}</a></td><td><code>${x.cron}</code></td><td>${x.timezone}</td><td>${x.overlapPolicy}</td>
+        <td>${x.name || ''}</td><td><a href=${href('/workflows', { type: x.type })}>${x.type}</a></td><td><code>${x.cron}</code></td><td>${x.timezone}</td><td>${x.overlapPolicy}</td>
         <td><${Time} t=${x.nextFire} /></td><td><${Time} t=${x.lastFire} /></td><td><code>${JSON.stringify(x.input)}</code></td>
         <td><${PauseToggle} s=${x} reload=${s.reload} /></td>
         <td><${Backfill} s=${x} /></td>
+        <td><${ScheduleEdit} s=${x} reload=${s.reload} /></td>
       </tr>`)}
-      ${s.data.schedules.length === 0 && html`<tr><td colspan="9" class="muted">No schedule yet.</td></tr>`}
+      ${s.data.schedules.length === 0 && html`<tr><td colspan="11" class="muted">No schedule yet.</td></tr>`}
     </tbody></table>`}
     ${s.data && html`<${CreateSchedule} types=${s.data.workflowDefinitions.map((d) => d.type)} reload=${s.reload} />`}`;
 }

@@ -98,6 +98,23 @@ export type ActivityLog = {
   value: Scalars['String']['output'];
 };
 
+/** An API token (never its secret). */
+export type ApiToken = {
+  __typename?: 'ApiToken';
+  /** When it was made. */
+  created: Scalars['Time']['output'];
+  /** When it stops being accepted; null: never. */
+  expiresAt?: Maybe<Scalars['Time']['output']>;
+  /** The remote functions a WORKER token serves (empty for other roles). */
+  functions: Array<Scalars['String']['output']>;
+  /** When it was last used (recorded at most once a minute). */
+  lastUsed?: Maybe<Scalars['Time']['output']>;
+  /** Its unique name: the actor of what it does, in the audit log. */
+  name: Scalars['String']['output'];
+  /** What it may do. */
+  role: Role;
+};
+
 /**
  * A condition on one search attribute: exactly one of eq, in, gt, gte, lt, lte or prefix. Values are
  * JSON scalars of the attribute's kind (a time as an RFC 3339 string); a comparison the kind does not
@@ -369,6 +386,8 @@ export type CreateScheduleInput = {
   endAt?: InputMaybe<Scalars['Time']['input']>;
   /** The input of every run (a JSON object). */
   input?: InputMaybe<Scalars['JSON']['input']>;
+  /** A unique name to find the schedule by (schedule(name:)); none when null. Taken: CONFLICT on name. */
+  name?: InputMaybe<Scalars['String']['input']>;
   /** SKIP (default) or ALLOW. */
   overlapPolicy?: InputMaybe<ScheduleOverlapPolicy>;
   /** The priority of every run. */
@@ -381,12 +400,46 @@ export type CreateScheduleInput = {
   type: Scalars['String']['input'];
 };
 
+/** A token to make. */
+export type CreateTokenInput = {
+  /** When it stops being accepted (in the future); never when null. */
+  expiresAt?: InputMaybe<Scalars['Time']['input']>;
+  /** For WORKER: the remote functions it serves (required); for other roles, none. */
+  functions?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Its unique name (CONFLICT when taken, also by a revoked token). */
+  name: Scalars['String']['input'];
+  /** What it may do. */
+  role: Role;
+};
+
+/** The result of createToken. */
+export type CreateTokenPayload = {
+  __typename?: 'CreateTokenPayload';
+  /** Its secret, to send as Authorization: Bearer <secret>: shown this once, only its hash is stored. */
+  secret: Scalars['String']['output'];
+  /** The token made. */
+  token: ApiToken;
+};
+
 /** Folds a burst of starts into one workflow. */
 export type DebounceInput = {
   /** Starts with the same key (and type) fold into one workflow while it has not run. */
   key: Scalars['String']['input'];
   /** How long after the last start the workflow runs: 1s, 1m or PT1S. */
   period: Scalars['String']['input'];
+};
+
+/** A schedule to delete. */
+export type DeleteScheduleInput = {
+  /** The schedule. */
+  id: Scalars['ID']['input'];
+};
+
+/** The result of deleteSchedule. */
+export type DeleteSchedulePayload = {
+  __typename?: 'DeleteSchedulePayload';
+  /** True: the schedule is gone (the workflows it started stay). */
+  deleted: Scalars['Boolean']['output'];
 };
 
 export type DeleteWorkflowInput = {
@@ -551,6 +604,10 @@ export type Mutation = {
    * zone, between optional start and end times. INVALID_INPUT names the field at fault.
    */
   createSchedule: SchedulePayload;
+  /** Makes an API token and returns its secret once (ADMIN only). */
+  createToken: CreateTokenPayload;
+  /** Deletes a schedule (the workflows it started stay). */
+  deleteSchedule: DeleteSchedulePayload;
   /**
    * Deletes an ended workflow with its history and its descendants. CONFLICT for one still running
    * (cancel it first), one with a descendant still running, or a child whose parent has not ended.
@@ -599,6 +656,8 @@ export type Mutation = {
   resumeWorkflow: WorkflowPayload;
   /** Run a MANUAL or FAILED workflow again from a state (the one that failed by default), retries reset. */
   retryWorkflow: WorkflowPayload;
+  /** Revokes an API token: it is refused from now on, on open streams too (ADMIN only). */
+  revokeToken: RevokeTokenPayload;
   /** Put a definition type ONLINE or OFFLINE (an OFFLINE type starts no new workflow). */
   setDefinitionReleaseState: WorkflowDefinitionPayload;
   /** Set a type's flow control at run time: it wins over the definition's, on every node within about a second. */
@@ -628,6 +687,8 @@ export type Mutation = {
    * not wait for a form.
    */
   submitForm: WorkflowPayload;
+  /** Changes the given fields of a schedule, and computes its next fire again. */
+  updateSchedule: SchedulePayload;
   /** An operator's change of a workflow's state, state text, schedule or variables. */
   updateWorkflow: WorkflowPayload;
   /** Make a scheduled or waiting workflow due now. */
@@ -702,6 +763,26 @@ export type MutationCompleteTasksArgs = {
  */
 export type MutationCreateScheduleArgs = {
   input: CreateScheduleInput;
+};
+
+
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
+export type MutationCreateTokenArgs = {
+  input: CreateTokenInput;
+};
+
+
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
+export type MutationDeleteScheduleArgs = {
+  input: DeleteScheduleInput;
 };
 
 
@@ -810,6 +891,16 @@ export type MutationRetryWorkflowArgs = {
  * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
  * and, when an input field is at fault, extensions.field.
  */
+export type MutationRevokeTokenArgs = {
+  input: RevokeTokenInput;
+};
+
+
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
 export type MutationSetDefinitionReleaseStateArgs = {
   input: SetDefinitionReleaseStateInput;
 };
@@ -882,6 +973,16 @@ export type MutationStartWorkflowsArgs = {
  */
 export type MutationSubmitFormArgs = {
   input: SubmitFormInput;
+};
+
+
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
+export type MutationUpdateScheduleArgs = {
+  input: UpdateScheduleInput;
 };
 
 
@@ -984,8 +1085,12 @@ export type Query = {
   nodes: Array<Maybe<Node>>;
   /** The remote workers that polled for tasks, by name. */
   remoteWorkers: Array<RemoteWorker>;
+  /** One schedule, by id or by name (exactly one of them); null when there is none. */
+  schedule?: Maybe<Schedule>;
   /** Every schedule, oldest first; a page of them with first. */
   schedules: Array<Schedule>;
+  /** The API tokens not revoked, by name (ADMIN only). */
+  tokens: Array<ApiToken>;
   /** One workflow by ID; null when there is none. */
   workflow?: Maybe<Workflow>;
   /** The workflow of a type started with an external ID; null when there is none. */
@@ -1070,6 +1175,16 @@ export type QueryNodesArgs = {
  */
 export type QueryRemoteWorkersArgs = {
   alive?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+
+/**
+ * The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
+ * code INVALID_INPUT for an ID that is not an ID of the right kind.
+ */
+export type QueryScheduleArgs = {
+  id?: InputMaybe<Scalars['ID']['input']>;
+  name?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -1251,6 +1366,30 @@ export type RetryWorkflowInput = {
   state?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** A token to revoke. */
+export type RevokeTokenInput = {
+  /** Its name. */
+  name: Scalars['String']['input'];
+};
+
+/** The result of revokeToken. */
+export type RevokeTokenPayload = {
+  __typename?: 'RevokeTokenPayload';
+  /** True: the token is refused from now on (open streams with it end). */
+  revoked: Scalars['Boolean']['output'];
+};
+
+/** What an API token may do. */
+export type Role =
+  /** Everything. */
+  | 'ADMIN'
+  /** Start and act on workflows and schedules, and read; not deploy, flow control, alert rules or tokens. */
+  | 'OPERATOR'
+  /** Queries and subscriptions only. */
+  | 'READER'
+  /** Poll, heartbeat, complete and fail its functions' remote tasks only. */
+  | 'WORKER';
+
 /** Starts workflows of a type on a cron expression. */
 export type Schedule = {
   __typename?: 'Schedule';
@@ -1268,6 +1407,8 @@ export type Schedule = {
   lastFire?: Maybe<Scalars['Time']['output']>;
   /** When it last changed. */
   modified: Scalars['Time']['output'];
+  /** The schedule's unique name; null when it has none. */
+  name?: Maybe<Scalars['String']['output']>;
   /** When it fires next; null when it will not fire again. */
   nextFire?: Maybe<Scalars['Time']['output']>;
   /** What a fire does while the previous run has not ended. */
@@ -1660,6 +1801,26 @@ export type TypeCount = {
   isEstimate: Scalars['Boolean']['output'];
   /** The type. */
   type: Scalars['String']['output'];
+};
+
+/** A change of a schedule: only the fields given change; its next fire is computed again. */
+export type UpdateScheduleInput = {
+  /** A new cron expression. */
+  cron?: InputMaybe<Scalars['String']['input']>;
+  /** A new last time. */
+  endAt?: InputMaybe<Scalars['Time']['input']>;
+  /** The schedule. */
+  id: Scalars['ID']['input'];
+  /** A new input of every run (a JSON object). */
+  input?: InputMaybe<Scalars['JSON']['input']>;
+  /** A new overlap policy. */
+  overlapPolicy?: InputMaybe<ScheduleOverlapPolicy>;
+  /** A new priority of every run. */
+  priority?: InputMaybe<Scalars['Int']['input']>;
+  /** A new first time. */
+  startAt?: InputMaybe<Scalars['Time']['input']>;
+  /** A new IANA time zone. */
+  timezone?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** Changes a workflow; give at least one of state, stateText, nextActivation, clearNextActivation, variables. */

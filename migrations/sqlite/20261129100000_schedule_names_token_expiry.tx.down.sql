@@ -1,0 +1,3 @@
+DROP INDEX schedules_name_key;
+ALTER TABLE schedules DROP COLUMN name;
+ALTER TABLE api_tokens DROP COLUMN expires_at;
