@@ -28,6 +28,8 @@ type Node struct {
 	log      *slog.Logger
 	notifier *persistence.Notifier
 	engine   *engine.Engine
+	// alertOutcomes counts the webhook attempts of alert deliveries by outcome.
+	alertOutcomes *prometheus.CounterVec
 	pools    []*pool.Worker
 
 	// hints run for the whole of Run, outliving the pools' drain: a draining step can still be
@@ -58,6 +60,7 @@ func New(store *persistence.Store, opts Options) (*Node, error) {
 	n := &Node{store: store, opts: opts, log: opts.Logger}
 	n.notifier = persistence.NewNotifier(store, opts.Logger)
 	n.engine = engine.New(store, engine.Options{Logger: opts.Logger, Notifier: n.notifier, Limits: opts.Limits})
+	n.setupAlerts()
 	if opts.Documents != nil {
 		n.engine.SetCompiler(opts.Documents)
 	}
@@ -92,7 +95,7 @@ func (n *Node) Handler(cfg server.Config) http.Handler {
 // completions, recoveries, steps in flight) and the remote tasks' (waiting tasks, lease expiries,
 // poll and wait times).
 func (n *Node) MetricsCollectors() []prometheus.Collector {
-	return []prometheus.Collector{pool.NewCollector(n.pools...), pool.NewRemoteCollector(n.engine)}
+	return []prometheus.Collector{pool.NewCollector(n.pools...), pool.NewRemoteCollector(n.engine), n.alertOutcomes}
 }
 
 // Run starts the worker pools and the node services, once, and runs them until ctx ends. Then it

@@ -9,6 +9,7 @@ CREATE TABLE alert_rules (
     created     DATETIME(6)  NOT NULL,
     UNIQUE KEY alert_rules_name_key (name)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+--bun:split
 -- One POST of one workflow's status to one rule's webhook, with its retries.
 CREATE TABLE alert_deliveries (
     id              BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,
