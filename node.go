@@ -30,7 +30,7 @@ type Node struct {
 	engine   *engine.Engine
 	// alertOutcomes counts the webhook attempts of alert deliveries by outcome.
 	alertOutcomes *prometheus.CounterVec
-	pools    []*pool.Worker
+	pools         []*pool.Worker
 
 	// hints run for the whole of Run, outliving the pools' drain: a draining step can still be
 	// cancelled, its completion still wakes other nodes, and remote leases still run out.
