@@ -6,6 +6,7 @@ import { html, useRoute } from './lib.js';
 import { WorkflowsPage } from './workflows.js';
 import { WorkflowPage } from './workflow.js';
 import { DefinitionsPage, DefinitionPage, SchedulesPage, ExecutorsPage, RemoteWorkersPage } from './pages.js';
+import { AlertsPage } from './alerts.js';
 
 const pages = {
   '/workflows': { title: 'Workflows', page: WorkflowsPage, nav: true },
@@ -15,6 +16,7 @@ const pages = {
   '/schedules': { title: 'Schedules', page: SchedulesPage, nav: true },
   '/executors': { title: 'Executors', page: ExecutorsPage, nav: true },
   '/remote-workers': { title: 'Remote workers', page: RemoteWorkersPage, nav: true },
+  '/alerts': { title: 'Alert rules', page: AlertsPage, nav: true },
 };
 
 function TokenForm({ close, reason }) {
