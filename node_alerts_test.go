@@ -276,3 +276,38 @@ func TestAlertPrivateAddressRefusedAtSend(t *testing.T) {
 		require.Zero(t, hits)
 	})
 }
+
+// A schedule's own rule alerts on its runs whatever types the rule names; an unknown rule is
+// refused, and deleting the rule takes it off the schedule.
+func TestScheduleAlertRule(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		rec := newReceiver(t, 0)
+		node := newNode(t, store, alertOptions(), quick)
+		rule, err := node.CreateAlertRule(ctx, AlertRuleParams{Name: "nightly", Types: []string{"some.other"},
+			Statuses: []persistence.Status{persistence.StatusFinished}, WebhookURL: rec.srv.URL})
+		require.NoError(t, err)
+		unknown := rule.ID + 100
+		_, err = node.CreateSchedule(ctx, workflow.ScheduleParams{Type: "alert.quick", Cron: "@every 1s", AlertRuleID: &unknown})
+		var we *workflow.Error
+		require.True(t, errors.As(err, &we), "%v", err)
+		require.Equal(t, workflow.CodeNotFound, we.Code)
+		require.Equal(t, "alertRuleId", we.Field)
+		sc, err := node.CreateSchedule(ctx, workflow.ScheduleParams{Type: "alert.quick", Cron: "@every 1s", AlertRuleID: &rule.ID})
+		require.NoError(t, err)
+		run(t, node)
+		require.Eventually(t, func() bool {
+			bodies, _ := rec.taken()
+			return len(bodies) > 0
+		}, 60*time.Second, 20*time.Millisecond)
+		bodies, _ := rec.taken()
+		require.Equal(t, "alert.quick", bodies[0].Type)
+		require.Equal(t, "nightly", bodies[0].Rule)
+
+		require.NoError(t, node.DeleteAlertRule(ctx, rule.ID, "tester"))
+		got, err := store.ScheduleGet(ctx, sc.ID)
+		require.NoError(t, err)
+		require.Nil(t, got.AlertRuleID)
+	})
+}

@@ -53,6 +53,14 @@ func (r *queryResolver) AlertDeliveries(ctx context.Context, first *int, after *
 	return r.alertDeliveries(ctx, first, after, filter)
 }
 
+func (r *scheduleResolver) AlertRuleID(ctx context.Context, obj *persistence.Schedule) (*string, error) {
+	if obj.AlertRuleID == nil {
+		return nil, nil
+	}
+	id := encodeID(kindAlertRule, *obj.AlertRuleID)
+	return &id, nil
+}
+
 func (r *Resolver) AlertDelivery() generated.AlertDeliveryResolver { return &alertDeliveryResolver{r} }
 
 func (r *Resolver) AlertRule() generated.AlertRuleResolver { return &alertRuleResolver{r} }

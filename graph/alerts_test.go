@@ -54,7 +54,7 @@ func TestAlertRulesThroughTheAPI(t *testing.T) {
 			CreateAlertRule struct {
 				AlertRule struct {
 					ID, Name, WebhookURL, Created string
-					Types, Statuses           []string
+					Types, Statuses               []string
 				}
 			}
 		}
@@ -68,7 +68,9 @@ func TestAlertRulesThroughTheAPI(t *testing.T) {
 
 		_, resp = postAs(t, b, admin, `mutation { startWorkflow(input: {type: "test.flow"}) { workflow { id } } }`)
 		require.Empty(t, resp.Errors)
-		var started struct{ StartWorkflow struct{ Workflow struct{ ID string } } }
+		var started struct {
+			StartWorkflow struct{ Workflow struct{ ID string } }
+		}
 		require.NoError(t, json.Unmarshal(resp.Data, &started))
 		id := started.StartWorkflow.Workflow.ID
 		_, resp = postAs(t, b, admin, `mutation { cancelWorkflow(input: {id: "`+id+`"}) { workflow { id } } }`)

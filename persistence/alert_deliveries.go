@@ -32,6 +32,15 @@ func (s *Store) AlertDeliveryClaim(ctx context.Context, owner string, lease time
 	return out, nil
 }
 
+// ScheduleClearAlertRule takes a deleted rule off the schedules that carried it.
+func (s *Store) ScheduleClearAlertRule(ctx context.Context, ruleID int64) error {
+	if _, err := s.idb.NewUpdate().Model((*Schedule)(nil)).Set("alert_rule_id = NULL").Where("alert_rule_id = ?", ruleID).Exec(ctx); err != nil {
+		return fmt.Errorf("error taking alert rule %d off its schedules: %w", ruleID, err)
+	}
+	s.alerts.invalidate()
+	return nil
+}
+
 // AlertAttempt is the outcome of one POST of a delivery.
 type AlertAttempt struct {
 	// Status is DELIVERED, FAILED (no attempt left) or PENDING (to be tried again at Next).

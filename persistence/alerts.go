@@ -93,24 +93,47 @@ const alertRulesTTL = 2 * time.Second
 // alertCache holds the rules in memory so that a workflow's status change costs no statement when
 // no rule exists; shared by a Store and its transactions.
 type alertCache struct {
-	mu     sync.Mutex
-	rules  []*AlertRule
-	loaded time.Time
+	mu    sync.Mutex
+	rules []*AlertRule
+	// schedules maps the launch token of a schedule's runs ("schedule:ID") to its own rule.
+	schedules map[string]*AlertRule
+	loaded    time.Time
 }
 
-func (c *alertCache) get(ctx context.Context, s *Store) ([]*AlertRule, error) {
+func (c *alertCache) get(ctx context.Context, s *Store) ([]*AlertRule, map[string]*AlertRule, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.loaded.IsZero() && time.Since(c.loaded) < alertRulesTTL {
-		return c.rules, nil
+		return c.rules, c.schedules, nil
 	}
 	var rules []*AlertRule
 	if err := s.idb.NewSelect().Model(&rules).OrderExpr("id").Scan(ctx); err != nil {
-		return nil, fmt.Errorf("error reading the alert rules: %w", err)
+		return nil, nil, fmt.Errorf("error reading the alert rules: %w", err)
 	}
-	c.rules, c.loaded = rules, time.Now()
-	return rules, nil
+	schedules := map[string]*AlertRule{}
+	if len(rules) > 0 {
+		var rows []struct {
+			ID          int64 `bun:"id"`
+			AlertRuleID int64 `bun:"alert_rule_id"`
+		}
+		if err := s.idb.NewSelect().Table("schedules").Column("id", "alert_rule_id").Where("alert_rule_id IS NOT NULL").Scan(ctx, &rows); err != nil {
+			return nil, nil, fmt.Errorf("error reading the schedules' alert rules: %w", err)
+		}
+		for _, row := range rows {
+			for _, r := range rules {
+				if r.ID == row.AlertRuleID {
+					schedules[fmt.Sprintf("schedule:%d", row.ID)] = r
+				}
+			}
+		}
+	}
+	c.rules, c.schedules, c.loaded = rules, schedules, time.Now()
+	return rules, schedules, nil
 }
+
+// AlertRulesChanged makes this node read the alert rules and the schedules' rules again at the
+// next status change (a schedule with an alert rule was made).
+func (s *Store) AlertRulesChanged() { s.alerts.invalidate() }
 
 func (c *alertCache) invalidate() {
 	c.mu.Lock()
@@ -165,7 +188,7 @@ func (s *Store) AlertRuleList(ctx context.Context) ([]*AlertRule, error) {
 // enqueueAlerts records a delivery for each event whose status some rule alerts on, in the
 // transaction that writes the events. With no rule it runs no statement (the rules are cached).
 func (s *Store) enqueueAlerts(ctx context.Context, events []*ChangeEvent) error {
-	rules, err := s.alerts.get(ctx, s)
+	rules, schedules, err := s.alerts.get(ctx, s)
 	if err != nil || len(rules) == 0 {
 		return err
 	}
@@ -182,15 +205,20 @@ func (s *Store) enqueueAlerts(ctx context.Context, events []*ChangeEvent) error 
 		return nil
 	}
 	var rows []struct {
-		ID   int64  `bun:"id"`
-		Type string `bun:"type"`
+		ID          int64   `bun:"id"`
+		Type        string  `bun:"type"`
+		LaunchToken *string `bun:"launch_token"`
 	}
-	if err := s.idb.NewSelect().Table("workflows").Column("id", "type").Where("id IN (?)", bunIn(ids)).Scan(ctx, &rows); err != nil {
+	if err := s.idb.NewSelect().Table("workflows").Column("id", "type", "launch_token").Where("id IN (?)", bunIn(ids)).Scan(ctx, &rows); err != nil {
 		return fmt.Errorf("error reading the types of ended workflows: %w", err)
 	}
 	types := make(map[int64]string, len(rows))
+	own := map[int64]*AlertRule{}
 	for _, r := range rows {
 		types[r.ID] = r.Type
+		if r.LaunchToken != nil && schedules[*r.LaunchToken] != nil {
+			own[r.ID] = schedules[*r.LaunchToken]
+		}
 	}
 	type key struct {
 		rule, workflow int64
@@ -206,7 +234,9 @@ func (s *Store) enqueueAlerts(ctx context.Context, events []*ChangeEvent) error 
 		}
 		for _, r := range rules {
 			k := key{r.ID, e.WorkflowID, e.Status}
-			if seen[k] || !r.matches(typ, e.Status) {
+			// A schedule's own rule alerts on its statuses whatever types it names.
+			scheduled := own[e.WorkflowID] == r && slices.Contains(r.Statuses(), e.Status)
+			if seen[k] || !(scheduled || r.matches(typ, e.Status)) {
 				continue
 			}
 			seen[k] = true

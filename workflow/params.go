@@ -121,6 +121,9 @@ type ScheduleParams struct {
 	Priority int
 	// OverlapPolicy is OverlapSkip (default) or OverlapAllow.
 	OverlapPolicy string
+	// AlertRuleID, when set, is an alert rule the schedule's runs alert through (besides the
+	// rules that match them).
+	AlertRuleID *int64
 }
 
 // SubmitFormParams is the input of SubmitForm.

@@ -366,6 +366,7 @@ type ComplexityRoot struct {
 	}
 
 	Schedule struct {
+		AlertRuleID    func(childComplexity int) int
 		Created        func(childComplexity int) int
 		Cron           func(childComplexity int) int
 		DefinitionType func(childComplexity int) int
@@ -701,6 +702,8 @@ type ScheduleResolver interface {
 	OverlapPolicy(ctx context.Context, obj *persistence.Schedule) (model.ScheduleOverlapPolicy, error)
 
 	SkippedFires(ctx context.Context, obj *persistence.Schedule) (int, error)
+
+	AlertRuleID(ctx context.Context, obj *persistence.Schedule) (*string, error)
 }
 type SideEffectResolver interface {
 	ID(ctx context.Context, obj *persistence.SideEffect) (string, error)
@@ -2233,6 +2236,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RetryPolicy.MinBackoffMs(childComplexity), true
 
+	case "Schedule.alertRuleId":
+		if e.ComplexityRoot.Schedule.AlertRuleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.AlertRuleID(childComplexity), true
 	case "Schedule.created":
 		if e.ComplexityRoot.Schedule.Created == nil {
 			break
@@ -5090,6 +5099,16 @@ extend type Mutation {
   "Deletes an alert rule (admin only), with an audit entry."
   deleteAlertRule(input: DeleteAlertRuleInput!): DeleteAlertRulePayload!
 }
+
+extend input CreateScheduleInput {
+  "An alert rule the schedule's runs alert through (on the rule's statuses, whatever its types), besides the rules that match them."
+  alertRuleId: ID
+}
+
+extend type Schedule {
+  "The schedule's own alert rule (null: none)."
+  alertRuleId: ID
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -5642,6 +5661,8 @@ func (ec *executionContext) childFields_Schedule(ctx context.Context, field grap
 		return ec.fieldContext_Schedule_created(ctx, field)
 	case "modified":
 		return ec.fieldContext_Schedule_modified(ctx, field)
+	case "alertRuleId":
+		return ec.fieldContext_Schedule_alertRuleId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Schedule", field.Name)
 }
@@ -13341,6 +13362,29 @@ func (ec *executionContext) fieldContext_Schedule_modified(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Schedule_alertRuleId(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_alertRuleId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Schedule().AlertRuleID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_alertRuleId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _SchedulePayload_schedule(ctx context.Context, field graphql.CollectedField, obj *model.SchedulePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18517,7 +18561,7 @@ func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"type", "cron", "timezone", "startAt", "endAt", "input", "priority", "overlapPolicy"}
+	fieldsInOrder := [...]string{"type", "cron", "timezone", "startAt", "endAt", "input", "priority", "overlapPolicy", "alertRuleId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -18580,6 +18624,13 @@ func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Contex
 				return it, err
 			}
 			it.OverlapPolicy = data
+		case "alertRuleId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("alertRuleId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AlertRuleID = data
 		}
 	}
 	return it, nil
@@ -23635,6 +23686,44 @@ func (ec *executionContext) _Schedule(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "alertRuleId":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Schedule_alertRuleId(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

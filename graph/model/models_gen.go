@@ -204,6 +204,8 @@ type CreateScheduleInput struct {
 	Priority *int `json:"priority,omitempty"`
 	// SKIP (default) or ALLOW.
 	OverlapPolicy *ScheduleOverlapPolicy `json:"overlapPolicy,omitempty"`
+	// An alert rule the schedule's runs alert through (on the rule's statuses, whatever its types), besides the rules that match them.
+	AlertRuleID *string `json:"alertRuleId,omitempty"`
 }
 
 // Folds a burst of starts into one workflow.

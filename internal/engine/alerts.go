@@ -81,6 +81,23 @@ func (e *Engine) CreateAlertRule(ctx context.Context, p AlertRuleParams) (*persi
 	return r, nil
 }
 
+// checkScheduleAlertRule refuses a schedule's alert rule that does not exist.
+func (e *Engine) checkScheduleAlertRule(ctx context.Context, id *int64) error {
+	if id == nil {
+		return nil
+	}
+	rules, err := e.store.AlertRuleList(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range rules {
+		if r.ID == *id {
+			return nil
+		}
+	}
+	return notFound("alertRuleId", "no alert rule has this ID")
+}
+
 // DeleteAlertRule deletes a rule, with its audit entry; deliveries already recorded are still sent.
 func (e *Engine) DeleteAlertRule(ctx context.Context, id int64, actor string) error {
 	return e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
@@ -90,6 +107,9 @@ func (e *Engine) DeleteAlertRule(ctx context.Context, id int64, actor string) er
 		}
 		if !ok {
 			return notFound("id", "no alert rule has this ID")
+		}
+		if err := tx.ScheduleClearAlertRule(ctx, id); err != nil {
+			return err
 		}
 		return audit(ctx, tx, actor, "deleteAlertRule", subjectOf("AlertRule", id), "", nil)
 	})

@@ -52,13 +52,19 @@ func (e *Engine) CreateSchedule(ctx context.Context, p workflow.ScheduleParams) 
 		return nil, invalid("endAt", "must be after startAt")
 	}
 	sc := &persistence.Schedule{DefinitionType: p.Type, Cron: p.Cron, Timezone: p.Timezone, StartAt: persistence.UTCPtr(p.StartAt),
-		EndAt: persistence.UTCPtr(p.EndAt), Input: input, Priority: p.Priority, OverlapPolicy: policy}
+		EndAt: persistence.UTCPtr(p.EndAt), Input: input, Priority: p.Priority, OverlapPolicy: policy, AlertRuleID: p.AlertRuleID}
+	if err := e.checkScheduleAlertRule(ctx, p.AlertRuleID); err != nil {
+		return nil, err
+	}
 	sc.NextFire = nextFire(sc, now)
 	if sc.NextFire == nil {
 		return nil, invalid("endAt", "the schedule has no fire time before its end")
 	}
 	if err := e.store.ScheduleInsert(ctx, sc); err != nil {
 		return nil, err
+	}
+	if sc.AlertRuleID != nil {
+		e.store.AlertRulesChanged()
 	}
 	return sc, nil
 }
