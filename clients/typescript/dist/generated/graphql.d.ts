@@ -446,6 +446,8 @@ export type CreateAlertRulePayload = {
 };
 /** A schedule made to start workflows on a cron expression. */
 export type CreateScheduleInput = {
+    /** An alert rule the schedule's runs alert through (on the rule's statuses, whatever its types), besides the rules that match them. */
+    alertRuleId?: InputMaybe<Scalars['ID']['input']>;
     /** A cron expression: five fields (minute hour day month weekday) or a descriptor (@hourly, @every 15m). */
     cron: Scalars['String']['input'];
     /** No fire after this time. */
@@ -1261,6 +1263,8 @@ export type RetryWorkflowInput = {
 /** Starts workflows of a type on a cron expression. */
 export type Schedule = {
     __typename?: 'Schedule';
+    /** The schedule's own alert rule (null: none). */
+    alertRuleId?: Maybe<Scalars['ID']['output']>;
     /** When it was made. */
     created: Scalars['Time']['output'];
     /** The cron expression. */
