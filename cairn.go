@@ -75,6 +75,8 @@ type Options struct {
 	HistoryPartition persistence.PartitionWidth
 	// Host names this node on its executor rows (os.Hostname()).
 	Host string
+	// Alerts bounds the webhooks of alert rules (docs/alerts.md).
+	Alerts AlertOptions
 	// Documents compiles the documents Deploy takes (Serverless Workflow YAML or JSON); without it
 	// the node deploys none, and runs only definitions registered in Go.
 	Documents workflow.DocumentCompiler
@@ -136,6 +138,7 @@ func (o Options) validate() (Options, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.Alerts = o.Alerts.withDefaults(o.Expiry)
 	if err := errors.Join(errs...); err != nil {
 		return o, fmt.Errorf("invalid node options: %w", err)
 	}

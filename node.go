@@ -28,7 +28,9 @@ type Node struct {
 	log      *slog.Logger
 	notifier *persistence.Notifier
 	engine   *engine.Engine
-	pools    []*pool.Worker
+	// alertOutcomes counts the webhook attempts of alert deliveries by outcome.
+	alertOutcomes *prometheus.CounterVec
+	pools         []*pool.Worker
 
 	// hints run for the whole of Run, outliving the pools' drain: a draining step can still be
 	// cancelled, its completion still wakes other nodes, and remote leases still run out.
@@ -58,6 +60,7 @@ func New(store *persistence.Store, opts Options) (*Node, error) {
 	n := &Node{store: store, opts: opts, log: opts.Logger}
 	n.notifier = persistence.NewNotifier(store, opts.Logger)
 	n.engine = engine.New(store, engine.Options{Logger: opts.Logger, Notifier: n.notifier, Limits: opts.Limits})
+	n.setupAlerts()
 	if opts.Documents != nil {
 		n.engine.SetCompiler(opts.Documents)
 	}
@@ -90,9 +93,11 @@ func (n *Node) Handler(cfg server.Config) http.Handler {
 
 // MetricsCollectors returns the node's Prometheus collectors: each pool's counters (claims,
 // completions, recoveries, steps in flight), the remote tasks' (waiting tasks, lease expiries,
-// poll and wait times) and flow control's (running, waiting and throttled per type).
+// poll and wait times), flow control's (running, waiting and throttled per type) and the alert
+// deliveries' outcomes.
 func (n *Node) MetricsCollectors() []prometheus.Collector {
-	return []prometheus.Collector{pool.NewCollector(n.pools...), pool.NewRemoteCollector(n.engine), pool.NewFlowCollector(n.engine)}
+	return []prometheus.Collector{pool.NewCollector(n.pools...), pool.NewRemoteCollector(n.engine), pool.NewFlowCollector(n.engine),
+		n.alertOutcomes}
 }
 
 // Run starts the worker pools and the node services, once, and runs them until ctx ends. Then it

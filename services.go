@@ -63,7 +63,11 @@ func (n *Node) buildServices() error {
 	if err != nil {
 		return err
 	}
-	n.cluster = []maintenance.Service{recovery, schedules, bulk}
+	alerts, err := n.alertSender(owner)
+	if err != nil {
+		return err
+	}
+	n.cluster = []maintenance.Service{recovery, schedules, bulk, alerts}
 	if r := n.opts.Retention; r > 0 {
 		purge, err := maintenance.NewRetention(maintenance.RetentionConfig{Store: n.store, Retention: r,
 			Interval: maintenance.RetentionInterval(r, n.opts.HeartbeatInterval), Logger: n.log})

@@ -22,6 +22,8 @@ const (
 	kindActivityLog  = "ActivityLog"
 	kindBulk         = "BulkOperation"
 	kindAudit        = "AuditEntry"
+	kindAlertRule    = "AlertRule"
+	kindAlertDeliv   = "AlertDelivery"
 )
 
 // encodeID makes the opaque ID of a row: base64url of "Kind:id". Clients never parse it; the

@@ -148,6 +148,13 @@ func (r *mutationResolver) CreateSchedule(ctx context.Context, input model.Creat
 	if input.OverlapPolicy != nil {
 		p.OverlapPolicy = string(*input.OverlapPolicy)
 	}
+	if input.AlertRuleID != nil {
+		id, err := decodeID("alertRuleId", kindAlertRule, *input.AlertRuleID)
+		if err != nil {
+			return nil, err
+		}
+		p.AlertRuleID = &id
+	}
 	sc, err := r.engine.CreateSchedule(ctx, p)
 	if err != nil {
 		return nil, err

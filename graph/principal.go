@@ -37,11 +37,13 @@ var roles = map[string]rolePolicy{
 }
 
 // adminOnly are the top-level fields (mutations and queries) only an admin may use: deploying and
-// releasing definitions, flow control, and the API tokens.
+// releasing definitions, flow control, the API tokens, and the alert rules (whose webhook URLs
+// may carry a secret).
 var adminOnly = map[string]bool{
 	"deployDefinition": true, "setDefinitionReleaseState": true,
 	"setFlowControl": true, "clearFlowControl": true,
 	"createToken": true, "revokeToken": true, "tokens": true,
+	"createAlertRule": true, "deleteAlertRule": true, "alertRules": true,
 }
 
 // KnownRole reports whether role is one of the roles.

@@ -11,6 +11,8 @@ import (
 // history, definitions, executors, schedules and change events. Writes go through the engine's
 // operations, never through Reads. *persistence.Store implements it.
 type Reads interface {
+	AlertDeliveryList(ctx context.Context, p persistence.AlertDeliveryListParams) ([]*persistence.AlertDelivery, error)
+	AlertRuleList(ctx context.Context) ([]*persistence.AlertRule, error)
 	ActionGetMany(ctx context.Context, ids []int64) ([]*persistence.Action, error)
 	ActionList(ctx context.Context, p persistence.ActionListParams) ([]*persistence.Action, error)
 	ActionVariableList(ctx context.Context, actionIDs []int64) ([]*persistence.ActionVariable, error)

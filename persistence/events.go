@@ -32,7 +32,7 @@ func (s *Store) ChangeEventInsertMany(ctx context.Context, events []*ChangeEvent
 	if err := s.dialect.insertChangeEvents(ctx, s, events); err != nil {
 		return fmt.Errorf("error writing %d change events: %w", len(events), err)
 	}
-	return nil
+	return s.enqueueAlerts(ctx, events)
 }
 
 // ChangeEventListParams is the input of ChangeEventList.

@@ -273,9 +273,11 @@ type Schedule struct {
 	NextFire       *time.Time      `bun:"next_fire"`
 	LastFire       *time.Time      `bun:"last_fire"`
 	// SkippedFires counts the fire times that started no run (SKIP overlap, or too late to make up).
-	SkippedFires int64     `bun:"skipped_fires,notnull"`
-	Created      time.Time `bun:"created,notnull"`
-	Modified     time.Time `bun:"modified,notnull"`
+	SkippedFires int64 `bun:"skipped_fires,notnull"`
+	// AlertRuleID is the schedule's own alert rule (nil: none).
+	AlertRuleID *int64    `bun:"alert_rule_id"`
+	Created     time.Time `bun:"created,notnull"`
+	Modified    time.Time `bun:"modified,notnull"`
 }
 
 // IdempotencyKey records which workflow an operation with a client-chosen key acted on.

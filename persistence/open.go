@@ -78,7 +78,7 @@ func Open(ctx context.Context, rawURL string, opts OpenOptions) (*Store, error) 
 		_ = db.Close()
 		return nil, fmt.Errorf("error connecting to %s: %w", redact(rawURL), err)
 	}
-	store := &Store{db: db, idb: db, dialect: d, url: redact(rawURL), raw: rawURL, sessions: newExecutorSessions()}
+	store := &Store{db: db, idb: db, dialect: d, url: redact(rawURL), raw: rawURL, sessions: newExecutorSessions(), alerts: &alertCache{}}
 	beatOpts := opts
 	beatOpts.MaxConns = 1
 	if store.beat, err = d.openBeat(ctx, rawURL[len(scheme)+3:], rawURL, beatOpts); err != nil {

@@ -46,6 +46,8 @@ type Store struct {
 	writers *sync.Mutex
 	// sessions are the lock sessions of the executors registered through this Store.
 	sessions *executorSessions
+	// alerts caches the alert rules (shared with the Store's transactions).
+	alerts *alertCache
 }
 
 // Kind names the database behind a Store.
@@ -113,7 +115,7 @@ func (s *Store) Tx(ctx context.Context, fn func(ctx context.Context, tx *Store) 
 func (s *Store) txOnce(ctx context.Context, fn func(ctx context.Context, tx *Store) error) error {
 	run := func(ctx context.Context, btx bun.Tx) error {
 		tx := &Store{db: s.db, idb: btx, dialect: s.dialect, url: s.url, raw: s.raw, pending: &txState{},
-			sideEffects: s.sideEffects, beat: s.beat, writers: s.writers, sessions: s.sessions}
+			sideEffects: s.sideEffects, beat: s.beat, writers: s.writers, sessions: s.sessions, alerts: s.alerts}
 		if err := fn(ctx, tx); err != nil {
 			return err
 		}

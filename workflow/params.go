@@ -125,6 +125,9 @@ type ScheduleParams struct {
 	Name *string
 	// Actor is who makes the schedule, for the audit log ("" : api).
 	Actor string
+	// AlertRuleID, when set, is an alert rule the schedule's runs alert through (besides the
+	// rules that match them).
+	AlertRuleID *int64
 }
 
 // UpdateScheduleParams is the input of UpdateSchedule: only the fields given (not nil) change.

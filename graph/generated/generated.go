@@ -34,6 +34,8 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Action() ActionResolver
 	ActivityLog() ActivityLogResolver
+	AlertDelivery() AlertDeliveryResolver
+	AlertRule() AlertRuleResolver
 	ApiToken() ApiTokenResolver
 	AuditEntry() AuditEntryResolver
 	BulkOperation() BulkOperationResolver
@@ -90,6 +92,37 @@ type ComplexityRoot struct {
 		Name         func(childComplexity int) int
 		TaskInstance func(childComplexity int) int
 		Value        func(childComplexity int) int
+	}
+
+	AlertDelivery struct {
+		Attempts       func(childComplexity int) int
+		Created        func(childComplexity int) int
+		Finished       func(childComplexity int) int
+		ID             func(childComplexity int) int
+		LastError      func(childComplexity int) int
+		NextAttempt    func(childComplexity int) int
+		ResponseCode   func(childComplexity int) int
+		RuleID         func(childComplexity int) int
+		RuleName       func(childComplexity int) int
+		State          func(childComplexity int) int
+		Status         func(childComplexity int) int
+		Workflow       func(childComplexity int) int
+		WorkflowStatus func(childComplexity int) int
+	}
+
+	AlertDeliveryPage struct {
+		EndCursor   func(childComplexity int) int
+		HasNextPage func(childComplexity int) int
+		Items       func(childComplexity int) int
+	}
+
+	AlertRule struct {
+		Created    func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Statuses   func(childComplexity int) int
+		Types      func(childComplexity int) int
+		WebhookURL func(childComplexity int) int
 	}
 
 	ApiToken struct {
@@ -176,9 +209,17 @@ type ComplexityRoot struct {
 		Strategy func(childComplexity int) int
 	}
 
+	CreateAlertRulePayload struct {
+		AlertRule func(childComplexity int) int
+	}
+
 	CreateTokenPayload struct {
 		Secret func(childComplexity int) int
 		Token  func(childComplexity int) int
+	}
+
+	DeleteAlertRulePayload struct {
+		Deleted func(childComplexity int) int
 	}
 
 	DeleteSchedulePayload struct {
@@ -247,8 +288,10 @@ type ComplexityRoot struct {
 		ClearFlowControl          func(childComplexity int, input model.ClearFlowControlInput) int
 		CompleteTask              func(childComplexity int, input model.CompleteTaskInput) int
 		CompleteTasks             func(childComplexity int, input model.CompleteTasksInput) int
+		CreateAlertRule           func(childComplexity int, input model.CreateAlertRuleInput) int
 		CreateSchedule            func(childComplexity int, input model.CreateScheduleInput) int
 		CreateToken               func(childComplexity int, input model.CreateTokenInput) int
+		DeleteAlertRule           func(childComplexity int, input model.DeleteAlertRuleInput) int
 		DeleteSchedule            func(childComplexity int, input model.DeleteScheduleInput) int
 		DeleteWorkflow            func(childComplexity int, input model.DeleteWorkflowInput) int
 		DeployDefinition          func(childComplexity int, input model.DeployDefinitionInput) int
@@ -290,6 +333,8 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		AlertDeliveries      func(childComplexity int, first *int, after *string, filter *model.AlertDeliveryFilter) int
+		AlertRules           func(childComplexity int) int
 		AuditLog             func(childComplexity int, first *int, after *string, filter *model.AuditLogFilter) int
 		BulkOperation        func(childComplexity int, id string) int
 		BulkOperations       func(childComplexity int, first *int, after *string) int
@@ -350,6 +395,7 @@ type ComplexityRoot struct {
 	}
 
 	Schedule struct {
+		AlertRuleID    func(childComplexity int) int
 		Created        func(childComplexity int) int
 		Cron           func(childComplexity int) int
 		DefinitionType func(childComplexity int) int
@@ -591,6 +637,18 @@ type ActivityLogResolver interface {
 
 	TaskInstance(ctx context.Context, obj *persistence.ActivityLog) (*persistence.TaskInstance, error)
 }
+type AlertDeliveryResolver interface {
+	ID(ctx context.Context, obj *persistence.AlertDelivery) (string, error)
+	RuleID(ctx context.Context, obj *persistence.AlertDelivery) (string, error)
+
+	Workflow(ctx context.Context, obj *persistence.AlertDelivery) (*persistence.Workflow, error)
+}
+type AlertRuleResolver interface {
+	ID(ctx context.Context, obj *persistence.AlertRule) (string, error)
+
+	Types(ctx context.Context, obj *persistence.AlertRule) ([]string, error)
+	Statuses(ctx context.Context, obj *persistence.AlertRule) ([]persistence.Status, error)
+}
 type ApiTokenResolver interface {
 	Role(ctx context.Context, obj *persistence.APIToken) (model.Role, error)
 	Functions(ctx context.Context, obj *persistence.APIToken) ([]string, error)
@@ -654,6 +712,8 @@ type MutationResolver interface {
 	DeleteSchedule(ctx context.Context, input model.DeleteScheduleInput) (*model.DeleteSchedulePayload, error)
 	CreateToken(ctx context.Context, input model.CreateTokenInput) (*model.CreateTokenPayload, error)
 	RevokeToken(ctx context.Context, input model.RevokeTokenInput) (*model.RevokeTokenPayload, error)
+	CreateAlertRule(ctx context.Context, input model.CreateAlertRuleInput) (*model.CreateAlertRulePayload, error)
+	DeleteAlertRule(ctx context.Context, input model.DeleteAlertRuleInput) (*model.DeleteAlertRulePayload, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
@@ -673,6 +733,8 @@ type QueryResolver interface {
 	FlowControls(ctx context.Context) ([]*model.FlowControl, error)
 	Schedule(ctx context.Context, id *string, name *string) (*persistence.Schedule, error)
 	Tokens(ctx context.Context) ([]*persistence.APIToken, error)
+	AlertRules(ctx context.Context) ([]*persistence.AlertRule, error)
+	AlertDeliveries(ctx context.Context, first *int, after *string, filter *model.AlertDeliveryFilter) (*model.AlertDeliveryPage, error)
 }
 type ScheduleResolver interface {
 	ID(ctx context.Context, obj *persistence.Schedule) (string, error)
@@ -680,6 +742,8 @@ type ScheduleResolver interface {
 	OverlapPolicy(ctx context.Context, obj *persistence.Schedule) (model.ScheduleOverlapPolicy, error)
 
 	SkippedFires(ctx context.Context, obj *persistence.Schedule) (int, error)
+
+	AlertRuleID(ctx context.Context, obj *persistence.Schedule) (*string, error)
 }
 type SideEffectResolver interface {
 	ID(ctx context.Context, obj *persistence.SideEffect) (string, error)
@@ -914,6 +978,141 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ActivityLog.Value(childComplexity), true
+
+	case "AlertDelivery.attempts":
+		if e.ComplexityRoot.AlertDelivery.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDelivery.Attempts(childComplexity), true
+	case "AlertDelivery.created":
+		if e.ComplexityRoot.AlertDelivery.Created == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDelivery.Created(childComplexity), true
+	case "AlertDelivery.finished":
+		if e.ComplexityRoot.AlertDelivery.Finished == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDelivery.Finished(childComplexity), true
+	case "AlertDelivery.id":
+		if e.ComplexityRoot.AlertDelivery.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDelivery.ID(childComplexity), true
+	case "AlertDelivery.lastError":
+		if e.ComplexityRoot.AlertDelivery.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDelivery.LastError(childComplexity), true
+	case "AlertDelivery.nextAttempt":
+		if e.ComplexityRoot.AlertDelivery.NextAttempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDelivery.NextAttempt(childComplexity), true
+	case "AlertDelivery.responseCode":
+		if e.ComplexityRoot.AlertDelivery.ResponseCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDelivery.ResponseCode(childComplexity), true
+	case "AlertDelivery.ruleId":
+		if e.ComplexityRoot.AlertDelivery.RuleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDelivery.RuleID(childComplexity), true
+	case "AlertDelivery.ruleName":
+		if e.ComplexityRoot.AlertDelivery.RuleName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDelivery.RuleName(childComplexity), true
+	case "AlertDelivery.state":
+		if e.ComplexityRoot.AlertDelivery.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDelivery.State(childComplexity), true
+	case "AlertDelivery.status":
+		if e.ComplexityRoot.AlertDelivery.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDelivery.Status(childComplexity), true
+	case "AlertDelivery.workflow":
+		if e.ComplexityRoot.AlertDelivery.Workflow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDelivery.Workflow(childComplexity), true
+	case "AlertDelivery.workflowStatus":
+		if e.ComplexityRoot.AlertDelivery.WorkflowStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDelivery.WorkflowStatus(childComplexity), true
+
+	case "AlertDeliveryPage.endCursor":
+		if e.ComplexityRoot.AlertDeliveryPage.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDeliveryPage.EndCursor(childComplexity), true
+	case "AlertDeliveryPage.hasNextPage":
+		if e.ComplexityRoot.AlertDeliveryPage.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDeliveryPage.HasNextPage(childComplexity), true
+	case "AlertDeliveryPage.items":
+		if e.ComplexityRoot.AlertDeliveryPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertDeliveryPage.Items(childComplexity), true
+
+	case "AlertRule.created":
+		if e.ComplexityRoot.AlertRule.Created == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertRule.Created(childComplexity), true
+	case "AlertRule.id":
+		if e.ComplexityRoot.AlertRule.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertRule.ID(childComplexity), true
+	case "AlertRule.name":
+		if e.ComplexityRoot.AlertRule.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertRule.Name(childComplexity), true
+	case "AlertRule.statuses":
+		if e.ComplexityRoot.AlertRule.Statuses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertRule.Statuses(childComplexity), true
+	case "AlertRule.types":
+		if e.ComplexityRoot.AlertRule.Types == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertRule.Types(childComplexity), true
+	case "AlertRule.webhookUrl":
+		if e.ComplexityRoot.AlertRule.WebhookURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertRule.WebhookURL(childComplexity), true
 
 	case "ApiToken.created":
 		if e.ComplexityRoot.ApiToken.Created == nil {
@@ -1237,6 +1436,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Concurrency.Strategy(childComplexity), true
 
+	case "CreateAlertRulePayload.alertRule":
+		if e.ComplexityRoot.CreateAlertRulePayload.AlertRule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateAlertRulePayload.AlertRule(childComplexity), true
+
 	case "CreateTokenPayload.secret":
 		if e.ComplexityRoot.CreateTokenPayload.Secret == nil {
 			break
@@ -1249,6 +1455,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreateTokenPayload.Token(childComplexity), true
+
+	case "DeleteAlertRulePayload.deleted":
+		if e.ComplexityRoot.DeleteAlertRulePayload.Deleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteAlertRulePayload.Deleted(childComplexity), true
 
 	case "DeleteSchedulePayload.deleted":
 		if e.ComplexityRoot.DeleteSchedulePayload.Deleted == nil {
@@ -1517,6 +1730,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CompleteTasks(childComplexity, args["input"].(model.CompleteTasksInput)), true
+	case "Mutation.createAlertRule":
+		if e.ComplexityRoot.Mutation.CreateAlertRule == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createAlertRule_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateAlertRule(childComplexity, args["input"].(model.CreateAlertRuleInput)), true
 	case "Mutation.createSchedule":
 		if e.ComplexityRoot.Mutation.CreateSchedule == nil {
 			break
@@ -1539,6 +1763,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateToken(childComplexity, args["input"].(model.CreateTokenInput)), true
+	case "Mutation.deleteAlertRule":
+		if e.ComplexityRoot.Mutation.DeleteAlertRule == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteAlertRule_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteAlertRule(childComplexity, args["input"].(model.DeleteAlertRuleInput)), true
 	case "Mutation.deleteSchedule":
 		if e.ComplexityRoot.Mutation.DeleteSchedule == nil {
 			break
@@ -1832,6 +2067,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PublishEventPayload.Delivered(childComplexity), true
 
+	case "Query.alertDeliveries":
+		if e.ComplexityRoot.Query.AlertDeliveries == nil {
+			break
+		}
+
+		args, err := ec.field_Query_alertDeliveries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AlertDeliveries(childComplexity, args["first"].(*int), args["after"].(*string), args["filter"].(*model.AlertDeliveryFilter)), true
+	case "Query.alertRules":
+		if e.ComplexityRoot.Query.AlertRules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.AlertRules(childComplexity), true
 	case "Query.auditLog":
 		if e.ComplexityRoot.Query.AuditLog == nil {
 			break
@@ -2149,6 +2401,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RevokeTokenPayload.Revoked(childComplexity), true
 
+	case "Schedule.alertRuleId":
+		if e.ComplexityRoot.Schedule.AlertRuleID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Schedule.AlertRuleID(childComplexity), true
 	case "Schedule.created":
 		if e.ComplexityRoot.Schedule.Created == nil {
 			break
@@ -3133,6 +3391,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAlertDeliveryFilter,
 		ec.unmarshalInputAttributeFilter,
 		ec.unmarshalInputAuditLogFilter,
 		ec.unmarshalInputBackfillScheduleInput,
@@ -3142,9 +3401,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCompleteTaskInput,
 		ec.unmarshalInputCompleteTasksInput,
 		ec.unmarshalInputConcurrencyInput,
+		ec.unmarshalInputCreateAlertRuleInput,
 		ec.unmarshalInputCreateScheduleInput,
 		ec.unmarshalInputCreateTokenInput,
 		ec.unmarshalInputDebounceInput,
+		ec.unmarshalInputDeleteAlertRuleInput,
 		ec.unmarshalInputDeleteScheduleInput,
 		ec.unmarshalInputDeleteWorkflowInput,
 		ec.unmarshalInputDeployDefinitionInput,
@@ -5026,6 +5287,132 @@ extend type Mutation {
   revokeToken(input: RevokeTokenInput!): RevokeTokenPayload!
 }
 `, BuiltIn: false},
+	{Name: "../../alerts.graphqls", Input: `# Alerts: rules that POST a workflow's status change to a webhook, and the deliveries they record
+# (docs/alerts.md).
+
+"A rule: when a workflow of one of its types reaches one of its statuses, cairn POSTs it to the webhook."
+type AlertRule {
+  id: ID!
+  "The rule's unique name (in each body it sends)."
+  name: String!
+  "The workflow types it alerts on; empty: every type."
+  types: [String!]!
+  "The statuses it alerts on (FAILED for DolphinScheduler's failure warning, FINISHED for success, both for all)."
+  statuses: [WorkflowStatus!]!
+  "Where it POSTs: an http(s) URL HTTP calls may reach."
+  webhookUrl: String!
+  created: Time!
+}
+
+"Where a delivery stands."
+enum AlertDeliveryStatus {
+  "Not delivered yet: to be tried (again) at nextAttempt."
+  PENDING
+  "The webhook answered 2xx."
+  DELIVERED
+  "Every attempt failed."
+  FAILED
+}
+
+"One workflow's status change POSTed to one rule's webhook, with its retries."
+type AlertDelivery {
+  id: ID!
+  "The rule's ID (the rule may have been deleted since)."
+  ruleId: ID!
+  "The rule's name when the delivery was recorded."
+  ruleName: String!
+  "The workflow (null once deleted)."
+  workflow: Workflow
+  "The status the workflow reached."
+  workflowStatus: WorkflowStatus!
+  "The state it was in."
+  state: String!
+  status: AlertDeliveryStatus!
+  "The POSTs made so far."
+  attempts: Int!
+  "When the next attempt is due (PENDING), or was due last."
+  nextAttempt: Time!
+  "Why the last attempt failed (null after a success)."
+  lastError: String
+  "The HTTP status the webhook last answered (null when none answered)."
+  responseCode: Int
+  "When the status change was recorded."
+  created: Time!
+  "When it was delivered or failed for good."
+  finished: Time
+}
+
+"Which deliveries."
+input AlertDeliveryFilter {
+  "Only this rule's."
+  ruleId: ID
+  "Only this workflow's."
+  workflowId: ID
+  status: AlertDeliveryStatus
+}
+
+"A page of deliveries, newest first."
+type AlertDeliveryPage {
+  items: [AlertDelivery!]!
+  "The cursor of the last item (for after)."
+  endCursor: String
+  hasNextPage: Boolean!
+}
+
+extend type Query {
+  "The alert rules, oldest first (ADMIN only: a webhook URL may carry a secret)."
+  alertRules: [AlertRule!]!
+  "Alert deliveries, newest first."
+  alertDeliveries(
+    "At most this many (1 to 1000; 50 when null)."
+    first: Int
+    "A cursor: the page starts after this delivery (its endCursor)."
+    after: String
+    filter: AlertDeliveryFilter
+  ): AlertDeliveryPage!
+}
+
+input CreateAlertRuleInput {
+  "A unique name, 1 to 200 characters."
+  name: String!
+  "The workflow types to alert on; empty or null: every type."
+  types: [String!]
+  "The statuses to alert on (at least one)."
+  statuses: [WorkflowStatus!]!
+  "An http(s) URL that HTTP calls may reach (not a private, loopback or reserved address unless its host is allowed by name)."
+  webhookUrl: String!
+}
+
+type CreateAlertRulePayload {
+  alertRule: AlertRule!
+}
+
+input DeleteAlertRuleInput {
+  id: ID!
+}
+
+type DeleteAlertRulePayload {
+  "True: the rule is gone (deliveries already recorded are still sent)."
+  deleted: Boolean!
+}
+
+extend type Mutation {
+  "Makes an alert rule (admin only), with an audit entry."
+  createAlertRule(input: CreateAlertRuleInput!): CreateAlertRulePayload!
+  "Deletes an alert rule (admin only), with an audit entry."
+  deleteAlertRule(input: DeleteAlertRuleInput!): DeleteAlertRulePayload!
+}
+
+extend input CreateScheduleInput {
+  "An alert rule the schedule's runs alert through (on the rule's statuses, whatever its types), besides the rules that match them."
+  alertRuleId: ID
+}
+
+extend type Schedule {
+  "The schedule's own alert rule (null: none)."
+  alertRuleId: ID
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -5103,6 +5490,68 @@ func (ec *executionContext) childFields_ActivityLog(ctx context.Context, field g
 		return ec.fieldContext_ActivityLog_taskInstance(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ActivityLog", field.Name)
+}
+
+func (ec *executionContext) childFields_AlertDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AlertDelivery_id(ctx, field)
+	case "ruleId":
+		return ec.fieldContext_AlertDelivery_ruleId(ctx, field)
+	case "ruleName":
+		return ec.fieldContext_AlertDelivery_ruleName(ctx, field)
+	case "workflow":
+		return ec.fieldContext_AlertDelivery_workflow(ctx, field)
+	case "workflowStatus":
+		return ec.fieldContext_AlertDelivery_workflowStatus(ctx, field)
+	case "state":
+		return ec.fieldContext_AlertDelivery_state(ctx, field)
+	case "status":
+		return ec.fieldContext_AlertDelivery_status(ctx, field)
+	case "attempts":
+		return ec.fieldContext_AlertDelivery_attempts(ctx, field)
+	case "nextAttempt":
+		return ec.fieldContext_AlertDelivery_nextAttempt(ctx, field)
+	case "lastError":
+		return ec.fieldContext_AlertDelivery_lastError(ctx, field)
+	case "responseCode":
+		return ec.fieldContext_AlertDelivery_responseCode(ctx, field)
+	case "created":
+		return ec.fieldContext_AlertDelivery_created(ctx, field)
+	case "finished":
+		return ec.fieldContext_AlertDelivery_finished(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AlertDelivery", field.Name)
+}
+
+func (ec *executionContext) childFields_AlertDeliveryPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_AlertDeliveryPage_items(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_AlertDeliveryPage_endCursor(ctx, field)
+	case "hasNextPage":
+		return ec.fieldContext_AlertDeliveryPage_hasNextPage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AlertDeliveryPage", field.Name)
+}
+
+func (ec *executionContext) childFields_AlertRule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AlertRule_id(ctx, field)
+	case "name":
+		return ec.fieldContext_AlertRule_name(ctx, field)
+	case "types":
+		return ec.fieldContext_AlertRule_types(ctx, field)
+	case "statuses":
+		return ec.fieldContext_AlertRule_statuses(ctx, field)
+	case "webhookUrl":
+		return ec.fieldContext_AlertRule_webhookUrl(ctx, field)
+	case "created":
+		return ec.fieldContext_AlertRule_created(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AlertRule", field.Name)
 }
 
 func (ec *executionContext) childFields_ApiToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5273,6 +5722,14 @@ func (ec *executionContext) childFields_Concurrency(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type Concurrency", field.Name)
 }
 
+func (ec *executionContext) childFields_CreateAlertRulePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "alertRule":
+		return ec.fieldContext_CreateAlertRulePayload_alertRule(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateAlertRulePayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CreateTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "token":
@@ -5281,6 +5738,14 @@ func (ec *executionContext) childFields_CreateTokenPayload(ctx context.Context, 
 		return ec.fieldContext_CreateTokenPayload_secret(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreateTokenPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteAlertRulePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deleted":
+		return ec.fieldContext_DeleteAlertRulePayload_deleted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteAlertRulePayload", field.Name)
 }
 
 func (ec *executionContext) childFields_DeleteSchedulePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5545,6 +6010,8 @@ func (ec *executionContext) childFields_Schedule(ctx context.Context, field grap
 		return ec.fieldContext_Schedule_modified(ctx, field)
 	case "name":
 		return ec.fieldContext_Schedule_name(ctx, field)
+	case "alertRuleId":
+		return ec.fieldContext_Schedule_alertRuleId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Schedule", field.Name)
 }
@@ -6165,6 +6632,20 @@ func (ec *executionContext) field_Mutation_completeTasks_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createAlertRule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateAlertRuleInput, error) {
+			return ec.unmarshalNCreateAlertRuleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateAlertRuleInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createSchedule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6185,6 +6666,20 @@ func (ec *executionContext) field_Mutation_createToken_args(ctx context.Context,
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.CreateTokenInput, error) {
 			return ec.unmarshalNCreateTokenInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateTokenInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteAlertRule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteAlertRuleInput, error) {
+			return ec.unmarshalNDeleteAlertRuleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteAlertRuleInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6526,6 +7021,36 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_alertDeliveries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.AlertDeliveryFilter, error) {
+			return ec.unmarshalOAlertDeliveryFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAlertDeliveryFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg2
 	return args, nil
 }
 
@@ -7728,6 +8253,530 @@ func (ec *executionContext) fieldContext_ActivityLog_taskInstance(_ context.Cont
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _AlertDelivery_id(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDelivery_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AlertDelivery().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDelivery_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertDelivery", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AlertDelivery_ruleId(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDelivery_ruleId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AlertDelivery().RuleID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDelivery_ruleId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertDelivery", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AlertDelivery_ruleName(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDelivery_ruleName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDelivery_ruleName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AlertDelivery_workflow(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDelivery_workflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AlertDelivery().Workflow(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.Workflow) graphql.Marshaler {
+			return ec.marshalOWorkflow2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐWorkflow(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDelivery_workflow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AlertDelivery",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Workflow(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AlertDelivery_workflowStatus(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDelivery_workflowStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkflowStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v persistence.Status) graphql.Marshaler {
+			return ec.marshalNWorkflowStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDelivery_workflowStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertDelivery", field, false, false, errors.New("field of type WorkflowStatus does not have child fields"))
+}
+
+func (ec *executionContext) _AlertDelivery_state(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDelivery_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDelivery_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AlertDelivery_status(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDelivery_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v persistence.DeliveryStatus) graphql.Marshaler {
+			return ec.marshalNAlertDeliveryStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐDeliveryStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDelivery_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertDelivery", field, false, false, errors.New("field of type AlertDeliveryStatus does not have child fields"))
+}
+
+func (ec *executionContext) _AlertDelivery_attempts(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDelivery_attempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDelivery_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertDelivery", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AlertDelivery_nextAttempt(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDelivery_nextAttempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextAttempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDelivery_nextAttempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AlertDelivery_lastError(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDelivery_lastError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDelivery_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AlertDelivery_responseCode(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDelivery_responseCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResponseCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDelivery_responseCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertDelivery", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AlertDelivery_created(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDelivery_created(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Created, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDelivery_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AlertDelivery_finished(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDelivery_finished(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Finished, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDelivery_finished(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertDelivery", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AlertDeliveryPage_items(ctx context.Context, field graphql.CollectedField, obj *model.AlertDeliveryPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDeliveryPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.AlertDelivery) graphql.Marshaler {
+			return ec.marshalNAlertDelivery2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAlertDeliveryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDeliveryPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AlertDeliveryPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AlertDelivery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AlertDeliveryPage_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.AlertDeliveryPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDeliveryPage_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDeliveryPage_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertDeliveryPage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AlertDeliveryPage_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.AlertDeliveryPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertDeliveryPage_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertDeliveryPage_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertDeliveryPage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _AlertRule_id(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertRule_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AlertRule().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertRule_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertRule", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AlertRule_name(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertRule_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertRule_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AlertRule_types(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertRule_types(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AlertRule().Types(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertRule_types(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertRule", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AlertRule_statuses(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertRule_statuses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AlertRule().Statuses(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []persistence.Status) graphql.Marshaler {
+			return ec.marshalNWorkflowStatus2ᚕgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐStatusᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertRule_statuses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertRule", field, true, true, errors.New("field of type WorkflowStatus does not have child fields"))
+}
+
+func (ec *executionContext) _AlertRule_webhookUrl(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertRule_webhookUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WebhookURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertRule_webhookUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AlertRule_created(ctx context.Context, field graphql.CollectedField, obj *persistence.AlertRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertRule_created(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Created, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertRule_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertRule", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _ApiToken_name(ctx context.Context, field graphql.CollectedField, obj *persistence.APIToken) (ret graphql.Marshaler) {
@@ -8978,6 +10027,38 @@ func (ec *executionContext) fieldContext_Concurrency_strategy(_ context.Context,
 	return graphql.NewScalarFieldContext("Concurrency", field, false, false, errors.New("field of type ConcurrencyStrategy does not have child fields"))
 }
 
+func (ec *executionContext) _CreateAlertRulePayload_alertRule(ctx context.Context, field graphql.CollectedField, obj *model.CreateAlertRulePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateAlertRulePayload_alertRule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AlertRule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *persistence.AlertRule) graphql.Marshaler {
+			return ec.marshalNAlertRule2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAlertRule(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateAlertRulePayload_alertRule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateAlertRulePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AlertRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CreateTokenPayload_token(ctx context.Context, field graphql.CollectedField, obj *model.CreateTokenPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9031,6 +10112,29 @@ func (ec *executionContext) _CreateTokenPayload_secret(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_CreateTokenPayload_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CreateTokenPayload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteAlertRulePayload_deleted(ctx context.Context, field graphql.CollectedField, obj *model.DeleteAlertRulePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteAlertRulePayload_deleted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deleted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteAlertRulePayload_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteAlertRulePayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _DeleteSchedulePayload_deleted(ctx context.Context, field graphql.CollectedField, obj *model.DeleteSchedulePayload) (ret graphql.Marshaler) {
@@ -11187,6 +12291,94 @@ func (ec *executionContext) fieldContext_Mutation_revokeToken(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createAlertRule(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createAlertRule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateAlertRule(ctx, fc.Args["input"].(model.CreateAlertRuleInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateAlertRulePayload) graphql.Marshaler {
+			return ec.marshalNCreateAlertRulePayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateAlertRulePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createAlertRule(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateAlertRulePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createAlertRule_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteAlertRule(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteAlertRule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteAlertRule(ctx, fc.Args["input"].(model.DeleteAlertRuleInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteAlertRulePayload) graphql.Marshaler {
+			return ec.marshalNDeleteAlertRulePayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteAlertRulePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteAlertRule(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteAlertRulePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteAlertRule_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12063,6 +13255,82 @@ func (ec *executionContext) fieldContext_Query_tokens(_ context.Context, field g
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ApiToken(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_alertRules(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_alertRules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().AlertRules(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*persistence.AlertRule) graphql.Marshaler {
+			return ec.marshalNAlertRule2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAlertRuleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_alertRules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AlertRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_alertDeliveries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_alertDeliveries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AlertDeliveries(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["filter"].(*model.AlertDeliveryFilter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AlertDeliveryPage) graphql.Marshaler {
+			return ec.marshalNAlertDeliveryPage2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAlertDeliveryPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_alertDeliveries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AlertDeliveryPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_alertDeliveries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -13033,6 +14301,29 @@ func (ec *executionContext) _Schedule_name(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Schedule_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Schedule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Schedule_alertRuleId(ctx context.Context, field graphql.CollectedField, obj *persistence.Schedule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Schedule_alertRuleId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Schedule().AlertRuleID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Schedule_alertRuleId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Schedule", field, true, true, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _SchedulePayload_schedule(ctx context.Context, field graphql.CollectedField, obj *model.SchedulePayload) (ret graphql.Marshaler) {
@@ -17716,6 +19007,50 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAlertDeliveryFilter(ctx context.Context, obj any) (model.AlertDeliveryFilter, error) {
+	var it model.AlertDeliveryFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ruleId", "workflowId", "status"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ruleId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleID = data
+		case "workflowId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workflowId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkflowID = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOAlertDeliveryStatus2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐDeliveryStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputAttributeFilter(ctx context.Context, obj any) (model.AttributeFilter, error) {
 	var it model.AttributeFilter
 	if obj == nil {
@@ -18105,6 +19440,57 @@ func (ec *executionContext) unmarshalInputConcurrencyInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateAlertRuleInput(ctx context.Context, obj any) (model.CreateAlertRuleInput, error) {
+	var it model.CreateAlertRuleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "types", "statuses", "webhookUrl"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "types":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("types"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Types = data
+		case "statuses":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statuses"))
+			data, err := ec.unmarshalNWorkflowStatus2ᚕgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Statuses = data
+		case "webhookUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("webhookUrl"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WebhookURL = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Context, obj any) (model.CreateScheduleInput, error) {
 	var it model.CreateScheduleInput
 	if obj == nil {
@@ -18116,7 +19502,7 @@ func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"type", "cron", "timezone", "startAt", "endAt", "input", "priority", "overlapPolicy", "name"}
+	fieldsInOrder := [...]string{"type", "cron", "timezone", "startAt", "endAt", "input", "priority", "overlapPolicy", "name", "alertRuleId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -18186,6 +19572,13 @@ func (ec *executionContext) unmarshalInputCreateScheduleInput(ctx context.Contex
 				return it, err
 			}
 			it.Name = data
+		case "alertRuleId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("alertRuleId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AlertRuleID = data
 		}
 	}
 	return it, nil
@@ -18274,6 +19667,36 @@ func (ec *executionContext) unmarshalInputDebounceInput(ctx context.Context, obj
 				return it, err
 			}
 			it.Period = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteAlertRuleInput(ctx context.Context, obj any) (model.DeleteAlertRuleInput, error) {
+	var it model.DeleteAlertRuleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -20191,6 +21614,413 @@ func (ec *executionContext) _ActivityLog(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var alertDeliveryImplementors = []string{"AlertDelivery"}
+
+func (ec *executionContext) _AlertDelivery(ctx context.Context, sel ast.SelectionSet, obj *persistence.AlertDelivery) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, alertDeliveryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AlertDelivery")
+		case "id":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AlertDelivery_id(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "ruleId":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AlertDelivery_ruleId(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "ruleName":
+			out.Values[i] = ec._AlertDelivery_ruleName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "workflow":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AlertDelivery_workflow(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "workflowStatus":
+			out.Values[i] = ec._AlertDelivery_workflowStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "state":
+			out.Values[i] = ec._AlertDelivery_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._AlertDelivery_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "attempts":
+			out.Values[i] = ec._AlertDelivery_attempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nextAttempt":
+			out.Values[i] = ec._AlertDelivery_nextAttempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastError":
+			out.Values[i] = ec._AlertDelivery_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "responseCode":
+			out.Values[i] = ec._AlertDelivery_responseCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "created":
+			out.Values[i] = ec._AlertDelivery_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "finished":
+			out.Values[i] = ec._AlertDelivery_finished(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var alertDeliveryPageImplementors = []string{"AlertDeliveryPage"}
+
+func (ec *executionContext) _AlertDeliveryPage(ctx context.Context, sel ast.SelectionSet, obj *model.AlertDeliveryPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, alertDeliveryPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AlertDeliveryPage")
+		case "items":
+			out.Values[i] = ec._AlertDeliveryPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "endCursor":
+			out.Values[i] = ec._AlertDeliveryPage_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasNextPage":
+			out.Values[i] = ec._AlertDeliveryPage_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var alertRuleImplementors = []string{"AlertRule"}
+
+func (ec *executionContext) _AlertRule(ctx context.Context, sel ast.SelectionSet, obj *persistence.AlertRule) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, alertRuleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AlertRule")
+		case "id":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AlertRule_id(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "name":
+			out.Values[i] = ec._AlertRule_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "types":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AlertRule_types(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "statuses":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AlertRule_statuses(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "webhookUrl":
+			out.Values[i] = ec._AlertRule_webhookUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "created":
+			out.Values[i] = ec._AlertRule_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var apiTokenImplementors = []string{"ApiToken"}
 
 func (ec *executionContext) _ApiToken(ctx context.Context, sel ast.SelectionSet, obj *persistence.APIToken) graphql.Marshaler {
@@ -21205,6 +23035,44 @@ func (ec *executionContext) _Concurrency(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var createAlertRulePayloadImplementors = []string{"CreateAlertRulePayload"}
+
+func (ec *executionContext) _CreateAlertRulePayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateAlertRulePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createAlertRulePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateAlertRulePayload")
+		case "alertRule":
+			out.Values[i] = ec._CreateAlertRulePayload_alertRule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var createTokenPayloadImplementors = []string{"CreateTokenPayload"}
 
 func (ec *executionContext) _CreateTokenPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateTokenPayload) graphql.Marshaler {
@@ -21224,6 +23092,44 @@ func (ec *executionContext) _CreateTokenPayload(ctx context.Context, sel ast.Sel
 			}
 		case "secret":
 			out.Values[i] = ec._CreateTokenPayload_secret(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deleteAlertRulePayloadImplementors = []string{"DeleteAlertRulePayload"}
+
+func (ec *executionContext) _DeleteAlertRulePayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteAlertRulePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteAlertRulePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteAlertRulePayload")
+		case "deleted":
+			out.Values[i] = ec._DeleteAlertRulePayload_deleted(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -22107,6 +24013,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createAlertRule":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createAlertRule(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteAlertRule":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteAlertRule(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22639,6 +24559,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_tokens(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "alertRules":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_alertRules(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "alertDeliveries":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_alertDeliveries(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -23185,6 +25149,44 @@ func (ec *executionContext) _Schedule(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "alertRuleId":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Schedule_alertRuleId(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26491,6 +28493,98 @@ func (ec *executionContext) marshalNActivityLog2ᚖgithubᚗcomᚋcairnflowᚋca
 	return ec._ActivityLog(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNAlertDelivery2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAlertDeliveryᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.AlertDelivery) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAlertDelivery2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAlertDelivery(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAlertDelivery2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAlertDelivery(ctx context.Context, sel ast.SelectionSet, v *persistence.AlertDelivery) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AlertDelivery(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAlertDeliveryPage2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAlertDeliveryPage(ctx context.Context, sel ast.SelectionSet, v *model.AlertDeliveryPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AlertDeliveryPage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAlertDeliveryStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐDeliveryStatus(ctx context.Context, v any) (persistence.DeliveryStatus, error) {
+	tmp, err := model.UnmarshalString(v)
+	res := unmarshalNAlertDeliveryStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐDeliveryStatus[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAlertDeliveryStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐDeliveryStatus(ctx context.Context, sel ast.SelectionSet, v persistence.DeliveryStatus) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalString(marshalNAlertDeliveryStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐDeliveryStatus[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+var (
+	unmarshalNAlertDeliveryStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐDeliveryStatus = map[string]persistence.DeliveryStatus{
+		"PENDING":   persistence.DeliveryPending,
+		"DELIVERED": persistence.DeliveryDelivered,
+		"FAILED":    persistence.DeliveryFailed,
+	}
+	marshalNAlertDeliveryStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐDeliveryStatus = map[persistence.DeliveryStatus]string{
+		persistence.DeliveryPending:   "PENDING",
+		persistence.DeliveryDelivered: "DELIVERED",
+		persistence.DeliveryFailed:    "FAILED",
+	}
+)
+
+func (ec *executionContext) marshalNAlertRule2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAlertRuleᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.AlertRule) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAlertRule2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAlertRule(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAlertRule2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAlertRule(ctx context.Context, sel ast.SelectionSet, v *persistence.AlertRule) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AlertRule(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNApiToken2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐAPITokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*persistence.APIToken) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -26800,6 +28894,21 @@ func (ec *executionContext) marshalNConcurrencyStrategy2githubᚗcomᚋcairnflow
 	return v
 }
 
+func (ec *executionContext) unmarshalNCreateAlertRuleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateAlertRuleInput(ctx context.Context, v any) (model.CreateAlertRuleInput, error) {
+	res, err := ec.unmarshalInputCreateAlertRuleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateAlertRulePayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateAlertRulePayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateAlertRulePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateAlertRulePayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCreateScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐCreateScheduleInput(ctx context.Context, v any) (model.CreateScheduleInput, error) {
 	res, err := ec.unmarshalInputCreateScheduleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -26818,6 +28927,21 @@ func (ec *executionContext) marshalNCreateTokenPayload2ᚖgithubᚗcomᚋcairnfl
 		return graphql.Null
 	}
 	return ec._CreateTokenPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDeleteAlertRuleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteAlertRuleInput(ctx context.Context, v any) (model.DeleteAlertRuleInput, error) {
+	res, err := ec.unmarshalInputDeleteAlertRuleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteAlertRulePayload2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteAlertRulePayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteAlertRulePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteAlertRulePayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDeleteScheduleInput2githubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐDeleteScheduleInput(ctx context.Context, v any) (model.DeleteScheduleInput, error) {
@@ -28000,6 +30124,36 @@ var (
 	}
 )
 
+func (ec *executionContext) unmarshalNWorkflowStatus2ᚕgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐStatusᚄ(ctx context.Context, v any) ([]persistence.Status, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]persistence.Status, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNWorkflowStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNWorkflowStatus2ᚕgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []persistence.Status) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWorkflowStatus2githubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
 	return ec.___Directive(ctx, sel, &v)
 }
@@ -28146,6 +30300,46 @@ func (ec *executionContext) marshalOAction2ᚖgithubᚗcomᚋcairnflowᚋcairn�
 	}
 	return ec._Action(ctx, sel, v)
 }
+
+func (ec *executionContext) unmarshalOAlertDeliveryFilter2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAlertDeliveryFilter(ctx context.Context, v any) (*model.AlertDeliveryFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAlertDeliveryFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOAlertDeliveryStatus2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐDeliveryStatus(ctx context.Context, v any) (*persistence.DeliveryStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := model.UnmarshalString(v)
+	res := unmarshalOAlertDeliveryStatus2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐDeliveryStatus[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOAlertDeliveryStatus2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐDeliveryStatus(ctx context.Context, sel ast.SelectionSet, v *persistence.DeliveryStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := model.MarshalString(marshalOAlertDeliveryStatus2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐDeliveryStatus[*v])
+	return res
+}
+
+var (
+	unmarshalOAlertDeliveryStatus2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐDeliveryStatus = map[string]persistence.DeliveryStatus{
+		"PENDING":   persistence.DeliveryPending,
+		"DELIVERED": persistence.DeliveryDelivered,
+		"FAILED":    persistence.DeliveryFailed,
+	}
+	marshalOAlertDeliveryStatus2ᚖgithubᚗcomᚋcairnflowᚋcairnᚋpersistenceᚐDeliveryStatus = map[persistence.DeliveryStatus]string{
+		persistence.DeliveryPending:   "PENDING",
+		persistence.DeliveryDelivered: "DELIVERED",
+		persistence.DeliveryFailed:    "FAILED",
+	}
+)
 
 func (ec *executionContext) unmarshalOAttributeFilter2ᚕᚖgithubᚗcomᚋcairnflowᚋcairnᚋgraphᚋmodelᚐAttributeFilterᚄ(ctx context.Context, v any) ([]*model.AttributeFilter, error) {
 	if v == nil {

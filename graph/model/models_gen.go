@@ -14,6 +14,23 @@ import (
 	"github.com/cairnflow/cairn/workflow"
 )
 
+// Which deliveries.
+type AlertDeliveryFilter struct {
+	// Only this rule's.
+	RuleID *string `json:"ruleId,omitempty"`
+	// Only this workflow's.
+	WorkflowID *string                     `json:"workflowId,omitempty"`
+	Status     *persistence.DeliveryStatus `json:"status,omitempty"`
+}
+
+// A page of deliveries, newest first.
+type AlertDeliveryPage struct {
+	Items []*persistence.AlertDelivery `json:"items"`
+	// The cursor of the last item (for after).
+	EndCursor   *string `json:"endCursor,omitempty"`
+	HasNextPage bool    `json:"hasNextPage"`
+}
+
 // A condition on one search attribute: exactly one of eq, in, gt, gte, lt, lte or prefix. Values are
 // JSON scalars of the attribute's kind (a time as an RFC 3339 string); a comparison the kind does not
 // allow (gt on a boolean, prefix on a number, a number against a string attribute) is INVALID_INPUT. A
@@ -154,6 +171,21 @@ type ConcurrencyInput struct {
 	Strategy *ConcurrencyStrategy `json:"strategy,omitempty"`
 }
 
+type CreateAlertRuleInput struct {
+	// A unique name, 1 to 200 characters.
+	Name string `json:"name"`
+	// The workflow types to alert on; empty or null: every type.
+	Types []string `json:"types,omitempty"`
+	// The statuses to alert on (at least one).
+	Statuses []persistence.Status `json:"statuses"`
+	// An http(s) URL that HTTP calls may reach (not a private, loopback or reserved address unless its host is allowed by name).
+	WebhookURL string `json:"webhookUrl"`
+}
+
+type CreateAlertRulePayload struct {
+	AlertRule *persistence.AlertRule `json:"alertRule"`
+}
+
 // A schedule made to start workflows on a cron expression.
 type CreateScheduleInput struct {
 	// The workflow type to start.
@@ -174,6 +206,8 @@ type CreateScheduleInput struct {
 	OverlapPolicy *ScheduleOverlapPolicy `json:"overlapPolicy,omitempty"`
 	// A unique name to find the schedule by (schedule(name:)); none when null. Taken: CONFLICT on name.
 	Name *string `json:"name,omitempty"`
+	// An alert rule the schedule's runs alert through (on the rule's statuses, whatever its types), besides the rules that match them.
+	AlertRuleID *string `json:"alertRuleId,omitempty"`
 }
 
 // A token to make.
@@ -202,6 +236,15 @@ type DebounceInput struct {
 	Key string `json:"key"`
 	// How long after the last start the workflow runs: 1s, 1m or PT1S.
 	Period string `json:"period"`
+}
+
+type DeleteAlertRuleInput struct {
+	ID string `json:"id"`
+}
+
+type DeleteAlertRulePayload struct {
+	// True: the rule is gone (deliveries already recorded are still sent).
+	Deleted bool `json:"deleted"`
 }
 
 // A schedule to delete.

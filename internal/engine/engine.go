@@ -50,6 +50,8 @@ type Engine struct {
 	forms formSchemas
 	// deploy holds the compiler of deployed documents and the deployed types this node runs.
 	deploy deployState
+	// alerts holds the webhook URL check of alert rules.
+	alerts alertState
 
 	runMu sync.Mutex
 	// running cancels the attempts running on this node, by workflow and claimed version: an

@@ -25,7 +25,10 @@ func (e *Engine) CreateSchedule(ctx context.Context, p workflow.ScheduleParams) 
 		return nil, err
 	}
 	sc := &persistence.Schedule{Name: p.Name, DefinitionType: p.Type, Cron: p.Cron, Timezone: p.Timezone, StartAt: p.StartAt,
-		EndAt: p.EndAt, Priority: p.Priority, OverlapPolicy: p.OverlapPolicy}
+		EndAt: p.EndAt, Priority: p.Priority, OverlapPolicy: p.OverlapPolicy, AlertRuleID: p.AlertRuleID}
+	if err := e.checkScheduleAlertRule(ctx, p.AlertRuleID); err != nil {
+		return nil, err
+	}
 	if p.Input == nil {
 		p.Input = []byte("{}")
 	}
@@ -40,6 +43,9 @@ func (e *Engine) CreateSchedule(ctx context.Context, p workflow.ScheduleParams) 
 	})
 	if err != nil {
 		return nil, err
+	}
+	if sc.AlertRuleID != nil {
+		e.store.AlertRulesChanged()
 	}
 	return sc, nil
 }

@@ -7,6 +7,7 @@ import { WorkflowsPage } from './workflows.js';
 import { WorkflowPage } from './workflow.js';
 import { TokensPage } from './tokens.js';
 import { DefinitionsPage, DefinitionPage, SchedulesPage, ExecutorsPage, RemoteWorkersPage } from './pages.js';
+import { AlertsPage } from './alerts.js';
 
 const pages = {
   '/workflows': { title: 'Workflows', page: WorkflowsPage, nav: true },
@@ -17,6 +18,7 @@ const pages = {
   '/executors': { title: 'Executors', page: ExecutorsPage, nav: true },
   '/remote-workers': { title: 'Remote workers', page: RemoteWorkersPage, nav: true },
   '/tokens': { title: 'API tokens', page: TokensPage, nav: true },
+  '/alerts': { title: 'Alert rules', page: AlertsPage, nav: true },
 };
 
 function TokenForm({ close, reason }) {

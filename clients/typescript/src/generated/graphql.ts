@@ -98,6 +98,77 @@ export type ActivityLog = {
   value: Scalars['String']['output'];
 };
 
+/** One workflow's status change POSTed to one rule's webhook, with its retries. */
+export type AlertDelivery = {
+  __typename?: 'AlertDelivery';
+  /** The POSTs made so far. */
+  attempts: Scalars['Int']['output'];
+  /** When the status change was recorded. */
+  created: Scalars['Time']['output'];
+  /** When it was delivered or failed for good. */
+  finished?: Maybe<Scalars['Time']['output']>;
+  id: Scalars['ID']['output'];
+  /** Why the last attempt failed (null after a success). */
+  lastError?: Maybe<Scalars['String']['output']>;
+  /** When the next attempt is due (PENDING), or was due last. */
+  nextAttempt: Scalars['Time']['output'];
+  /** The HTTP status the webhook last answered (null when none answered). */
+  responseCode?: Maybe<Scalars['Int']['output']>;
+  /** The rule's ID (the rule may have been deleted since). */
+  ruleId: Scalars['ID']['output'];
+  /** The rule's name when the delivery was recorded. */
+  ruleName: Scalars['String']['output'];
+  /** The state it was in. */
+  state: Scalars['String']['output'];
+  status: AlertDeliveryStatus;
+  /** The workflow (null once deleted). */
+  workflow?: Maybe<Workflow>;
+  /** The status the workflow reached. */
+  workflowStatus: WorkflowStatus;
+};
+
+/** Which deliveries. */
+export type AlertDeliveryFilter = {
+  /** Only this rule's. */
+  ruleId?: InputMaybe<Scalars['ID']['input']>;
+  status?: InputMaybe<AlertDeliveryStatus>;
+  /** Only this workflow's. */
+  workflowId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+/** A page of deliveries, newest first. */
+export type AlertDeliveryPage = {
+  __typename?: 'AlertDeliveryPage';
+  /** The cursor of the last item (for after). */
+  endCursor?: Maybe<Scalars['String']['output']>;
+  hasNextPage: Scalars['Boolean']['output'];
+  items: Array<AlertDelivery>;
+};
+
+/** Where a delivery stands. */
+export type AlertDeliveryStatus =
+  /** The webhook answered 2xx. */
+  | 'DELIVERED'
+  /** Every attempt failed. */
+  | 'FAILED'
+  /** Not delivered yet: to be tried (again) at nextAttempt. */
+  | 'PENDING';
+
+/** A rule: when a workflow of one of its types reaches one of its statuses, cairn POSTs it to the webhook. */
+export type AlertRule = {
+  __typename?: 'AlertRule';
+  created: Scalars['Time']['output'];
+  id: Scalars['ID']['output'];
+  /** The rule's unique name (in each body it sends). */
+  name: Scalars['String']['output'];
+  /** The statuses it alerts on (FAILED for DolphinScheduler's failure warning, FINISHED for success, both for all). */
+  statuses: Array<WorkflowStatus>;
+  /** The workflow types it alerts on; empty: every type. */
+  types: Array<Scalars['String']['output']>;
+  /** Where it POSTs: an http(s) URL HTTP calls may reach. */
+  webhookUrl: Scalars['String']['output'];
+};
+
 /** An API token (never its secret). */
 export type ApiToken = {
   __typename?: 'ApiToken';
@@ -378,8 +449,26 @@ export type ConcurrencyStrategy =
   /** It waits, oldest first. */
   | 'QUEUE';
 
+export type CreateAlertRuleInput = {
+  /** A unique name, 1 to 200 characters. */
+  name: Scalars['String']['input'];
+  /** The statuses to alert on (at least one). */
+  statuses: Array<WorkflowStatus>;
+  /** The workflow types to alert on; empty or null: every type. */
+  types?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** An http(s) URL that HTTP calls may reach (not a private, loopback or reserved address unless its host is allowed by name). */
+  webhookUrl: Scalars['String']['input'];
+};
+
+export type CreateAlertRulePayload = {
+  __typename?: 'CreateAlertRulePayload';
+  alertRule: AlertRule;
+};
+
 /** A schedule made to start workflows on a cron expression. */
 export type CreateScheduleInput = {
+  /** An alert rule the schedule's runs alert through (on the rule's statuses, whatever its types), besides the rules that match them. */
+  alertRuleId?: InputMaybe<Scalars['ID']['input']>;
   /** A cron expression: five fields (minute hour day month weekday) or a descriptor (@hourly, @every 15m). */
   cron: Scalars['String']['input'];
   /** No fire after this time. */
@@ -427,6 +516,16 @@ export type DebounceInput = {
   key: Scalars['String']['input'];
   /** How long after the last start the workflow runs: 1s, 1m or PT1S. */
   period: Scalars['String']['input'];
+};
+
+export type DeleteAlertRuleInput = {
+  id: Scalars['ID']['input'];
+};
+
+export type DeleteAlertRulePayload = {
+  __typename?: 'DeleteAlertRulePayload';
+  /** True: the rule is gone (deliveries already recorded are still sent). */
+  deleted: Scalars['Boolean']['output'];
 };
 
 /** A schedule to delete. */
@@ -599,6 +698,8 @@ export type Mutation = {
    * and the others are written. The items answer the results in their order.
    */
   completeTasks: CompleteTasksPayload;
+  /** Makes an alert rule (admin only), with an audit entry. */
+  createAlertRule: CreateAlertRulePayload;
   /**
    * Starts workflows of a type on a cron expression (five fields, or @daily, @every 10m ...) in a time
    * zone, between optional start and end times. INVALID_INPUT names the field at fault.
@@ -606,6 +707,8 @@ export type Mutation = {
   createSchedule: SchedulePayload;
   /** Makes an API token and returns its secret once (ADMIN only). */
   createToken: CreateTokenPayload;
+  /** Deletes an alert rule (admin only), with an audit entry. */
+  deleteAlertRule: DeleteAlertRulePayload;
   /** Deletes a schedule (the workflows it started stay). */
   deleteSchedule: DeleteSchedulePayload;
   /**
@@ -761,6 +864,16 @@ export type MutationCompleteTasksArgs = {
  * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
  * and, when an input field is at fault, extensions.field.
  */
+export type MutationCreateAlertRuleArgs = {
+  input: CreateAlertRuleInput;
+};
+
+
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
 export type MutationCreateScheduleArgs = {
   input: CreateScheduleInput;
 };
@@ -773,6 +886,16 @@ export type MutationCreateScheduleArgs = {
  */
 export type MutationCreateTokenArgs = {
   input: CreateTokenInput;
+};
+
+
+/**
+ * Operations on workflows. Each takes one input object and returns a payload. An operation that fails
+ * changed nothing; its error carries extensions.code (NOT_FOUND, INVALID_INPUT, CONFLICT, INTERNAL)
+ * and, when an input field is at fault, extensions.field.
+ */
+export type MutationDeleteAlertRuleArgs = {
+  input: DeleteAlertRuleInput;
 };
 
 
@@ -1069,6 +1192,10 @@ export type PublishEventPayload = {
  */
 export type Query = {
   __typename?: 'Query';
+  /** Alert deliveries, newest first. */
+  alertDeliveries: AlertDeliveryPage;
+  /** The alert rules, oldest first (ADMIN only: a webhook URL may carry a secret). */
+  alertRules: Array<AlertRule>;
   /** The audit log, newest first. */
   auditLog: AuditLogPage;
   /** One bulk operation by ID; null when there is none. */
@@ -1107,6 +1234,17 @@ export type Query = {
    * nor last is given).
    */
   workflows: WorkflowConnection;
+};
+
+
+/**
+ * The entry points for reading. Lookups by ID return null for an ID that names nothing, and fail with
+ * code INVALID_INPUT for an ID that is not an ID of the right kind.
+ */
+export type QueryAlertDeliveriesArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<AlertDeliveryFilter>;
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -1393,6 +1531,8 @@ export type Role =
 /** Starts workflows of a type on a cron expression. */
 export type Schedule = {
   __typename?: 'Schedule';
+  /** The schedule's own alert rule (null: none). */
+  alertRuleId?: Maybe<Scalars['ID']['output']>;
   /** When it was made. */
   created: Scalars['Time']['output'];
   /** The cron expression. */

@@ -1,0 +1,3 @@
+DROP TABLE alert_deliveries;
+--bun:split
+DROP TABLE alert_rules;

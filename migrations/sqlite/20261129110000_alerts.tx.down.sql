@@ -1,0 +1,2 @@
+DROP TABLE alert_deliveries;
+DROP TABLE alert_rules;
