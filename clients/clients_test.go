@@ -202,8 +202,8 @@ func TestTypeScriptClient(t *testing.T) {
 	root := t.TempDir()
 	pkg := filepath.Join(root, "clients", "typescript")
 	require.NoError(t, copyTree("typescript", pkg))
-	for _, f := range []string{"schema.graphqls", "mutations.graphqls", "operators.graphqls", "visibility.graphqls", "flowcontrol.graphqls", "access.graphqls"} {
-	for _, f := range []string{"schema.graphqls", "mutations.graphqls", "operators.graphqls", "visibility.graphqls", "flowcontrol.graphqls", "alerts.graphqls"} {
+	for _, f := range []string{"schema.graphqls", "mutations.graphqls", "operators.graphqls", "visibility.graphqls", "flowcontrol.graphqls",
+		"access.graphqls", "alerts.graphqls"} {
 		b, err := os.ReadFile(filepath.Join("..", f))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(root, f), b, 0o644))
