@@ -111,19 +111,9 @@ func (e *Engine) bulkBatch(ctx context.Context, id int64, o BulkRunOptions, size
 			op.Finished, op.LeaseOwner, op.LeaseUntil = &now, nil, nil
 			return tx.BulkOperationSave(ctx, op)
 		}
-		var ok []int64
-		failed := map[int64]string{}
-		for _, wid := range ids {
-			err := e.bulkApply(ctx, tx, op, wid, &res)
-			var we *workflow.Error
-			switch {
-			case err == nil:
-				ok = append(ok, wid)
-			case errors.As(err, &we) && we.Code != workflow.CodeInternal:
-				failed[wid] = string(we.Code) + ": " + we.Message
-			default:
-				return err
-			}
+		ok, failed, err := e.bulkApply(ctx, tx, op, ids, &res)
+		if err != nil {
+			return err
 		}
 		if err := tx.BulkTargetsMark(ctx, id, ok, failed); err != nil {
 			return err
@@ -176,52 +166,82 @@ func (e *Engine) bulkPutAside(ctx context.Context, id int64, o BulkRunOptions, c
 	return res, err
 }
 
-// bulkApply runs an operation's action on one of its targets inside transaction tx, through the
-// code of the single operation of the same name, with the operation's actor and reason. A
-// *workflow.Error means the workflow was left as it was.
-func (e *Engine) bulkApply(ctx context.Context, tx *persistence.Store, op *persistence.BulkOperation, wid int64, res *bulkBatchResult) error {
+// bulkApply runs an operation's action on targets inside transaction tx, with the operation's
+// actor and reason: through the change of workflows the single operations run (a batch at a time)
+// for RETRY, CANCEL, PAUSE and RESUME, one workflow at a time for SIGNAL and DELETE. It returns the
+// targets changed and, by target, why one was left as it was (its *workflow.Error).
+func (e *Engine) bulkApply(ctx context.Context, tx *persistence.Store, op *persistence.BulkOperation, ids []int64, res *bulkBatchResult) (ok []int64, failed map[int64]string, _ error) {
 	reason := fmt.Sprintf("bulk operation %d", op.ID)
 	if op.Reason != nil {
 		reason += ": " + *op.Reason
 	}
-	// No idempotency key: the target's row, marked in this transaction, is what keeps the change to
-	// one (a key would cost two more statements per workflow).
-	cp := workflow.ChangeParams{ID: wid, Reason: reason, Actor: op.Actor}
-	var fn changeFunc
-	var request any
-	var cascaded []*persistence.Workflow
-	name := ""
+	failed = map[int64]string{}
+	why := func(err error) string {
+		var we *workflow.Error
+		errors.As(err, &we)
+		return string(we.Code) + ": " + we.Message
+	}
+	var change changeOp
 	switch op.Action {
 	case workflow.BulkRetry:
-		p := workflow.RetryParams{ChangeParams: cp, State: deref(op.State)}
-		name, request, fn = "retry", p.State, retrying(p)
+		p := workflow.RetryParams{State: deref(op.State)}
+		change = changeOp{name: "retry", request: p.State, fn: retrying(p)}
 	case workflow.BulkCancel:
-		name, fn = "cancel", e.cancelling(cp, &cascaded)
+		change = e.cancelOp()
 	case workflow.BulkPause:
-		name, fn = "pause", pausing
+		change = changeOp{name: "pause", fn: pausing}
 	case workflow.BulkResume:
-		name, fn = "resume", resuming
-	case workflow.BulkSignal:
-		w, woke, err := e.signalIn(ctx, tx, workflow.SignalParams{ID: wid, Name: deref(op.SignalName), Payload: op.SignalPayload,
-			Actor: op.Actor})
-		if err == nil && woke {
-			res.wake[w.ExecutorGroup] = true
+		change = changeOp{name: "resume", fn: resuming}
+	case workflow.BulkSignal, workflow.BulkDelete:
+		for _, wid := range ids {
+			err := e.bulkApplyOne(ctx, tx, op, wid, reason, res)
+			var we *workflow.Error
+			switch {
+			case err == nil:
+				ok = append(ok, wid)
+			case errors.As(err, &we) && we.Code != workflow.CodeInternal:
+				failed[wid] = why(err)
+			default:
+				return nil, nil, err
+			}
 		}
-		return err
-	case workflow.BulkDelete:
-		return e.deleteIn(ctx, tx, workflow.DeleteParams{ID: wid, Reason: reason, Actor: op.Actor})
+		return ok, failed, nil
 	default:
-		return fmt.Errorf("unknown bulk action %q", op.Action)
+		return nil, nil, fmt.Errorf("unknown bulk action %q", op.Action)
 	}
-	w, interrupted, err := e.changeIn(ctx, tx, name, request, cp, fn, res.wake)
+	// No idempotency key: the target's row, marked in this transaction, is what keeps the change to
+	// one (a key would cost two more statements per workflow).
+	ps := make([]workflow.ChangeParams, len(ids))
+	for i, wid := range ids {
+		ps[i] = workflow.ChangeParams{ID: wid, Reason: reason, Actor: op.Actor}
+	}
+	changed, err := e.changeManyIn(ctx, tx, change, ps, res.wake)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	if interrupted {
-		res.interrupt = append(res.interrupt, w)
+	for _, wid := range ids {
+		if err := changed.refused[wid]; err != nil {
+			failed[wid] = why(err)
+		} else {
+			ok = append(ok, wid)
+		}
 	}
-	res.interrupt = append(res.interrupt, cascaded...)
-	return nil
+	res.interrupt = append(res.interrupt, changed.interrupt...)
+	return ok, failed, nil
+}
+
+// bulkApplyOne runs a SIGNAL or DELETE operation's action on one of its targets inside
+// transaction tx, through the code of the single operation of the same name.
+func (e *Engine) bulkApplyOne(ctx context.Context, tx *persistence.Store, op *persistence.BulkOperation, wid int64, reason string, res *bulkBatchResult) error {
+	if op.Action == workflow.BulkDelete {
+		return e.deleteIn(ctx, tx, workflow.DeleteParams{ID: wid, Reason: reason, Actor: op.Actor})
+	}
+	w, woke, err := e.signalIn(ctx, tx, workflow.SignalParams{ID: wid, Name: deref(op.SignalName), Payload: op.SignalPayload,
+		Actor: op.Actor})
+	if err == nil && woke {
+		res.wake[w.ExecutorGroup] = true
+	}
+	return err
 }
 
 func deref(s *string) string {
