@@ -16,7 +16,7 @@ import (
 	"github.com/cairnflow/cairn/workflow/demo"
 )
 
-func newEngine(t *testing.T, store *persistence.Store) *engine.Engine {
+func newEngine(t testing.TB, store *persistence.Store) *engine.Engine {
 	t.Helper()
 	engine := engine.New(store, engine.Options{})
 	require.NoError(t, demo.Register(context.Background(), engine))
