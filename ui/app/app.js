@@ -5,6 +5,8 @@ import { getToken, setToken, onAuthNeeded, onLiveChange, isLive } from './api.js
 import { html, useRoute } from './lib.js';
 import { WorkflowsPage } from './workflows.js';
 import { WorkflowPage } from './workflow.js';
+import { OperationsPage } from './operations.js';
+import { AuditPage } from './audit.js';
 import { DefinitionsPage, DefinitionPage, SchedulesPage, ExecutorsPage, RemoteWorkersPage } from './pages.js';
 
 const pages = {
@@ -15,6 +17,8 @@ const pages = {
   '/schedules': { title: 'Schedules', page: SchedulesPage, nav: true },
   '/executors': { title: 'Executors', page: ExecutorsPage, nav: true },
   '/remote-workers': { title: 'Remote workers', page: RemoteWorkersPage, nav: true },
+  '/operations': { title: 'Bulk operations', page: OperationsPage, nav: true },
+  '/audit': { title: 'Audit log', page: AuditPage, nav: true },
 };
 
 function TokenForm({ close, reason }) {
