@@ -34,6 +34,8 @@ const (
 type bulkBatchResult struct {
 	done      bool
 	processed int
+	// last is the highest target marked: every target below it is marked too.
+	last      int64
 	wake      map[string]bool
 	interrupt []*persistence.Workflow
 }
@@ -59,17 +61,18 @@ func (e *Engine) RunBulk(ctx context.Context, o BulkRunOptions) (int, error) {
 		if err != nil {
 			return total, err
 		}
+		var after int64 // the targets up to here are done with
 		for ok {
 			if o.MaxBatches > 0 && batches >= o.MaxBatches {
 				return total, nil
 			}
 			batches++
-			res, err := e.bulkBatch(ctx, id, o, o.Batch)
+			res, err := e.bulkBatch(ctx, id, o, after, o.Batch)
 			if err != nil && ctx.Err() == nil {
 				// Something the database refused in a batch: go one target at a time, and put aside
 				// the target that cannot be changed.
 				e.log.Warn("a bulk operation's batch failed; going on one workflow at a time", "operation", id, "error", err)
-				if res, err = e.bulkBatch(ctx, id, o, 1); err != nil && ctx.Err() == nil {
+				if res, err = e.bulkBatch(ctx, id, o, after, 1); err != nil && ctx.Err() == nil {
 					res, err = e.bulkPutAside(ctx, id, o, err)
 				}
 			}
@@ -77,6 +80,7 @@ func (e *Engine) RunBulk(ctx context.Context, o BulkRunOptions) (int, error) {
 				return total, err
 			}
 			total += res.processed
+			after = max(after, res.last)
 			ok = !res.done
 		}
 	}
@@ -85,7 +89,7 @@ func (e *Engine) RunBulk(ctx context.Context, o BulkRunOptions) (int, error) {
 
 // bulkBatch changes up to size pending targets of an operation this runner leases, in one
 // transaction that also marks them and renews the lease; an operation done with is finished.
-func (e *Engine) bulkBatch(ctx context.Context, id int64, o BulkRunOptions, size int) (bulkBatchResult, error) {
+func (e *Engine) bulkBatch(ctx context.Context, id int64, o BulkRunOptions, after int64, size int) (bulkBatchResult, error) {
 	var res bulkBatchResult
 	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
 		res = bulkBatchResult{wake: map[string]bool{}}
@@ -97,7 +101,7 @@ func (e *Engine) bulkBatch(ctx context.Context, id int64, o BulkRunOptions, size
 			res.done = true // cancelled, or another runner's now
 			return nil
 		}
-		ids, err := tx.BulkTargetsPending(ctx, id, size)
+		ids, err := tx.BulkTargetsPending(ctx, id, after, size)
 		if err != nil {
 			return err
 		}
@@ -118,7 +122,7 @@ func (e *Engine) bulkBatch(ctx context.Context, id int64, o BulkRunOptions, size
 		if err := tx.BulkTargetsMark(ctx, id, ok, failed); err != nil {
 			return err
 		}
-		res.processed = len(ids)
+		res.processed, res.last = len(ids), ids[len(ids)-1]
 		op.Processed += int64(len(ids))
 		op.Succeeded += int64(len(ok))
 		op.Failed += int64(len(failed))
@@ -151,7 +155,7 @@ func (e *Engine) bulkPutAside(ctx context.Context, id int64, o BulkRunOptions, c
 			res.done = true
 			return nil
 		}
-		ids, err := tx.BulkTargetsPending(ctx, id, 1)
+		ids, err := tx.BulkTargetsPending(ctx, id, 0, 1)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
