@@ -22,7 +22,7 @@ import (
 func TestDashboardOperationsInChromium(t *testing.T) {
 	t.Parallel()
 	browser := nodetest.Chromium(t)
-	node, dir := nodetest.Package(t, filepath.Join("testdata", "dashboard"), "operations.mjs")
+	node, dir := nodetest.Package(t, filepath.Join("testdata", "dashboard"), "operations.mjs", "local.mjs")
 	for _, kind := range dbtest.Backends {
 		t.Run(string(kind), func(t *testing.T) {
 			n := startNode(t, nil, "--database", dbtest.URL(t, kind), "--demo", "--addr", "127.0.0.1:0", "--log-format", "json")

@@ -4,31 +4,14 @@
 // audit log shows the act and filters by actor. No request may leave the machine. Prints "ok".
 //
 // usage: node operations.mjs http://127.0.0.1:PORT
-import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
+import { launchLocal, graphql } from './local.mjs';
 
 const [base] = process.argv.slice(2);
-const local = new Set(['127.0.0.1', 'localhost', '[::1]']);
-const escaped = [];
+const gql = graphql(base);
 
-async function gql(query, variables = {}) {
-  const res = await fetch(base + '/graphql', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query, variables }) });
-  const body = await res.json();
-  if (body.errors) throw new Error(JSON.stringify(body.errors));
-  return body.data;
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
+const { browser, context, escaped } = await launchLocal();
 try {
-  const context = await browser.newContext();
-  await context.route('**/*', (route) => {
-    if (local.has(new URL(route.request().url()).hostname)) return route.continue();
-    escaped.push(route.request().url());
-    return route.abort('blockedbyclient');
-  });
   const page = await context.newPage();
   page.on('dialog', (d) => d.accept());
   const seed = Array.from({ length: 7 }, () => ({ type: 'demo.approval', businessKey: 'ops-ui' }));
