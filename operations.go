@@ -25,9 +25,10 @@ func (n *Node) Register(ctx context.Context, def workflow.Definition) (*persiste
 func (n *Node) Definition(typ string) (*workflow.Definition, bool) { return n.engine.Definition(typ) }
 
 // Deploy compiles a document (Serverless Workflow YAML or JSON, with Options.Documents) and stores
-// it as a new version of its type, or returns the stored one when nothing changed.
+// it as a new version of its type, or returns the stored one when nothing changed. A new version is
+// in the audit log as the act of "cli".
 func (n *Node) Deploy(ctx context.Context, source string) (workflow.DeployResult, error) {
-	return n.engine.Deploy(ctx, source)
+	return n.engine.Deploy(ctx, source, "cli")
 }
 
 // DeployedVersion returns the newest deployed version of typ whose document version is label.
@@ -36,9 +37,9 @@ func (n *Node) DeployedVersion(ctx context.Context, typ, label string) (*persist
 }
 
 // SetReleaseState puts a definition ONLINE or OFFLINE (an OFFLINE type starts no new workflow;
-// those running go on).
+// those running go on). The change is in the audit log as the act of "cli".
 func (n *Node) SetReleaseState(ctx context.Context, typ string, state persistence.ReleaseState) (*persistence.Definition, error) {
-	return n.engine.SetReleaseState(ctx, typ, state)
+	return n.engine.SetReleaseState(ctx, typ, state, "cli")
 }
 
 // Start starts a workflow, or returns the existing one with the same external ID or idempotency

@@ -130,11 +130,10 @@ func (r *mutationResolver) UpdateWorkflow(ctx context.Context, input model.Updat
 
 // SetDefinitionReleaseState is the resolver for the setDefinitionReleaseState field.
 func (r *mutationResolver) SetDefinitionReleaseState(ctx context.Context, input model.SetDefinitionReleaseStateInput) (*model.WorkflowDefinitionPayload, error) {
-	def, err := r.engine.SetReleaseState(ctx, input.Type, input.ReleaseState)
+	def, err := r.engine.SetReleaseState(ctx, input.Type, input.ReleaseState, actorOf(ctx))
 	if err != nil {
 		return nil, err
 	}
-	r.audit(ctx, "setDefinitionReleaseState", input.Type, map[string]any{"releaseState": input.ReleaseState, "version": def.Version})
 	return &model.WorkflowDefinitionPayload{Definition: def}, nil
 }
 

@@ -98,12 +98,9 @@ func (r *formSubmissionResolver) ID(ctx context.Context, obj *persistence.FormSu
 
 // DeployDefinition is the resolver for the deployDefinition field.
 func (r *mutationResolver) DeployDefinition(ctx context.Context, input model.DeployDefinitionInput) (*model.DeployDefinitionPayload, error) {
-	res, err := r.engine.Deploy(ctx, input.Source)
+	res, err := r.engine.Deploy(ctx, input.Source, actorOf(ctx))
 	if err != nil {
 		return nil, err
-	}
-	if res.Created {
-		r.audit(ctx, "deployDefinition", res.Definition.Type, map[string]any{"version": res.Definition.Version, "checksum": res.Definition.Checksum})
 	}
 	return &model.DeployDefinitionPayload{Definition: res.Definition, Created: res.Created}, nil
 }

@@ -160,12 +160,13 @@ func (s *Store) BulkOperationLease(ctx context.Context, id int64, owner string, 
 	return n == 1, nil
 }
 
-// BulkTargetsPending returns the workflow IDs of up to limit pending targets of an operation, in
-// workflow order.
-func (s *Store) BulkTargetsPending(ctx context.Context, opID int64, limit int) ([]int64, error) {
+// BulkTargetsPending returns the workflow IDs of up to limit pending targets of an operation above
+// afterID, in workflow order: a runner that goes through them in order passes the last one it
+// marked, and its index range starts there instead of crossing every target already done.
+func (s *Store) BulkTargetsPending(ctx context.Context, opID, afterID int64, limit int) ([]int64, error) {
 	var ids []int64
 	err := s.idb.NewSelect().Model((*BulkTarget)(nil)).Column("workflow_id").
-		Where("operation_id = ? AND status = ?", opID, BulkTargetPending).
+		Where("operation_id = ? AND status = ? AND workflow_id > ?", opID, BulkTargetPending, afterID).
 		OrderExpr("workflow_id").Limit(int64(limit)).Scan(ctx, &ids)
 	if err != nil {
 		return nil, fmt.Errorf("error reading the targets of bulk operation %d: %w", opID, err)

@@ -25,7 +25,7 @@ import (
 func dashboardTools(t *testing.T) (node, dir, browser string) {
 	t.Helper()
 	browser = nodetest.Chromium(t)
-	node, dir = nodetest.Package(t, filepath.Join("testdata", "dashboard"), "dashboard.mjs", "auth.mjs")
+	node, dir = nodetest.Package(t, filepath.Join("testdata", "dashboard"), "dashboard.mjs", "auth.mjs", "local.mjs")
 	return node, dir, browser
 }
 

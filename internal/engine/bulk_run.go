@@ -34,6 +34,8 @@ const (
 type bulkBatchResult struct {
 	done      bool
 	processed int
+	// last is the highest target marked: every target below it is marked too.
+	last      int64
 	wake      map[string]bool
 	interrupt []*persistence.Workflow
 }
@@ -59,17 +61,18 @@ func (e *Engine) RunBulk(ctx context.Context, o BulkRunOptions) (int, error) {
 		if err != nil {
 			return total, err
 		}
+		var after int64 // the targets up to here are done with
 		for ok {
 			if o.MaxBatches > 0 && batches >= o.MaxBatches {
 				return total, nil
 			}
 			batches++
-			res, err := e.bulkBatch(ctx, id, o, o.Batch)
+			res, err := e.bulkBatch(ctx, id, o, after, o.Batch)
 			if err != nil && ctx.Err() == nil {
 				// Something the database refused in a batch: go one target at a time, and put aside
 				// the target that cannot be changed.
 				e.log.Warn("a bulk operation's batch failed; going on one workflow at a time", "operation", id, "error", err)
-				if res, err = e.bulkBatch(ctx, id, o, 1); err != nil && ctx.Err() == nil {
+				if res, err = e.bulkBatch(ctx, id, o, after, 1); err != nil && ctx.Err() == nil {
 					res, err = e.bulkPutAside(ctx, id, o, err)
 				}
 			}
@@ -77,6 +80,7 @@ func (e *Engine) RunBulk(ctx context.Context, o BulkRunOptions) (int, error) {
 				return total, err
 			}
 			total += res.processed
+			after = max(after, res.last)
 			ok = !res.done
 		}
 	}
@@ -85,7 +89,7 @@ func (e *Engine) RunBulk(ctx context.Context, o BulkRunOptions) (int, error) {
 
 // bulkBatch changes up to size pending targets of an operation this runner leases, in one
 // transaction that also marks them and renews the lease; an operation done with is finished.
-func (e *Engine) bulkBatch(ctx context.Context, id int64, o BulkRunOptions, size int) (bulkBatchResult, error) {
+func (e *Engine) bulkBatch(ctx context.Context, id int64, o BulkRunOptions, after int64, size int) (bulkBatchResult, error) {
 	var res bulkBatchResult
 	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
 		res = bulkBatchResult{wake: map[string]bool{}}
@@ -97,7 +101,7 @@ func (e *Engine) bulkBatch(ctx context.Context, id int64, o BulkRunOptions, size
 			res.done = true // cancelled, or another runner's now
 			return nil
 		}
-		ids, err := tx.BulkTargetsPending(ctx, id, size)
+		ids, err := tx.BulkTargetsPending(ctx, id, after, size)
 		if err != nil {
 			return err
 		}
@@ -111,24 +115,14 @@ func (e *Engine) bulkBatch(ctx context.Context, id int64, o BulkRunOptions, size
 			op.Finished, op.LeaseOwner, op.LeaseUntil = &now, nil, nil
 			return tx.BulkOperationSave(ctx, op)
 		}
-		var ok []int64
-		failed := map[int64]string{}
-		for _, wid := range ids {
-			err := e.bulkApply(ctx, tx, op, wid, &res)
-			var we *workflow.Error
-			switch {
-			case err == nil:
-				ok = append(ok, wid)
-			case errors.As(err, &we) && we.Code != workflow.CodeInternal:
-				failed[wid] = string(we.Code) + ": " + we.Message
-			default:
-				return err
-			}
+		ok, failed, err := e.bulkApply(ctx, tx, op, ids, &res)
+		if err != nil {
+			return err
 		}
 		if err := tx.BulkTargetsMark(ctx, id, ok, failed); err != nil {
 			return err
 		}
-		res.processed = len(ids)
+		res.processed, res.last = len(ids), ids[len(ids)-1]
 		op.Processed += int64(len(ids))
 		op.Succeeded += int64(len(ok))
 		op.Failed += int64(len(failed))
@@ -161,7 +155,7 @@ func (e *Engine) bulkPutAside(ctx context.Context, id int64, o BulkRunOptions, c
 			res.done = true
 			return nil
 		}
-		ids, err := tx.BulkTargetsPending(ctx, id, 1)
+		ids, err := tx.BulkTargetsPending(ctx, id, 0, 1)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
@@ -176,52 +170,82 @@ func (e *Engine) bulkPutAside(ctx context.Context, id int64, o BulkRunOptions, c
 	return res, err
 }
 
-// bulkApply runs an operation's action on one of its targets inside transaction tx, through the
-// code of the single operation of the same name, with the operation's actor and reason. A
-// *workflow.Error means the workflow was left as it was.
-func (e *Engine) bulkApply(ctx context.Context, tx *persistence.Store, op *persistence.BulkOperation, wid int64, res *bulkBatchResult) error {
+// bulkApply runs an operation's action on targets inside transaction tx, with the operation's
+// actor and reason: through the change of workflows the single operations run (a batch at a time)
+// for RETRY, CANCEL, PAUSE and RESUME, one workflow at a time for SIGNAL and DELETE. It returns the
+// targets changed and, by target, why one was left as it was (its *workflow.Error).
+func (e *Engine) bulkApply(ctx context.Context, tx *persistence.Store, op *persistence.BulkOperation, ids []int64, res *bulkBatchResult) (ok []int64, failed map[int64]string, _ error) {
 	reason := fmt.Sprintf("bulk operation %d", op.ID)
 	if op.Reason != nil {
 		reason += ": " + *op.Reason
 	}
-	// No idempotency key: the target's row, marked in this transaction, is what keeps the change to
-	// one (a key would cost two more statements per workflow).
-	cp := workflow.ChangeParams{ID: wid, Reason: reason, Actor: op.Actor}
-	var fn changeFunc
-	var request any
-	var cascaded []*persistence.Workflow
-	name := ""
+	failed = map[int64]string{}
+	why := func(err error) string {
+		var we *workflow.Error
+		errors.As(err, &we)
+		return string(we.Code) + ": " + we.Message
+	}
+	var change changeOp
 	switch op.Action {
 	case workflow.BulkRetry:
-		p := workflow.RetryParams{ChangeParams: cp, State: deref(op.State)}
-		name, request, fn = "retry", p.State, retrying(p)
+		p := workflow.RetryParams{State: deref(op.State)}
+		change = changeOp{name: "retry", request: p.State, fn: retrying(p)}
 	case workflow.BulkCancel:
-		name, fn = "cancel", e.cancelling(cp, &cascaded)
+		change = e.cancelOp()
 	case workflow.BulkPause:
-		name, fn = "pause", pausing
+		change = changeOp{name: "pause", fn: pausing}
 	case workflow.BulkResume:
-		name, fn = "resume", resuming
-	case workflow.BulkSignal:
-		w, woke, err := e.signalIn(ctx, tx, workflow.SignalParams{ID: wid, Name: deref(op.SignalName), Payload: op.SignalPayload,
-			Actor: op.Actor})
-		if err == nil && woke {
-			res.wake[w.ExecutorGroup] = true
+		change = changeOp{name: "resume", fn: resuming}
+	case workflow.BulkSignal, workflow.BulkDelete:
+		for _, wid := range ids {
+			err := e.bulkApplyOne(ctx, tx, op, wid, reason, res)
+			var we *workflow.Error
+			switch {
+			case err == nil:
+				ok = append(ok, wid)
+			case errors.As(err, &we) && we.Code != workflow.CodeInternal:
+				failed[wid] = why(err)
+			default:
+				return nil, nil, err
+			}
 		}
-		return err
-	case workflow.BulkDelete:
-		return e.deleteIn(ctx, tx, workflow.DeleteParams{ID: wid, Reason: reason, Actor: op.Actor})
+		return ok, failed, nil
 	default:
-		return fmt.Errorf("unknown bulk action %q", op.Action)
+		return nil, nil, fmt.Errorf("unknown bulk action %q", op.Action)
 	}
-	w, interrupted, err := e.changeIn(ctx, tx, name, request, cp, fn, res.wake)
+	// No idempotency key: the target's row, marked in this transaction, is what keeps the change to
+	// one (a key would cost two more statements per workflow).
+	ps := make([]workflow.ChangeParams, len(ids))
+	for i, wid := range ids {
+		ps[i] = workflow.ChangeParams{ID: wid, Reason: reason, Actor: op.Actor}
+	}
+	changed, err := e.changeManyIn(ctx, tx, change, ps, res.wake)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	if interrupted {
-		res.interrupt = append(res.interrupt, w)
+	for _, wid := range ids {
+		if err := changed.refused[wid]; err != nil {
+			failed[wid] = why(err)
+		} else {
+			ok = append(ok, wid)
+		}
 	}
-	res.interrupt = append(res.interrupt, cascaded...)
-	return nil
+	res.interrupt = append(res.interrupt, changed.interrupt...)
+	return ok, failed, nil
+}
+
+// bulkApplyOne runs a SIGNAL or DELETE operation's action on one of its targets inside
+// transaction tx, through the code of the single operation of the same name.
+func (e *Engine) bulkApplyOne(ctx context.Context, tx *persistence.Store, op *persistence.BulkOperation, wid int64, reason string, res *bulkBatchResult) error {
+	if op.Action == workflow.BulkDelete {
+		return e.deleteIn(ctx, tx, workflow.DeleteParams{ID: wid, Reason: reason, Actor: op.Actor})
+	}
+	w, woke, err := e.signalIn(ctx, tx, workflow.SignalParams{ID: wid, Name: deref(op.SignalName), Payload: op.SignalPayload,
+		Actor: op.Actor})
+	if err == nil && woke {
+		res.wake[w.ExecutorGroup] = true
+	}
+	return err
 }
 
 func deref(s *string) string {

@@ -32,6 +32,20 @@ func startMany(t *testing.T, e *engine.Engine, n int, key string) []int64 {
 	return ids
 }
 
+// bulkSetup is what every bulk test starts from: an engine on store with n demo.order workflows of
+// one business key, and the filter that matches them.
+type bulkSetup struct {
+	e      *engine.Engine
+	ids    []int64
+	filter persistence.WorkflowFilter
+}
+
+func newBulkSetup(t *testing.T, store *persistence.Store, key string, n int) bulkSetup {
+	t.Helper()
+	e := newEngine(t, store)
+	return bulkSetup{e: e, ids: startMany(t, e, n, key), filter: persistence.WorkflowFilter{BusinessKey: &key}}
+}
+
 // runBulkToEnd runs a runner until the operation has ended (60 s at most) and returns it.
 func runBulkToEnd(t *testing.T, e *engine.Engine, id int64, o engine.BulkRunOptions) *persistence.BulkOperation {
 	t.Helper()
@@ -54,14 +68,12 @@ func TestBulkCancelSnapshotsAndSurvivesAKilledRunner(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
-		e := newEngine(t, store)
-		key := "bulk-cancel"
-		ids := startMany(t, e, 27, key)
+		b := newBulkSetup(t, store, "bulk-cancel", 27)
+		e, ids, filter := b.e, b.ids, b.filter
 		for _, id := range ids[:2] {
 			_, err := e.Cancel(ctx, workflow.ChangeParams{ID: id})
 			require.NoError(t, err)
 		}
-		filter := persistence.WorkflowFilter{BusinessKey: &key}
 
 		dry, err := e.StartBulk(ctx, workflow.BulkParams{Action: workflow.BulkCancel, Filter: filter, DryRun: true})
 		require.NoError(t, err)
@@ -71,7 +83,7 @@ func TestBulkCancelSnapshotsAndSurvivesAKilledRunner(t *testing.T) {
 		require.EqualValues(t, 25, dry.WouldChange)
 		require.Zero(t, dry.Processed)
 		created := persistence.StatusCreated
-		n, err := store.WorkflowCount(ctx, persistence.WorkflowFilter{BusinessKey: &key, Statuses: []persistence.Status{created}})
+		n, err := store.WorkflowCount(ctx, persistence.WorkflowFilter{BusinessKey: filter.BusinessKey, Statuses: []persistence.Status{created}})
 		require.NoError(t, err)
 		require.Equal(t, 25, n, "a dry run changes nothing")
 
@@ -79,7 +91,7 @@ func TestBulkCancelSnapshotsAndSurvivesAKilledRunner(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, persistence.BulkPending, op.Status)
 		require.EqualValues(t, 27, op.Total)
-		later := startMany(t, e, 3, key) // match the filter only after the start
+		later := startMany(t, e, 3, *filter.BusinessKey) // match the filter only after the start
 
 		// A runner does one batch and dies: its lease runs out and another runner carries on.
 		done, err := e.RunBulk(ctx, engine.BulkRunOptions{Owner: "killed", Lease: time.Millisecond, Batch: 10, MaxBatches: 1})
@@ -131,10 +143,8 @@ func TestBulkActions(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
-		e := newEngine(t, store)
-		key := "bulk-actions"
-		ids := startMany(t, e, 5, key)
-		filter := persistence.WorkflowFilter{BusinessKey: &key}
+		b := newBulkSetup(t, store, "bulk-actions", 5)
+		e, ids, filter := b.e, b.ids, b.filter
 		run := func(p workflow.BulkParams) *persistence.BulkOperation {
 			t.Helper()
 			p.Filter = filter
@@ -183,10 +193,8 @@ func TestBulkRefusesAndCancels(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
-		e := newEngine(t, store)
-		key := "bulk-refused"
-		ids := startMany(t, e, 3, key)
-		filter := persistence.WorkflowFilter{BusinessKey: &key}
+		b := newBulkSetup(t, store, "bulk-refused", 3)
+		e, ids, filter := b.e, b.ids, b.filter
 		for _, c := range []struct {
 			p     workflow.BulkParams
 			field string

@@ -51,8 +51,9 @@ func (e *Engine) compiler() workflow.DocumentCompiler {
 }
 
 // Deploy compiles a document and stores it as a new version of its type, unless an unchanged
-// version is stored already. Workflows already running keep the version they started with.
-func (e *Engine) Deploy(ctx context.Context, source string) (workflow.DeployResult, error) {
+// version is stored already. Workflows already running keep the version they started with. A new
+// version is recorded in the audit log, as actor's act, in the transaction that stores it.
+func (e *Engine) Deploy(ctx context.Context, source, actor string) (workflow.DeployResult, error) {
 	c := e.compiler()
 	if c == nil {
 		return workflow.DeployResult{}, invalid("source", "this node has no compiler of deployed definitions")
@@ -89,8 +90,17 @@ func (e *Engine) Deploy(ctx context.Context, source string) (workflow.DeployResu
 		return workflow.DeployResult{}, fmt.Errorf("error encoding deployed definition %s: %w", def.Type, err)
 	}
 	sum := sha256.Sum256(doc.Canonical)
-	row, created, err := e.store.DefinitionSave(ctx, persistence.DefinitionSaveParams{
-		Type: def.Type, Checksum: "sw:" + hex.EncodeToString(sum[:]), Description: def.Description, Spec: spec, ExecutorGroup: def.ExecutorGroup})
+	var row *persistence.Definition
+	var created bool
+	err = e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+		var err error
+		row, created, err = tx.DefinitionSave(ctx, persistence.DefinitionSaveParams{
+			Type: def.Type, Checksum: "sw:" + hex.EncodeToString(sum[:]), Description: def.Description, Spec: spec, ExecutorGroup: def.ExecutorGroup})
+		if err != nil || !created {
+			return err
+		}
+		return audit(ctx, tx, actor, "deployDefinition", row.Type, "", map[string]any{"version": row.Version, "checksum": row.Checksum})
+	})
 	if err != nil {
 		return workflow.DeployResult{}, err
 	}

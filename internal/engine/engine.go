@@ -216,18 +216,29 @@ func (e *Engine) StepTimeouts(group string) []persistence.StepTimeout {
 }
 
 // SetReleaseState puts a definition ONLINE or OFFLINE (an OFFLINE type starts no new workflow;
-// those running go on).
-func (e *Engine) SetReleaseState(ctx context.Context, typ string, state persistence.ReleaseState) (*persistence.Definition, error) {
+// those running go on), and records it in the audit log, as actor's act, in the same transaction.
+func (e *Engine) SetReleaseState(ctx context.Context, typ string, state persistence.ReleaseState, actor string) (*persistence.Definition, error) {
 	if state != persistence.ReleaseOnline && state != persistence.ReleaseOffline {
 		return nil, invalid("releaseState", "release state must be ONLINE or OFFLINE, not %q", state)
 	}
-	if err := e.store.DefinitionSetReleaseState(ctx, persistence.DefinitionSetReleaseStateParams{Type: typ, State: state}); err != nil {
-		if workflow.CodeOf(err) == workflow.CodeNotFound {
-			return nil, notFound("type", "no workflow definition of type %q", typ)
+	var def *persistence.Definition
+	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+		if err := tx.DefinitionSetReleaseState(ctx, persistence.DefinitionSetReleaseStateParams{Type: typ, State: state}); err != nil {
+			if workflow.CodeOf(err) == workflow.CodeNotFound {
+				return notFound("type", "no workflow definition of type %q", typ)
+			}
+			return err
 		}
+		var err error
+		if def, err = tx.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: typ}); err != nil {
+			return err
+		}
+		return audit(ctx, tx, actor, "setDefinitionReleaseState", typ, "", map[string]any{"releaseState": state, "version": def.Version})
+	})
+	if err != nil {
 		return nil, err
 	}
-	return e.store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: typ})
+	return def, nil
 }
 
 // runningStep is an attempt running on this node: who claimed it, and how to cancel it.

@@ -59,7 +59,7 @@ func (e *Engine) SubmitForm(ctx context.Context, p workflow.SubmitFormParams) (*
 		return nil, invalid("data", "must be a JSON object")
 	}
 	cp := workflow.ChangeParams{ID: p.ID, Reason: "form submitted by " + p.SubmittedBy, Actor: p.SubmittedBy, IdempotencyKey: p.IdempotencyKey}
-	return e.change(ctx, "submitForm", []any{canonicalJSON(p.Data), p.Signature}, cp, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *workflow.Definition) (map[string]json.RawMessage, error) {
+	return e.change(ctx, changeOp{name: "submitForm", request: []any{canonicalJSON(p.Data), p.Signature}, fn: func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *workflow.Definition) (map[string]json.RawMessage, error) {
 		s, ok := def.State(w.State)
 		if !ok || len(s.FormSchema) == 0 {
 			return nil, conflict("workflow %v is in state %q, which takes no form", workflowRef(w.ID), w.State)
@@ -99,5 +99,5 @@ func (e *Engine) SubmitForm(ctx context.Context, p workflow.SubmitFormParams) (*
 			enterState(w, next, now, now)
 		}
 		return map[string]json.RawMessage{s.Name: raw}, nil
-	})
+	}}, cp)
 }

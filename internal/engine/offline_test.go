@@ -33,7 +33,7 @@ func TestOfflineTypeStartsNothing(t *testing.T) {
 		require.NoError(t, err)
 		parent, err := engine.Start(ctx, workflow.StartParams{Type: "t.parent"})
 		require.NoError(t, err)
-		_, err = engine.SetReleaseState(ctx, "bench.noop", persistence.ReleaseOffline)
+		_, err = engine.SetReleaseState(ctx, "bench.noop", persistence.ReleaseOffline, "")
 		require.NoError(t, err)
 
 		_, err = engine.Start(ctx, workflow.StartParams{Type: "bench.noop"})

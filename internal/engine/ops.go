@@ -3,8 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/workflow"
@@ -20,135 +20,30 @@ func hashChange(op string, p workflow.ChangeParams, request any) string {
 	return requestHash(op, p.Reason, request)
 }
 
-// change loads a workflow in a transaction, lets fn change it, and saves it with an
-// EXTERNAL_CHANGE action and a change event. fn returns the variables it set (or nil).
-func (e *Engine) change(ctx context.Context, op string, request any, p workflow.ChangeParams, fn func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *workflow.Definition) (map[string]json.RawMessage, error)) (*persistence.Workflow, error) {
+// change runs an operation on one workflow in a transaction of its own (changeIn), then
+// interrupts the running steps it stopped and wakes the executor groups it made due.
+func (e *Engine) change(ctx context.Context, op changeOp, p workflow.ChangeParams) (*persistence.Workflow, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	var out *persistence.Workflow
+	var interrupt []*persistence.Workflow
 	wake := map[string]bool{}
-	var interrupted bool
 	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
 		clear(wake)
 		var err error
-		out, interrupted, err = e.changeIn(ctx, tx, op, request, p, fn, wake)
+		out, interrupt, err = e.changeIn(ctx, tx, op, p, wake)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if interrupted {
+	for _, w := range interrupt {
 		// Paused or cancelled while its step ran: the step sees its context cancelled.
-		e.interrupt(out.ID, out.Version)
+		e.interrupt(w.ID, w.Version)
 	}
 	e.afterCommit(wake, true)
 	return out, nil
-}
-
-// changeIn is change inside transaction tx: it marks in wake the executor groups to wake once tx
-// commits, and reports whether the workflow's running step is to be interrupted then.
-func (e *Engine) changeIn(ctx context.Context, tx *persistence.Store, op string, request any, p workflow.ChangeParams, fn func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *workflow.Definition) (map[string]json.RawMessage, error),
-	wake map[string]bool) (out *persistence.Workflow, interrupted bool, err error) {
-	err = func() error {
-		w, err := tx.WorkflowGetForUpdate(ctx, p.ID)
-		if errors.Is(err, persistence.ErrNotFound) {
-			return notFound("id", "no workflow %v", workflowRef(p.ID))
-		} else if err != nil {
-			return err
-		}
-		// Only now that the row is locked: a concurrent request with the same key has committed
-		// (and is replayed) or waits for this one.
-		if done, err := replay(ctx, tx, op, p.ID, p.IdempotencyKey, hashChange(op, p, request)); done != nil || err != nil {
-			out = done
-			return err
-		}
-		def, err := e.specOf(ctx, tx, w)
-		if err != nil {
-			return err
-		}
-		fromState, fromStatus := w.State, w.Status
-		held, deadline := w.ExecutorID, w.StepDeadline
-		vars, err := fn(ctx, tx, w, def)
-		if err != nil {
-			return err
-		}
-		// An operation never takes a claim away: a step still running keeps its workflow until it
-		// ends and lets go (its result fenced off by the version), so that no second attempt can
-		// be claimed meanwhile. Only that attempt's completion, or a recovery, clears it.
-		w.ExecutorID, w.StepDeadline = held, deadline
-		if len(vars) > 0 {
-			merged, err := mergeVariables(w.Variables, vars)
-			if err != nil {
-				return err
-			}
-			field := "variables"
-			if op == "submitForm" {
-				field = "data" // a form's variables are its data
-			}
-			if err := checkVariablesSize(e.limits, field, vars, merged); err != nil {
-				return err
-			}
-			w.Variables = merged
-		}
-		if err := tx.WorkflowSave(ctx, w); err != nil {
-			return err
-		}
-		if w.Status == persistence.StatusWaiting && fromStatus != persistence.StatusWaiting {
-			// Moved into a WAIT state: what it waits for may have come already.
-			if s, ok := def.State(w.State); ok && s.WaitFor != nil {
-				woken, err := e.wakeSatisfiedWaits(ctx, tx, []waiter{{id: w.ID, wait: s.WaitFor}}, w.Modified)
-				if err != nil {
-					return err
-				}
-				if len(woken) > 0 {
-					wake[w.ExecutorGroup] = true
-					if w, err = tx.WorkflowGet(ctx, w.ID); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		actor := p.Actor
-		if actor == "" {
-			actor = "api"
-		}
-		text := op
-		if p.Reason != "" {
-			text = op + ": " + p.Reason
-		}
-		a := &persistence.Action{WorkflowID: w.ID, Type: persistence.ActionExternalChange, FromState: &fromState, State: w.State,
-			StateText: &text, RetryNo: w.Retries, Actor: &actor, At: w.Modified}
-		if err := tx.ActionInsertMany(ctx, []*persistence.Action{a}); err != nil {
-			return err
-		}
-		if err := tx.ActionVariableInsertMany(ctx, actionVariables(w.ID, a.ID, vars)); err != nil {
-			return err
-		}
-		if err := tx.ChangeEventInsertMany(ctx, []*persistence.ChangeEvent{{WorkflowID: w.ID, Type: string(persistence.ActionExternalChange),
-			ActionID: &a.ID, Status: w.Status, State: w.State, At: w.Modified}}); err != nil {
-			return err
-		}
-		if w.Status.Terminal() && !fromStatus.Terminal() && w.ParentID != nil {
-			if _, err := tx.WorkflowWake(ctx, persistence.WorkflowWakeParams{IDs: []int64{*w.ParentID}, Now: w.Modified}); err != nil {
-				return err
-			}
-			wake[w.ExecutorGroup] = true
-		}
-		if w.NextActivation != nil && !w.NextActivation.After(w.Modified) && claimable(w.Status) {
-			wake[w.ExecutorGroup] = true
-		}
-		interrupted = fromStatus == persistence.StatusExecuting && w.Status != persistence.StatusExecuting
-		if err := remember(ctx, tx, op, p.ID, p.IdempotencyKey, hashChange(op, p, request)); err != nil {
-			return err
-		}
-		out = w
-		return nil
-	}()
-	if err != nil {
-		return nil, false, err
-	}
-	return out, interrupted, nil
 }
 
 func claimable(s persistence.Status) bool {
@@ -202,7 +97,7 @@ func (e *Engine) Retry(ctx context.Context, p workflow.RetryParams) (*persistenc
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return e.change(ctx, "retry", p.State, p.ChangeParams, retrying(p))
+	return e.change(ctx, changeOp{name: "retry", request: p.State, fn: retrying(p)}, p.ChangeParams)
 }
 
 // retrying is Retry's change of a workflow.
@@ -232,7 +127,7 @@ func retrying(p workflow.RetryParams) changeFunc {
 		if s.Kind == workflow.End || s.Kind == workflow.ErrorKind {
 			return nil, invalid("state", "state %q is an %s state and cannot be retried", state, s.Kind)
 		}
-		now := persistence.Now()
+		now := clock(ctx)
 		w.State = state
 		w.Retries = 0
 		w.Steps = 0 // an operator's retry starts a new step budget
@@ -270,18 +165,18 @@ func stateBefore(ctx context.Context, tx *persistence.Store, w *persistence.Work
 // sees its context cancelled and is recorded as a CANCELLED task instance; its result is discarded
 // and the state runs again after resume, once that attempt has ended (never two at once).
 func (e *Engine) Pause(ctx context.Context, p workflow.ChangeParams) (*persistence.Workflow, error) {
-	return e.change(ctx, "pause", nil, p, pausing)
+	return e.change(ctx, changeOp{name: "pause", fn: pausing}, p)
 }
 
 // pausing is Pause's change of a workflow.
-func pausing(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
+func pausing(ctx context.Context, _ *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
 	switch w.Status {
 	case persistence.StatusCreated, persistence.StatusInProgress, persistence.StatusWaiting, persistence.StatusExecuting:
 	default:
 		return nil, conflict("workflow %v is %s and cannot be paused", workflowRef(w.ID), w.Status)
 	}
 	if w.Status == persistence.StatusExecuting {
-		w.NextActivation = timePtr(persistence.Now())
+		w.NextActivation = timePtr(clock(ctx))
 	}
 	w.Status = persistence.StatusPaused
 	return nil, nil
@@ -289,15 +184,15 @@ func pausing(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _
 
 // Resume makes a PAUSED workflow run again (at its scheduled time, or now).
 func (e *Engine) Resume(ctx context.Context, p workflow.ChangeParams) (*persistence.Workflow, error) {
-	return e.change(ctx, "resume", nil, p, resuming)
+	return e.change(ctx, changeOp{name: "resume", fn: resuming}, p)
 }
 
 // resuming is Resume's change of a workflow.
-func resuming(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
+func resuming(ctx context.Context, _ *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
 	if w.Status != persistence.StatusPaused {
 		return nil, conflict("workflow %v is %s; only PAUSED workflows can be resumed", workflowRef(w.ID), w.Status)
 	}
-	now := persistence.Now()
+	now := clock(ctx)
 	w.Status = persistence.StatusInProgress
 	if w.NextActivation == nil {
 		w.NextActivation = &now
@@ -308,76 +203,82 @@ func resuming(_ context.Context, _ *persistence.Store, w *persistence.Workflow, 
 // Cancel ends a workflow that has not ended, and every descendant that has not ended either: none
 // is claimed again and a step running for any of them sees its context cancelled.
 func (e *Engine) Cancel(ctx context.Context, p workflow.ChangeParams) (*persistence.Workflow, error) {
-	var cascaded []*persistence.Workflow
-	w, err := e.change(ctx, "cancel", nil, p, e.cancelling(p, &cascaded))
-	for _, d := range cascaded {
-		e.interrupt(d.ID, d.Version)
-	}
-	return w, err
+	return e.change(ctx, e.cancelOp(), p)
 }
 
-// cancelling is Cancel's change of a workflow: it cancels the workflow and its descendants, and
-// adds the descendants it cancelled to cascaded.
-func (e *Engine) cancelling(p workflow.ChangeParams, cascaded *[]*persistence.Workflow) func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
-	return func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
-		if w.Status.Terminal() {
-			return nil, conflict("workflow %v is already %s", workflowRef(w.ID), w.Status)
-		}
-		cancelWorkflow(w)
-		ds, err := e.cancelDescendants(ctx, tx, w, p)
-		*cascaded = ds
-		return nil, err
-	}
+// cancelOp is Cancel: it cancels workflows, then their descendants.
+func (e *Engine) cancelOp() changeOp {
+	return changeOp{name: "cancel", fn: cancelling, cascade: e.cancelDescendants}
 }
 
-func cancelWorkflow(w *persistence.Workflow) {
-	now := persistence.Now()
+// cancelling is Cancel's change of a workflow.
+func cancelling(ctx context.Context, _ *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
+	if w.Status.Terminal() {
+		return nil, conflict("workflow %v is already %s", workflowRef(w.ID), w.Status)
+	}
+	cancelWorkflow(w, clock(ctx))
+	return nil, nil
+}
+
+func cancelWorkflow(w *persistence.Workflow, now time.Time) {
 	w.Status = persistence.StatusCancelled
 	w.NextActivation = nil
 	w.WaitSignal = nil
 	w.Finished = &now
 }
 
-// cancelDescendants cancels the active descendants of a workflow being cancelled, each with its own
-// EXTERNAL_CHANGE action and change event, and returns them as they now are.
-func (e *Engine) cancelDescendants(ctx context.Context, tx *persistence.Store, root *persistence.Workflow, p workflow.ChangeParams) ([]*persistence.Workflow, error) {
-	actor := p.Actor
-	if actor == "" {
-		actor = "api"
+// cancelDescendants cancels the active descendants of workflows just cancelled, a generation at a
+// time with set-based statements, each with its own EXTERNAL_CHANGE action and change event, and
+// returns them as they now are.
+func (e *Engine) cancelDescendants(ctx context.Context, tx *persistence.Store, roots []*persistence.Workflow, actor string) ([]*persistence.Workflow, error) {
+	rootType := map[int64]string{} // by workflow: the type of the ancestor that was cancelled
+	parents := make([]int64, len(roots))
+	for i, r := range roots {
+		rootType[r.ID], parents[i] = r.Type, r.ID
 	}
-	text := fmt.Sprintf("cancel: its ancestor (a %s workflow) was cancelled", root.Type)
+	now := clock(ctx)
 	var all []*persistence.Workflow
-	parents := []int64{root.ID}
 	for len(parents) > 0 {
 		ids, err := tx.WorkflowActiveChildIDs(ctx, parents)
 		if err != nil {
 			return nil, err
 		}
+		children, err := tx.WorkflowGetManyForUpdate(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
 		parents = parents[:0]
-		for _, id := range ids {
-			child, err := tx.WorkflowGetForUpdate(ctx, id)
-			if err != nil {
-				return nil, err
-			}
+		var saves []persistence.WorkflowChange
+		for _, child := range children {
 			if child.Status.Terminal() {
 				continue
 			}
-			from := child.State
-			cancelWorkflow(child)
-			if err := tx.WorkflowSave(ctx, child); err != nil {
-				return nil, err
-			}
-			a := &persistence.Action{WorkflowID: child.ID, Type: persistence.ActionExternalChange, FromState: &from, State: child.State,
-				StateText: &text, RetryNo: child.Retries, Actor: &actor, At: child.Modified}
-			if err := tx.ActionInsertMany(ctx, []*persistence.Action{a}); err != nil {
-				return nil, err
-			}
-			if err := tx.ChangeEventInsertMany(ctx, []*persistence.ChangeEvent{{WorkflowID: child.ID, Type: string(persistence.ActionExternalChange),
-				ActionID: &a.ID, Status: child.Status, State: child.State, At: child.Modified}}); err != nil {
-				return nil, err
-			}
-			all = append(all, child)
+			read := *child
+			cancelWorkflow(child, now)
+			saves = append(saves, persistence.WorkflowChange{Read: read, W: child})
+			rootType[child.ID] = rootType[*child.ParentID]
 			parents = append(parents, child.ID)
+		}
+		if err := tx.WorkflowSaveMany(ctx, saves); err != nil {
+			return nil, err
+		}
+		actions := make([]*persistence.Action, len(saves))
+		for i, c := range saves {
+			from, text := c.Read.State, fmt.Sprintf("cancel: its ancestor (a %s workflow) was cancelled", rootType[c.W.ID])
+			actions[i] = &persistence.Action{WorkflowID: c.W.ID, Type: persistence.ActionExternalChange, FromState: &from, State: c.W.State,
+				StateText: &text, RetryNo: c.W.Retries, Actor: &actor, At: c.W.Modified}
+		}
+		if err := tx.ActionInsertMany(ctx, actions); err != nil {
+			return nil, err
+		}
+		events := make([]*persistence.ChangeEvent, len(saves))
+		for i, c := range saves {
+			events[i] = &persistence.ChangeEvent{WorkflowID: c.W.ID, Type: string(persistence.ActionExternalChange),
+				ActionID: &actions[i].ID, Status: c.W.Status, State: c.W.State, At: c.W.Modified}
+			all = append(all, c.W)
+		}
+		if err := tx.ChangeEventInsertMany(ctx, events); err != nil {
+			return nil, err
 		}
 	}
 	return all, nil
@@ -408,7 +309,7 @@ func (e *Engine) Update(ctx context.Context, p workflow.UpdateParams) (*persiste
 	if attrs != nil {
 		request = append(request, canonicalJSON(p.Attributes))
 	}
-	return e.change(ctx, "update", request, p.ChangeParams, func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *workflow.Definition) (map[string]json.RawMessage, error) {
+	return e.change(ctx, changeOp{name: "update", request: request, fn: func(ctx context.Context, tx *persistence.Store, w *persistence.Workflow, def *workflow.Definition) (map[string]json.RawMessage, error) {
 		if w.Status == persistence.StatusExecuting {
 			return nil, conflict("workflow %v is executing a step; pause it before updating it", workflowRef(w.ID))
 		}
@@ -442,12 +343,12 @@ func (e *Engine) Update(ctx context.Context, p workflow.UpdateParams) (*persiste
 			return nil, err
 		}
 		return vars, nil
-	})
+	}}, p.ChangeParams)
 }
 
 // WakeUp makes a scheduled or waiting workflow due now.
 func (e *Engine) WakeUp(ctx context.Context, p workflow.ChangeParams) (*persistence.Workflow, error) {
-	return e.change(ctx, "wakeUp", nil, p, func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
+	return e.change(ctx, changeOp{name: "wakeUp", fn: func(_ context.Context, _ *persistence.Store, w *persistence.Workflow, _ *workflow.Definition) (map[string]json.RawMessage, error) {
 		if !claimable(w.Status) {
 			return nil, conflict("workflow %v is %s and cannot be woken up", workflowRef(w.ID), w.Status)
 		}
@@ -456,7 +357,7 @@ func (e *Engine) WakeUp(ctx context.Context, p workflow.ChangeParams) (*persiste
 		}
 		w.NextActivation = timePtr(persistence.Now())
 		return nil, nil
-	})
+	}}, p)
 }
 
 // mergeVariables applies changes (null removes a key) to a variables object.

@@ -16,7 +16,7 @@ import (
 	"github.com/cairnflow/cairn/workflow/demo"
 )
 
-func newEngine(t *testing.T, store *persistence.Store) *engine.Engine {
+func newEngine(t testing.TB, store *persistence.Store) *engine.Engine {
 	t.Helper()
 	engine := engine.New(store, engine.Options{})
 	require.NoError(t, demo.Register(context.Background(), engine))
@@ -73,14 +73,25 @@ func TestStartRules(t *testing.T) {
 		require.NoError(t, err)
 		require.WithinDuration(t, later, *sched.Workflow.NextActivation, time.Millisecond)
 
-		_, err = engine.SetReleaseState(ctx, "demo.order", persistence.ReleaseOffline)
+		_, err = engine.SetReleaseState(ctx, "demo.order", persistence.ReleaseOffline, "")
 		require.NoError(t, err)
 		_, err = engine.Start(ctx, workflow.StartParams{Type: "demo.order"})
 		requireCode(t, err, workflow.CodeConflict, "")
-		_, err = engine.SetReleaseState(ctx, "demo.order", persistence.ReleaseOnline)
+		_, err = engine.SetReleaseState(ctx, "demo.order", persistence.ReleaseOnline, "ops-person")
 		require.NoError(t, err)
-		_, err = engine.SetReleaseState(ctx, "no.such", persistence.ReleaseOnline)
+		_, err = engine.SetReleaseState(ctx, "no.such", persistence.ReleaseOnline, "ops-person")
 		requireCode(t, err, workflow.CodeNotFound, "type")
+		// Each change is in the audit log, written with it; the refused one left nothing.
+		entries, err := store.AuditList(ctx, persistence.AuditListParams{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, entries, 2)
+		require.Equal(t, "ops-person", entries[0].Actor)
+		require.Equal(t, "api", entries[1].Actor)
+		for _, a := range entries {
+			require.Equal(t, "setDefinitionReleaseState", a.Action)
+			require.Equal(t, "demo.order", *a.Subject)
+		}
+		require.JSONEq(t, `{"releaseState":"ONLINE","version":1}`, string(entries[0].Details))
 
 		// Events become readable once older transactions on the server (other tests') have ended.
 		require.Eventually(t, func() bool {

@@ -107,17 +107,13 @@ func (e *Engine) deliver(ctx context.Context, tx *persistence.Store, p workflow.
 // cancelIn cancels a workflow and its descendants in tx, unless it has ended, and adds those whose
 // running steps are to be interrupted to interrupt.
 func (e *Engine) cancelIn(ctx context.Context, tx *persistence.Store, p workflow.ChangeParams, wake map[string]bool, interrupt []*persistence.Workflow) ([]*persistence.Workflow, error) {
-	var cascaded []*persistence.Workflow
-	w, interrupted, err := e.changeIn(ctx, tx, "cancel", nil, p, e.cancelling(p, &cascaded), wake)
+	_, stopped, err := e.changeIn(ctx, tx, e.cancelOp(), p, wake)
 	if refused(err) {
 		return interrupt, nil // it ended meanwhile
 	} else if err != nil {
 		return nil, err
 	}
-	if interrupted {
-		interrupt = append(interrupt, w)
-	}
-	return append(interrupt, cascaded...), nil
+	return append(interrupt, stopped...), nil
 }
 
 // refused reports whether an operation was refused without writing anything: its workflow is gone,

@@ -199,7 +199,7 @@ func TestConformance(t *testing.T) {
 				require.NotEmpty(t, sc.definition, "scenario without a definition")
 				if reason, ok := outOfScope[key]; ok {
 					// Out of scope: the document is refused at deploy, naming what cairn lacks.
-					_, err := n.engine.Deploy(context.Background(), sc.definition)
+					_, err := n.engine.Deploy(context.Background(), sc.definition, "")
 					var we *workflow.Error
 					require.ErrorAs(t, err, &we, "an out-of-scope scenario (%s) must be refused at deploy", reason)
 					require.Equal(t, workflow.CodeInvalidInput, we.Code)

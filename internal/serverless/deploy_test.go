@@ -62,7 +62,7 @@ func TestDeployRefusesFaultsAtTheirPointer(t *testing.T) {
 		n := newNode(t, store)
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				_, err := n.engine.Deploy(context.Background(), tc.doc)
+				_, err := n.engine.Deploy(context.Background(), tc.doc, "")
 				require.Error(t, err)
 				var we *workflow.Error
 				require.ErrorAs(t, err, &we, "%v", err)
@@ -84,7 +84,7 @@ func TestDeployVersions(t *testing.T) {
 		n := newNode(t, store)
 		ctx := context.Background()
 		v1 := "document: {dsl: '1.0.0', namespace: shop, name: greet, version: '1.0.0'}\ndo:\n  - a: {set: {v: 1}}\n"
-		res, err := n.engine.Deploy(ctx, v1)
+		res, err := n.engine.Deploy(ctx, v1, "")
 		require.NoError(t, err)
 		require.True(t, res.Created)
 		require.Equal(t, "shop.greet", res.Definition.Type)
@@ -92,12 +92,12 @@ func TestDeployVersions(t *testing.T) {
 		w := n.start(t, "shop.greet", `{}`)
 
 		// The same document, written as JSON: unchanged.
-		again, err := n.engine.Deploy(ctx, `{"document":{"dsl":"1.0.0","namespace":"shop","name":"greet","version":"1.0.0"},"do":[{"a":{"set":{"v":1}}}]}`)
+		again, err := n.engine.Deploy(ctx, `{"document":{"dsl":"1.0.0","namespace":"shop","name":"greet","version":"1.0.0"},"do":[{"a":{"set":{"v":1}}}]}`, "")
 		require.NoError(t, err)
 		require.False(t, again.Created)
 		require.Equal(t, 1, again.Definition.Version)
 
-		v2, err := n.engine.Deploy(ctx, "document: {dsl: '1.0.0', namespace: shop, name: greet, version: '1.1.0'}\ndo:\n  - a: {set: {v: 2}}\n")
+		v2, err := n.engine.Deploy(ctx, "document: {dsl: '1.0.0', namespace: shop, name: greet, version: '1.1.0'}\ndo:\n  - a: {set: {v: 2}}\n", "")
 		require.NoError(t, err)
 		require.True(t, v2.Created)
 		require.Equal(t, 2, v2.Definition.Version)

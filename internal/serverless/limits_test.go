@@ -41,14 +41,14 @@ func TestHostileDocumentsAreRefusedQuickly(t *testing.T) {
 		n := newNode(t, store)
 		ctx := context.Background()
 		start := time.Now()
-		_, err := n.engine.Deploy(ctx, nestedTries(30))
+		_, err := n.engine.Deploy(ctx, nestedTries(30), "")
 		var we *workflow.Error
 		require.ErrorAs(t, err, &we)
 		require.Equal(t, workflow.CodeInvalidInput, we.Code)
 		require.True(t, strings.HasSuffix(we.Field, "/t7/try"), we.Field)
 		require.Less(t, time.Since(start), 5*time.Second, "a deeply nested document is refused at once")
 
-		res, err := n.engine.Deploy(ctx, nestedTries(serverless.MaxDepth-1))
+		res, err := n.engine.Deploy(ctx, nestedTries(serverless.MaxDepth-1), "")
 		require.NoError(t, err)
 		require.True(t, res.Created)
 
@@ -57,10 +57,10 @@ func TestHostileDocumentsAreRefusedQuickly(t *testing.T) {
 		for i := 0; i < serverless.MaxTasks; i++ {
 			fmt.Fprintf(&wide, "  - t%d: {if: .x, set: {a: '${ .a + 1 }'}}\n", i)
 		}
-		_, err = n.engine.Deploy(ctx, wide.String())
+		_, err = n.engine.Deploy(ctx, wide.String(), "")
 		require.NoError(t, err)
 		fmt.Fprintf(&wide, "  - onemore: {set: {a: 1}}\n")
-		_, err = n.engine.Deploy(ctx, wide.String())
+		_, err = n.engine.Deploy(ctx, wide.String(), "")
 		require.ErrorAs(t, err, &we)
 		require.Equal(t, fmt.Sprintf("/do/%d/onemore", serverless.MaxTasks), we.Field)
 	})

@@ -103,7 +103,7 @@ do:
           any:
             - with: {type: com.example.a}
             - with: {type: com.example.b}
-`)
+`, "")
 			var we *workflow.Error
 			require.ErrorAs(t, err, &we)
 			require.Equal(t, workflow.CodeInvalidInput, we.Code)

@@ -96,7 +96,7 @@ func TestRunWorkflowItselfIsRefused(t *testing.T) {
 		n := newNode(t, store)
 		for _, version := range []string{"", ", version: '2.0.0'"} {
 			_, err := n.engine.Deploy(context.Background(), "document: {dsl: '1.0.0', namespace: app, name: loop, version: '2.0.0'}\ndo:\n  - first: {set: {a: 1}}\n"+
-				"  - again: {run: {workflow: {namespace: app, name: loop"+version+"}}}\n")
+				"  - again: {run: {workflow: {namespace: app, name: loop"+version+"}}}\n", "")
 			var we *workflow.Error
 			require.ErrorAs(t, err, &we)
 			require.Equal(t, workflow.CodeInvalidInput, we.Code)

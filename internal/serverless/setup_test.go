@@ -85,7 +85,7 @@ func (n *node) startWorker(t *testing.T) (stop func()) {
 
 func (n *node) deploy(t *testing.T, source string) *persistence.Definition {
 	t.Helper()
-	res, err := n.engine.Deploy(context.Background(), source)
+	res, err := n.engine.Deploy(context.Background(), source, "")
 	require.NoError(t, err)
 	return res.Definition
 }

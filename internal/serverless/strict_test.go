@@ -40,7 +40,7 @@ func TestDeployRefusesUnknownKeys(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		n := newNode(t, store)
 		for _, tc := range cases {
-			_, err := n.engine.Deploy(context.Background(), tc.doc)
+			_, err := n.engine.Deploy(context.Background(), tc.doc, "")
 			var we *workflow.Error
 			require.ErrorAs(t, err, &we, tc.name)
 			require.Equal(t, workflow.CodeInvalidInput, we.Code, tc.name)

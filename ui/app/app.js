@@ -6,6 +6,8 @@ import { html, useRoute } from './lib.js';
 import { WorkflowsPage } from './workflows.js';
 import { WorkflowPage } from './workflow.js';
 import { TokensPage } from './tokens.js';
+import { OperationsPage } from './operations.js';
+import { AuditPage } from './audit.js';
 import { DefinitionsPage, DefinitionPage, SchedulesPage, ExecutorsPage, RemoteWorkersPage } from './pages.js';
 import { AlertsPage } from './alerts.js';
 
@@ -19,6 +21,8 @@ const pages = {
   '/remote-workers': { title: 'Remote workers', page: RemoteWorkersPage, nav: true },
   '/tokens': { title: 'API tokens', page: TokensPage, nav: true },
   '/alerts': { title: 'Alert rules', page: AlertsPage, nav: true },
+  '/operations': { title: 'Bulk operations', page: OperationsPage, nav: true },
+  '/audit': { title: 'Audit log', page: AuditPage, nav: true },
 };
 
 function TokenForm({ close, reason }) {

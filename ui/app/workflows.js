@@ -4,6 +4,7 @@ import { useEffect, useLayoutEffect, useState, useRef, useMemo } from 'preact/ho
 import { gql, subscribe } from './api.js';
 import { html, href, navigate, Time, Status, Count, useLoad, LoadError, fromLocalInput, toLocalInput, shortId } from './lib.js';
 import { Bulk } from './bulk.js';
+import { AllMatching } from './operations.js';
 
 export const pageSize = 50;
 export const statuses = ['CREATED', 'IN_PROGRESS', 'EXECUTING', 'WAITING', 'PAUSED', 'MANUAL', 'FINISHED', 'FAILED', 'CANCELLED'];
@@ -216,6 +217,7 @@ export function WorkflowsPage({ params }) {
     <${StatusCounts} stats=${stats} params=${params} set=${set} reload=${stats.reload} delay=${statsDelay.current} />
     <${LoadError} error=${list.error} />
     <${Bulk} key=${key} selected=${selected} rows=${rows} scope=${scope} clear=${() => setSelected(new Set())} reload=${list.reload} />
+    <${AllMatching} key=${'all' + key} filter=${filter} scope=${scope} />
     ${liveError && html`<div class="banner" role="status">Live updates were interrupted; taking them up again…</div>`}
     ${pending > 0 && html`<div class="banner" role="status">${pending} new workflow${pending > 1 ? 's' : ''} since this page loaded. <button onClick=${() => turn({})}>Show the newest</button></div>`}
     <table aria-label="Workflows" aria-busy=${list.loading ? 'true' : 'false'} data-loaded=${page ? 'true' : 'false'}>

@@ -3,24 +3,13 @@
 // connection_init). Prints "ok".
 //
 // usage: node auth.mjs http://127.0.0.1:PORT TOKEN
-import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
+import { launchLocal } from './local.mjs';
 
 const [base, token] = process.argv.slice(2);
-const local = new Set(['127.0.0.1', 'localhost', '[::1]']);
-const escaped = [];
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
+const { browser, context, escaped } = await launchLocal();
 try {
-  const context = await browser.newContext();
-  await context.route('**/*', (route) => {
-    if (local.has(new URL(route.request().url()).hostname)) return route.continue();
-    escaped.push(route.request().url());
-    return route.abort('blockedbyclient');
-  });
   const page = await context.newPage();
   await page.goto(base + '/ui/');
   const form = page.getByRole('form', { name: 'API token' });

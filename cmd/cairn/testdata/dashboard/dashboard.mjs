@@ -11,6 +11,7 @@
 // usage: node dashboard.mjs http://127.0.0.1:PORT [screenshot-dir]
 import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
+import { graphql } from './local.mjs';
 
 const [base, shots] = process.argv.slice(2);
 const estimates = process.env.CAIRN_COUNT_ESTIMATES === 'true';
@@ -18,12 +19,7 @@ const ui = base + '/ui/';
 const local = new Set(['127.0.0.1', 'localhost', '[::1]']);
 const escaped = [];
 
-async function gql(query, variables = {}) {
-  const res = await fetch(base + '/graphql', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query, variables }) });
-  const body = await res.json();
-  if (body.errors) throw new Error(JSON.stringify(body.errors));
-  return body.data;
-}
+const gql = graphql(base);
 const start = (input) => gql(`mutation($i: StartWorkflowInput!) { startWorkflow(input: $i) { workflow { id created status } } }`, { i: input }).then((d) => d.startWorkflow.workflow);
 const statusOf = (id) => gql(`query($id: ID!) { workflow(id: $id) { status state } }`, { id }).then((d) => d.workflow);
 const childrenOf = (id) => gql(`query($id: ID!) { workflow(id: $id) { children(first: 10) { nodes { id } } } }`, { id }).then((d) => d.workflow.children.nodes.map((c) => c.id));
