@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/cairnflow/cairn/graph/internal/request"
@@ -43,6 +45,9 @@ func errorPresenter(log *slog.Logger, requestTimeout time.Duration) graphql.Erro
 		}
 		out := graphql.DefaultErrorPresenter(ctx, err)
 		if _, coded := out.Extensions["code"]; coded {
+			if f := variableFieldOf(out); f != "" {
+				out.Extensions["field"] = f // a variable's value the schema refused (an unknown enum value...)
+			}
 			return out
 		}
 		var we *workflow.Error
@@ -74,6 +79,28 @@ func errorPresenter(log *slog.Logger, requestTimeout time.Duration) graphql.Erro
 		out.Err = nil
 		return out
 	}
+}
+
+// variableFieldOf names the input field of a variable's value the schema refused, from the error's
+// path (variable, the variable's name, then the fields and list indexes below it): "role",
+// "filter.statuses[1]". "" for any other error, and for a variable refused as a whole.
+func variableFieldOf(e *gqlerror.Error) string {
+	if len(e.Path) < 3 || e.Path[0] != ast.PathName("variable") {
+		return ""
+	}
+	var b strings.Builder
+	for _, el := range e.Path[2:] {
+		switch el := el.(type) {
+		case ast.PathName:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(string(el))
+		case ast.PathIndex:
+			fmt.Fprintf(&b, "[%d]", int(el))
+		}
+	}
+	return b.String()
 }
 
 // refID names an object in an engine's error message by its opaque ID, never its row number.

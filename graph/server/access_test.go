@@ -76,9 +76,10 @@ func TestTokensThroughTheAPI(t *testing.T) {
 			require.Equal(t, c.code, resp.Errors[0].Extensions["code"], "%v: %s", c.in, resp.Errors[0].Message)
 			require.Equal(t, c.field, resp.Errors[0].Extensions["field"], "%v", c.in)
 		}
-		// An unknown role is refused by the schema's enum before anything runs.
+		// An unknown role is refused by the schema's enum before anything runs, naming the field.
 		_, resp := callAs(t, b, admin, create, map[string]any{"in": map[string]any{"name": "boss", "role": "BOSS"}})
 		require.Equal(t, "GRAPHQL_VALIDATION_FAILED", resp.Errors[0].Extensions["code"])
+		require.Equal(t, "role", resp.Errors[0].Extensions["field"])
 		require.Contains(t, resp.Errors[0].Message, "BOSS is not a valid Role")
 		require.Equal(t, []string{"root"}, liveTokens(t, store), "bad input makes no token")
 

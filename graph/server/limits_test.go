@@ -32,8 +32,9 @@ func TestBadDocumentsGetCodedErrorsNever500(t *testing.T) {
 		e := b.fails(t, "GRAPHQL_VALIDATION_FAILED", `{ workflows { nodes { id color } } }`, nil)
 		require.Contains(t, e.Message, "color")
 		b.fails(t, "GRAPHQL_VALIDATION_FAILED", `query($n: Int) { workflows(first: $n) { totalCount } }`, map[string]any{"n": "ten"})
-		b.fails(t, "GRAPHQL_VALIDATION_FAILED", `query($f: WorkflowFilter) { workflows(filter: $f) { totalCount } }`,
-			map[string]any{"f": map[string]any{"statuses": []string{"SLEEPING"}}})
+		e = b.fails(t, "GRAPHQL_VALIDATION_FAILED", `query($f: WorkflowFilter) { workflows(filter: $f) { totalCount } }`,
+			map[string]any{"f": map[string]any{"statuses": []string{"FINISHED", "SLEEPING"}}})
+		require.Equal(t, "statuses[1]", e.Extensions["field"], "a variable's refused value names its field")
 		b.fails(t, "GRAPHQL_VALIDATION_FAILED", `mutation { pauseWorkflow(input: {}) { workflow { id } } }`, nil)
 
 		e = b.fails(t, "INVALID_INPUT", `{ workflows(first: 100000) { totalCount } }`, nil)
