@@ -10,6 +10,7 @@ import { OperationsPage } from './operations.js';
 import { AuditPage } from './audit.js';
 import { DefinitionsPage, DefinitionPage, SchedulesPage, ExecutorsPage, RemoteWorkersPage } from './pages.js';
 import { AlertsPage } from './alerts.js';
+import { LimitsPage } from './limits.js';
 
 const pages = {
   '/workflows': { title: 'Workflows', page: WorkflowsPage, nav: true },
@@ -21,6 +22,7 @@ const pages = {
   '/remote-workers': { title: 'Remote workers', page: RemoteWorkersPage, nav: true },
   '/tokens': { title: 'API tokens', page: TokensPage, nav: true },
   '/alerts': { title: 'Alert rules', page: AlertsPage, nav: true },
+  '/limits': { title: 'Limits', page: LimitsPage, nav: true },
   '/operations': { title: 'Bulk operations', page: OperationsPage, nav: true },
   '/audit': { title: 'Audit log', page: AuditPage, nav: true },
 };

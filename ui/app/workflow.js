@@ -11,7 +11,7 @@ const historyPage = 100;
 const workflowQuery = `query Workflow($id: ID!, $first: Int) { workflow(id: $id) {
   id type definitionVersion status state stateText externalId businessKey launchToken priority retries executorGroup
   nextActivation waitingForSignal lastError stepDeadline input variables output created modified started finished
-  attributes stuckReason
+  attributes stuckReason concurrencyKey blockedReason
   executor { id host pid }
   parent { id type status state }
   children(first: 50) { totalCount nodes { id type status state created } }
@@ -73,6 +73,8 @@ export function WorkflowPage({ params }) {
           <dt>Type</dt><dd><a href=${href('/definition', { type: w.type, version: w.definitionVersion })}>${w.type}</a> v${w.definitionVersion}</dd>
           <dt>Status</dt><dd><${Status} s=${w.status} /></dd>
           ${w.stuckReason ? html`<dt>Stuck</dt><dd data-testid="stuck-reason" class="stuck-reason">${w.stuckReason}</dd>` : ''}
+          ${w.blockedReason ? html`<dt>Held back</dt><dd data-testid="blocked-reason">${w.blockedReason} (<a href=${href('/limits')}>limits</a>)</dd>` : ''}
+          ${w.concurrencyKey ? html`<dt>Concurrency key</dt><dd data-testid="concurrency-key">${w.concurrencyKey}</dd>` : ''}
           <dt>State</dt><dd data-testid="state">${w.state}${w.stateText ? html` — <span class="muted">${w.stateText}</span>` : ''}</dd>
           ${w.waitingForSignal && html`<dt>Waits for signal</dt><dd>${w.waitingForSignal}</dd>`}
           ${w.lastError && html`<dt>Last error</dt><dd class="error">${w.lastError}</dd>`}
