@@ -17,7 +17,7 @@ func (r *mutationResolver) SetFlowControl(ctx context.Context, input model.SetFl
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.engine.SetFlowControl(ctx, input.Type, fc)
+	c, err := r.engine.SetFlowControl(ctx, input.Type, fc, actorOf(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +25,7 @@ func (r *mutationResolver) SetFlowControl(ctx context.Context, input model.SetFl
 }
 
 func (r *mutationResolver) ClearFlowControl(ctx context.Context, input model.ClearFlowControlInput) (*model.FlowControlPayload, error) {
-	c, err := r.engine.ClearFlowControl(ctx, input.Type)
+	c, err := r.engine.ClearFlowControl(ctx, input.Type, actorOf(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -118,6 +118,27 @@ func TestSetFlowControlAndBlockedReason(t *testing.T) {
 		require.Nil(t, cleared.ClearFlowControl.FlowControl)
 		b.must(t, listFlows, &list, nil)
 		require.Empty(t, list.FlowControls)
+
+		// Each change is in the audit log (written with it), with its type and settings; a clear
+		// of nothing writes none.
+		b.must(t, `mutation { clearFlowControl(input: {type: "test.flow"}) { flowControl { type } } }`, &cleared, nil)
+		var audit struct {
+			AuditLog struct {
+				Items []struct {
+					Actor, Action, Subject string
+					Details                map[string]any
+				}
+			}
+		}
+		b.must(t, `{ auditLog(first: 10) { items { actor action subject details } } }`, &audit, nil)
+		var acts []string
+		for _, e := range audit.AuditLog.Items {
+			if e.Subject == "test.flow" {
+				acts = append(acts, e.Action)
+			}
+		}
+		require.Equal(t, []string{"clearFlowControl", "setFlowControl"}, acts, "newest first: %+v", audit.AuditLog.Items)
+		require.Contains(t, audit.AuditLog.Items[1].Details, "concurrency", "the settings set")
 	})
 }
 

@@ -73,13 +73,13 @@ func (f *benchFlow) set(ctx context.Context, e *engine.Engine, typ string) (func
 	if f.fc == nil {
 		return func() {}, nil
 	}
-	if _, err := e.SetFlowControl(ctx, typ, *f.fc); err != nil {
+	if _, err := e.SetFlowControl(ctx, typ, *f.fc, "cli"); err != nil {
 		return nil, fmt.Errorf("error setting the flow control: %w", err)
 	}
 	return func() {
 		clearCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		_, _ = e.ClearFlowControl(clearCtx, typ)
+		_, _ = e.ClearFlowControl(clearCtx, typ, "cli")
 	}, nil
 }
 

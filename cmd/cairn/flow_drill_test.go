@@ -26,7 +26,7 @@ func TestDrillFlowControlNodeKilled(t *testing.T) {
 	ctx := context.Background()
 	const limit = 2
 	_, err := d.engine.SetFlowControl(ctx, "demo.order", workflow.FlowControl{
-		Concurrency: &workflow.Concurrency{Limit: limit, Key: ".customer"}})
+		Concurrency: &workflow.Concurrency{Limit: limit, Key: ".customer"}}, "drill")
 	require.NoError(t, err)
 	var nodes []*node
 	for range 3 {

@@ -15,10 +15,11 @@ import (
 	"github.com/cairnflow/cairn/workflow"
 )
 
-// SetFlowControl sets a type's run-time flow control (it wins over the definition's). A limit
-// below 1, an unknown type, a bad period or a key expression that does not compile is an
-// INVALID_INPUT naming the field, and changes nothing.
-func (e *Engine) SetFlowControl(ctx context.Context, typ string, fc workflow.FlowControl) (*FlowControlled, error) {
+// SetFlowControl sets a type's run-time flow control (it wins over the definition's), with an
+// audit log entry by actor in the same transaction. A limit below 1, an unknown type, a bad
+// period or a key expression that does not compile is an INVALID_INPUT naming the field, and
+// changes nothing.
+func (e *Engine) SetFlowControl(ctx context.Context, typ string, fc workflow.FlowControl, actor string) (*FlowControlled, error) {
 	if err := e.knownType(ctx, typ); err != nil {
 		return nil, err
 	}
@@ -33,7 +34,13 @@ func (e *Engine) SetFlowControl(ctx context.Context, typ string, fc workflow.Flo
 	if err != nil {
 		return nil, err
 	}
-	if err := e.store.FlowControlSet(ctx, &persistence.FlowControlRow{Type: typ, Settings: b, Updated: persistence.Now()}); err != nil {
+	err = e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+		if err := tx.FlowControlSet(ctx, &persistence.FlowControlRow{Type: typ, Settings: b, Updated: persistence.Now()}); err != nil {
+			return err
+		}
+		return audit(ctx, tx, actor, "setFlowControl", typ, "", fc)
+	})
+	if err != nil {
 		return nil, err
 	}
 	e.ForgetFlowControls()
@@ -41,12 +48,19 @@ func (e *Engine) SetFlowControl(ctx context.Context, typ string, fc workflow.Flo
 	return e.flowControlOf(ctx, typ)
 }
 
-// ClearFlowControl removes a type's run-time flow control; the definition's applies again.
-func (e *Engine) ClearFlowControl(ctx context.Context, typ string) (*FlowControlled, error) {
+// ClearFlowControl removes a type's run-time flow control (the definition's applies again), with
+// an audit log entry by actor in the same transaction when there was one.
+func (e *Engine) ClearFlowControl(ctx context.Context, typ, actor string) (*FlowControlled, error) {
 	if err := e.knownType(ctx, typ); err != nil {
 		return nil, err
 	}
-	if _, err := e.store.FlowControlDelete(ctx, typ); err != nil {
+	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+		if gone, err := tx.FlowControlDelete(ctx, typ); err != nil || !gone {
+			return err
+		}
+		return audit(ctx, tx, actor, "clearFlowControl", typ, "", nil)
+	})
+	if err != nil {
 		return nil, err
 	}
 	e.ForgetFlowControls()
