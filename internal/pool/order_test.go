@@ -120,13 +120,18 @@ func TestRetriedStepReplaysItsSideEffectWithoutCallingItAgain(t *testing.T) {
 			}},
 			{Name: "done", Kind: workflow.End}}}
 		b := setup(t, store, def)
-		b.startWorker(t, fastOptions())
+		b.startWorker(t, steadyOptions())
 		w := b.start(t, "t.charge", `{}`)
 		b.waitStatus(t, w.ID, persistence.StatusFinished)
 
 		mu.Lock()
 		defer mu.Unlock()
-		require.Equal(t, []string{"ch_1", "ch_1"}, seen, "both attempts got the first call's value")
+		// Two attempts at least (an attempt run again after its node looked dead on a loaded
+		// machine is one more), every one given the first call's value.
+		require.GreaterOrEqual(t, len(seen), 2, "the failed attempt and its retry ran")
+		for _, v := range seen {
+			require.Equal(t, "ch_1", v, "every attempt got the first call's value: %v", seen)
+		}
 		require.Equal(t, 1, calls, "the retry replayed the side effect instead of calling its function")
 	})
 }
