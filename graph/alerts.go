@@ -33,21 +33,11 @@ func (r *Resolver) deleteAlertRule(ctx context.Context, in model.DeleteAlertRule
 
 // alertDeliveries returns a page of deliveries, newest first.
 func (r *Resolver) alertDeliveries(ctx context.Context, first *int, after *string, filter *model.AlertDeliveryFilter) (*model.AlertDeliveryPage, error) {
-	p := persistence.AlertDeliveryListParams{Limit: 50}
-	if first != nil {
-		n, err := listFirst(first)
-		if err != nil {
-			return nil, err
-		}
-		p.Limit = n
+	read, before, err := newestFirstArgs(first, after, kindAlertDeliv)
+	if err != nil {
+		return nil, err
 	}
-	if after != nil {
-		id, err := decodeID("after", kindAlertDeliv, *after)
-		if err != nil {
-			return nil, err
-		}
-		p.BeforeID = id
-	}
+	p := persistence.AlertDeliveryListParams{Limit: read, BeforeID: before}
 	if filter != nil {
 		if filter.RuleID != nil {
 			id, err := decodeID("filter.ruleId", kindAlertRule, *filter.RuleID)
@@ -65,20 +55,12 @@ func (r *Resolver) alertDeliveries(ctx context.Context, first *int, after *strin
 		}
 		p.Status = filter.Status
 	}
-	want := p.Limit
-	p.Limit++
 	rows, err := r.store.AlertDeliveryList(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	out := &model.AlertDeliveryPage{Items: rows, HasNextPage: len(rows) > want}
-	if len(rows) > want {
-		out.Items = rows[:want]
-	}
-	if n := len(out.Items); n > 0 {
-		c := encodeID(kindAlertDeliv, out.Items[n-1].ID)
-		out.EndCursor = &c
-	}
+	out := &model.AlertDeliveryPage{}
+	out.Items, out.HasNextPage, out.EndCursor = newestFirstPage(rows, read, kindAlertDeliv, func(d *persistence.AlertDelivery) int64 { return d.ID })
 	return out, nil
 }
 

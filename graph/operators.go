@@ -27,41 +27,20 @@ func auditSubject(s *string) *string {
 
 // auditLog returns a page of the audit log, newest first; the cursor is the last entry's ID.
 func (r *Resolver) auditLog(ctx context.Context, first *int, after *string, filter *model.AuditLogFilter) (*model.AuditLogPage, error) {
-	p := persistence.AuditListParams{Limit: 50}
-	if first != nil {
-		n, err := listFirst(first)
-		if err != nil {
-			return nil, err
-		}
-		p.Limit = n
+	read, before, err := newestFirstArgs(first, after, kindAudit)
+	if err != nil {
+		return nil, err
 	}
-	if after != nil {
-		id, err := decodeID("after", kindAudit, *after)
-		if err != nil {
-			return nil, err
-		}
-		p.BeforeID = id
-	}
+	p := persistence.AuditListParams{Limit: read, BeforeID: before}
 	if filter != nil {
 		p.Actor, p.Since, p.Until = filter.Actor, filter.Since, filter.Until
 	}
-	want := p.Limit
-	p.Limit++
 	rows, err := r.store.AuditList(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	out := &model.AuditLogPage{Items: rows, HasNextPage: len(rows) > want}
-	if len(rows) > want {
-		out.Items = rows[:want]
-	}
-	if n := len(out.Items); n > 0 {
-		c := encodeID(kindAudit, out.Items[n-1].ID)
-		out.EndCursor = &c
-	}
-	if out.Items == nil {
-		out.Items = []*persistence.AuditEntry{}
-	}
+	out := &model.AuditLogPage{}
+	out.Items, out.HasNextPage, out.EndCursor = newestFirstPage(rows, read, kindAudit, func(e *persistence.AuditEntry) int64 { return e.ID })
 	return out, nil
 }
 
