@@ -23,6 +23,12 @@ type AlertRule struct {
 	StatusesDoc string    `bun:"statuses,notnull"`
 	WebhookURL  string    `bun:"webhook_url,notnull"`
 	Created     time.Time `bun:"created,notnull"`
+
+	// types and statuses are TypesDoc and StatusesDoc read once (parsed), for rules the alert
+	// cache matches every status change against.
+	types    []string
+	statuses []Status
+	parsed   bool
 }
 
 // NewAlertRule makes a rule (not stored).
@@ -34,6 +40,9 @@ func NewAlertRule(name string, types []string, statuses []Status, webhookURL str
 
 // Types returns the rule's workflow types (empty: every type).
 func (r *AlertRule) Types() []string {
+	if r.parsed {
+		return r.types
+	}
 	var out []string
 	_ = json.Unmarshal([]byte(r.TypesDoc), &out)
 	return out
@@ -41,15 +50,27 @@ func (r *AlertRule) Types() []string {
 
 // Statuses returns the statuses the rule alerts on.
 func (r *AlertRule) Statuses() []Status {
+	if r.parsed {
+		return r.statuses
+	}
 	var out []Status
 	_ = json.Unmarshal([]byte(r.StatusesDoc), &out)
 	return out
 }
 
+// parse reads the rule's types and statuses once, for the matches that follow.
+func (r *AlertRule) parse() {
+	r.types, r.statuses = r.Types(), r.Statuses()
+	r.parsed = true
+}
+
+// alertsOn reports whether the rule alerts on some workflow reaching status.
+func (r *AlertRule) alertsOn(status Status) bool { return slices.Contains(r.Statuses(), status) }
+
 // matches reports whether a workflow of typ reaching status alerts through r.
 func (r *AlertRule) matches(typ string, status Status) bool {
 	ts := r.Types()
-	return slices.Contains(r.Statuses(), status) && (len(ts) == 0 || slices.Contains(ts, typ))
+	return r.alertsOn(status) && (len(ts) == 0 || slices.Contains(ts, typ))
 }
 
 // DeliveryStatus is where a delivery stands.
@@ -110,6 +131,11 @@ func (c *alertCache) get(ctx context.Context, s *Store) ([]*AlertRule, map[strin
 	if err := s.idb.NewSelect().Model(&rules).OrderExpr("id").Scan(ctx); err != nil {
 		return nil, nil, fmt.Errorf("error reading the alert rules: %w", err)
 	}
+	byID := make(map[int64]*AlertRule, len(rules))
+	for _, r := range rules {
+		r.parse()
+		byID[r.ID] = r
+	}
 	schedules := map[string]*AlertRule{}
 	if len(rules) > 0 {
 		var rows []struct {
@@ -120,10 +146,8 @@ func (c *alertCache) get(ctx context.Context, s *Store) ([]*AlertRule, map[strin
 			return nil, nil, fmt.Errorf("error reading the schedules' alert rules: %w", err)
 		}
 		for _, row := range rows {
-			for _, r := range rules {
-				if r.ID == row.AlertRuleID {
-					schedules[fmt.Sprintf("schedule:%d", row.ID)] = r
-				}
+			if r := byID[row.AlertRuleID]; r != nil {
+				schedules[fmt.Sprintf("schedule:%d", row.ID)] = r
 			}
 		}
 	}
@@ -195,7 +219,7 @@ func (s *Store) enqueueAlerts(ctx context.Context, events []*ChangeEvent) error 
 	var ids []int64
 	for _, e := range events {
 		for _, r := range rules {
-			if slices.Contains(r.Statuses(), e.Status) {
+			if r.alertsOn(e.Status) {
 				ids = append(ids, e.WorkflowID)
 				break
 			}
@@ -235,7 +259,7 @@ func (s *Store) enqueueAlerts(ctx context.Context, events []*ChangeEvent) error 
 		for _, r := range rules {
 			k := key{r.ID, e.WorkflowID, e.Status}
 			// A schedule's own rule alerts on its statuses whatever types it names.
-			scheduled := own[e.WorkflowID] == r && slices.Contains(r.Statuses(), e.Status)
+			scheduled := own[e.WorkflowID] == r && r.alertsOn(e.Status)
 			if seen[k] || !(scheduled || r.matches(typ, e.Status)) {
 				continue
 			}
