@@ -16,8 +16,7 @@ import (
 )
 
 // runPageScript runs the real binary with --demo (and flags) on each backend and a dashboard
-// browser script (testdata/dashboard/script, with local.mjs) against it, which must print "ok";
-// the node must then stop cleanly.
+// browser script (testdata/dashboard/script, with local.mjs) against it.
 func runPageScript(t *testing.T, script string, flags ...string) {
 	t.Helper()
 	browser := nodetest.Chromium(t)
@@ -25,19 +24,54 @@ func runPageScript(t *testing.T, script string, flags ...string) {
 	for _, kind := range dbtest.Backends {
 		t.Run(string(kind), func(t *testing.T) {
 			args := append([]string{"--database", dbtest.URL(t, kind), "--demo", "--addr", "127.0.0.1:0", "--log-format", "json"}, flags...)
-			n := startNode(t, nil, args...)
-			require.NotEmpty(t, n.addr)
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, script, "http://"+n.addr)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
-			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "the browser run failed:\n%s\ncairn's log:\n%s", out, n.output())
-			require.Equal(t, "ok", strings.TrimSpace(string(out)))
-			require.Zero(t, n.stop(t), n.output())
+			runScriptAgainst(t, node, dir, browser, startNode(t, nil, args...), script)
 		})
 	}
+}
+
+// runAuthPageScript runs the real binary with --auth and --demo on SQLite, and a dashboard browser
+// script against it given an admin token made with cairn token create.
+func runAuthPageScript(t *testing.T, script string) {
+	t.Helper()
+	browser := nodetest.Chromium(t)
+	node, dir := nodetest.Package(t, filepath.Join("testdata", "dashboard"), script, "local.mjs")
+	db := dbtest.URL(t, dbtest.Backends[0])
+	r := runCairn(t, "", nil, "migrate", "up", "--database", db)
+	require.Zero(t, r.code, r.stderr)
+	r = runCairn(t, "", nil, "token", "create", "--name", "dashboard", "--database", db)
+	require.Zero(t, r.code, r.stderr)
+	n := startNode(t, nil, "--auth", "--database", db, "--demo", "--addr", "127.0.0.1:0", "--log-format", "json")
+	runScriptAgainst(t, node, dir, browser, n, script, strings.TrimSpace(r.stdout))
+}
+
+// runScriptAgainst runs a browser script against node n (its URL, then args), which must print
+// "ok" and nothing else; n must then stop cleanly.
+func runScriptAgainst(t *testing.T, node, dir, browser string, n *node, script string, args ...string) {
+	t.Helper()
+	require.NotEmpty(t, n.addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{script, "http://" + n.addr}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the browser run failed:\n%s\ncairn's log:\n%s", out, n.output())
+	require.Equal(t, "ok", strings.TrimSpace(string(out)))
+	require.Zero(t, n.stop(t), n.output())
+}
+
+// TestDashboardUnderAuth: the page loads without a token, asks for one, and with it reads over
+// HTTP and subscribes over the websocket (testdata/dashboard/auth.mjs).
+func TestDashboardUnderAuth(t *testing.T) {
+	t.Parallel()
+	runAuthPageScript(t, "auth.mjs")
+}
+
+// TestDashboardTokensAndSchedules drives the API tokens page and schedule edit and delete with an
+// admin token (testdata/dashboard/tokens.mjs).
+func TestDashboardTokensAndSchedules(t *testing.T) {
+	t.Parallel()
+	runAuthPageScript(t, "tokens.mjs")
 }
 
 // TestDashboardOperationsInChromium drives the bulk operations and audit log pages

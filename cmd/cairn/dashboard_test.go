@@ -25,7 +25,7 @@ import (
 func dashboardTools(t *testing.T) (node, dir, browser string) {
 	t.Helper()
 	browser = nodetest.Chromium(t)
-	node, dir = nodetest.Package(t, filepath.Join("testdata", "dashboard"), "dashboard.mjs", "auth.mjs", "local.mjs")
+	node, dir = nodetest.Package(t, filepath.Join("testdata", "dashboard"), "dashboard.mjs", "local.mjs")
 	return node, dir, browser
 }
 
@@ -73,28 +73,4 @@ func TestDashboardInChromium(t *testing.T) {
 			require.Zero(t, n.stop(t), n.output())
 		})
 	}
-}
-
-// TestDashboardUnderAuth runs the binary with --auth: the page loads without a token, asks for
-// one, and with it reads over HTTP and subscribes over the websocket (testdata/dashboard/auth.mjs).
-func TestDashboardUnderAuth(t *testing.T) {
-	t.Parallel()
-	node, dir, browser := dashboardTools(t)
-	db := dbtest.URL(t, dbtest.Backends[0])
-	r := runCairn(t, "", nil, "migrate", "up", "--database", db)
-	require.Zero(t, r.code, r.stderr)
-	r = runCairn(t, "", nil, "token", "create", "--name", "dashboard", "--database", db)
-	require.Zero(t, r.code, r.stderr)
-	token := strings.TrimSpace(r.stdout)
-	n := startNode(t, nil, "--auth", "--database", db, "--demo", "--addr", "127.0.0.1:0", "--log-format", "json")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "auth.mjs", "http://"+n.addr, token)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CHROMIUM="+browser)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "the browser run failed:\n%s\ncairn's log:\n%s", out, n.output())
-	require.Equal(t, "ok", strings.TrimSpace(string(out)))
-	require.Zero(t, n.stop(t), n.output())
 }
