@@ -4,13 +4,11 @@
 // Prints "ok".
 //
 // usage: node alerts.mjs http://127.0.0.1:PORT
-import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { launchLocal, graphql } from './local.mjs';
 
 const [base] = process.argv.slice(2);
-const local = new Set(['127.0.0.1', 'localhost', '[::1]']);
-const escaped = [];
 
 const bodies = [];
 const receiver = http.createServer((req, res) => {
@@ -21,24 +19,10 @@ const receiver = http.createServer((req, res) => {
 await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
 const hook = `http://127.0.0.1:${receiver.address().port}/hook`;
 
-async function gql(query) {
-  const res = await fetch(base + '/graphql', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ query }) });
-  const out = await res.json();
-  assert.equal(out.errors, undefined, JSON.stringify(out.errors));
-  return out.data;
-}
+const gql = graphql(base);
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
+const { browser, context, escaped } = await launchLocal();
 try {
-  const context = await browser.newContext();
-  await context.route('**/*', (route) => {
-    if (local.has(new URL(route.request().url()).hostname)) return route.continue();
-    escaped.push(route.request().url());
-    return route.abort('blockedbyclient');
-  });
   const page = await context.newPage();
   page.on('dialog', (d) => d.accept());
   await page.goto(base + '/ui/#/alerts');

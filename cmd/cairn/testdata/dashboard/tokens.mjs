@@ -3,12 +3,10 @@
 // from then on), and edit and delete a named schedule. Prints "ok".
 //
 // usage: node tokens.mjs http://127.0.0.1:PORT ADMIN_TOKEN
-import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
+import { launchLocal } from './local.mjs';
 
 const [base, token] = process.argv.slice(2);
-const local = new Set(['127.0.0.1', 'localhost', '[::1]']);
-const escaped = [];
 
 async function call(secret, query, variables) {
   const res = await fetch(base + '/graphql', {
@@ -19,17 +17,8 @@ async function call(secret, query, variables) {
   return { status: res.status, body: await res.json() };
 }
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
+const { browser, context, escaped } = await launchLocal();
 try {
-  const context = await browser.newContext();
-  await context.route('**/*', (route) => {
-    if (local.has(new URL(route.request().url()).hostname)) return route.continue();
-    escaped.push(route.request().url());
-    return route.abort('blockedbyclient');
-  });
   const page = await context.newPage();
   page.on('dialog', (d) => d.accept());
   await page.goto(base + '/ui/#/tokens');
