@@ -1,10 +1,8 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -16,25 +14,6 @@ import (
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
-
-// callAs sends a query with variables and an Authorization header, and returns status and response.
-func callAs(t *testing.T, b *bundle, authorization, query string, vars map[string]any) (int, gqlResponse) {
-	t.Helper()
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
-	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, b.srv.URL+"/graphql", bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", authorization)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	var out gqlResponse
-	require.NoError(t, json.Unmarshal(raw, &out), string(raw))
-	return resp.StatusCode, out
-}
 
 // liveTokens returns the names of the tokens not revoked.
 func liveTokens(t *testing.T, store *persistence.Store) []string {

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -107,15 +108,26 @@ func (b *bundle) postRaw(t *testing.T, body string) (int, gqlResponse) {
 // postAs sends a query with an Authorization header ("" for none) and returns status and response.
 func postAs(t *testing.T, b *bundle, authorization, query string) (int, gqlResponse) {
 	t.Helper()
-	body, err := json.Marshal(map[string]any{"query": query})
-	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPost, b.srv.URL+"/graphql", strings.NewReader(string(body)))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
+	return callAs(t, b, authorization, query, nil)
+}
+
+// callAs sends a query with variables and an Authorization header ("" for none), and returns
+// status and response.
+func callAs(t *testing.T, b *bundle, authorization, query string, vars map[string]any) (int, gqlResponse) {
+	t.Helper()
+	req := map[string]any{"query": query}
+	if vars != nil {
+		req["variables"] = vars
 	}
-	resp, err := http.DefaultClient.Do(req)
+	body, err := json.Marshal(req)
+	require.NoError(t, err)
+	hr, err := http.NewRequest(http.MethodPost, b.srv.URL+"/graphql", bytes.NewReader(body))
+	require.NoError(t, err)
+	hr.Header.Set("Content-Type", "application/json")
+	if authorization != "" {
+		hr.Header.Set("Authorization", authorization)
+	}
+	resp, err := http.DefaultClient.Do(hr)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
