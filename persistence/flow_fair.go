@@ -134,30 +134,42 @@ func (s *Store) flowRotation(ctx context.Context, p WorkflowClaimParams, f FlowS
 	if len(keys) > 0 {
 		last = keys[len(keys)-1]
 	}
-	var parts []string
-	var args []any
-	cols := "id, concurrency_key, status, priority, next_activation"
-	if f.RateKey != nil {
-		cols += ", input"
-	}
+	var served []string
 	for _, k := range keys {
 		if seen[k] || (f.Concurrency > 0 && !f.CancelNewest && !f.CancelInProgress && holders[k] >= f.Concurrency) {
 			continue // among the candidates already, or full (its workflows would only wait)
 		}
-		parts = append(parts, `SELECT * FROM (SELECT `+cols+` FROM workflows WHERE type = ? AND concurrency_key = ? AND `+flowIndexed+`
-			AND executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL
-			ORDER BY priority DESC, next_activation, id LIMIT 1) AS k`+strconv.Itoa(len(parts)))
-		args = append(args, f.Type, k, p.Group, bunIn(claimableStatuses), now)
+		served = append(served, k)
 	}
-	if len(parts) == 0 {
+	if len(served) == 0 {
 		return nil, last, nil
 	}
+	query, args := keyHeads(p, f, served, now)
 	var out []*Workflow
-	err = s.idb.NewRaw(strings.Join(parts, " UNION ALL "), args...).Scan(ctx, &out)
+	err = s.idb.NewRaw(query, args...).Scan(ctx, &out)
 	return out, last, err
 }
 
-// flowIndexed is the predicate of the partial index workflows_flow_idx, word for word: SQLite
+// keyHeads is the statement that reads the oldest due workflow of each key, in claim order (one
+// probe of workflows_flow_due_idx a key where the database has partial indexes).
+func keyHeads(p WorkflowClaimParams, f FlowSpec, keys []string, now time.Time) (string, []any) {
+	cols := "id, concurrency_key, status, priority, next_activation"
+	if f.RateKey != nil {
+		cols += ", input"
+	}
+	parts := make([]string, len(keys))
+	var args []any
+	for i, k := range keys {
+		parts[i] = `SELECT * FROM (SELECT ` + cols + ` FROM workflows WHERE type = ? AND concurrency_key = ? AND ` + flowIndexed + `
+			AND executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL
+			ORDER BY priority DESC, next_activation, id LIMIT 1) AS k` + strconv.Itoa(i)
+		args = append(args, f.Type, k, p.Group, bunIn(claimableStatuses), now)
+	}
+	return strings.Join(parts, " UNION ALL "), args
+}
+
+// flowIndexed is the predicate of the partial indexes workflows_flow_idx and
+// workflows_flow_due_idx (a key's workflows in claim order), word for word: SQLite
 // uses a partial index only for a statement that names its predicate.
 const flowIndexed = `concurrency_key IS NOT NULL AND status IN ('CREATED', 'IN_PROGRESS', 'EXECUTING', 'WAITING')`
 
