@@ -154,8 +154,24 @@ func (s *Store) ensureFlowLock(ctx context.Context, typ string) error {
 // commit. Keys whose slots are free are served in the order of their oldest due workflow, so a
 // key with a long queue does not hold back the others.
 func (s *Store) WorkflowFlowClaim(ctx context.Context, p WorkflowClaimParams, f FlowSpec) (FlowClaimResult, error) {
+	return s.flowClaim(ctx, p, f, nil)
+}
+
+// WorkflowFlowClaimKeys is WorkflowFlowClaim for the given keys of the type alone ("": its
+// workflows without a key), as many of each key's oldest due workflows as it has free slots: a
+// node claims this way for the keys whose slots its own completions just freed, reading neither
+// the other keys nor their queues.
+func (s *Store) WorkflowFlowClaimKeys(ctx context.Context, p WorkflowClaimParams, f FlowSpec, keys []string) (FlowClaimResult, error) {
+	if keys == nil {
+		keys = []string{}
+	}
+	return s.flowClaim(ctx, p, f, keys)
+}
+
+// flowClaim is a flow claim of keys (nil: of every key of the type).
+func (s *Store) flowClaim(ctx context.Context, p WorkflowClaimParams, f FlowSpec, keys []string) (FlowClaimResult, error) {
 	var res FlowClaimResult
-	if p.Limit <= 0 {
+	if p.Limit <= 0 || (keys != nil && len(keys) == 0) {
 		return res, nil
 	}
 	if err := s.ensureFlowLock(ctx, f.Type); err != nil {
@@ -173,36 +189,31 @@ func (s *Store) WorkflowFlowClaim(ctx context.Context, p WorkflowClaimParams, f 
 				return err
 			}
 		}
-		holders := map[string]int{}
-		if f.Concurrency > 0 {
-			var counts []struct {
-				Key *string `bun:"concurrency_key"`
-				N   int     `bun:"n"`
-			}
-			// Keyed and keyless holders apart: each reads an index of its own.
-			if err := tx.idb.NewRaw("SELECT concurrency_key, count(*) AS n FROM workflows WHERE type = ? AND concurrency_key IS NOT NULL AND "+
-				flowHolding(f.StepScope)+" GROUP BY concurrency_key", f.Type).Scan(ctx, &counts); err != nil {
-				return err
-			}
-			for _, c := range counts {
-				holders[flowKey(c.Key)] = c.N
-			}
-			var keyless int
-			if err := tx.idb.NewRaw("SELECT count(*) FROM workflows WHERE type = ? AND concurrency_key IS NULL AND "+flowHolding(f.StepScope),
-				f.Type).Scan(ctx, &keyless); err != nil {
-				return err
-			}
-			if keyless > 0 {
-				holders[""] = keyless
-			}
-		}
-		cands, err := tx.flowCandidates(ctx, p, f, holders, now)
+		holders, err := tx.flowHolders(ctx, f, keys)
 		if err != nil {
 			return err
 		}
-		cands, last, err := tx.flowFair(ctx, p, f, cands, holders, flowCandidateLimit(p), now)
-		if err != nil {
-			return err
+		var cands []*Workflow
+		last := s.flowCursor(f.Type)
+		switch {
+		case keys != nil:
+			if heads := freeHeads(f, holders, keys, p.Limit); len(heads) > 0 {
+				if cands, err = tx.flowHeads(ctx, p, f, heads, now); err != nil {
+					return err
+				}
+			}
+			cands = inTurns(cands, last)
+		case keyDriven(f, holders):
+			if cands, last, err = tx.flowKeyCandidates(ctx, p, f, holders, now); err != nil {
+				return err
+			}
+		default:
+			if cands, err = tx.flowCandidates(ctx, p, f, holders, now); err != nil {
+				return err
+			}
+			if cands, last, err = tx.flowFair(ctx, p, f, cands, holders, flowCandidateLimit(p), now); err != nil {
+				return err
+			}
 		}
 		rates := flowRates{f: f, now: now, tats: map[string]time.Time{}}
 		if f.RateLimit > 0 {
@@ -238,7 +249,9 @@ func (s *Store) WorkflowFlowClaim(ctx context.Context, p WorkflowClaimParams, f 
 			ids = append(ids, c.ID)
 			last = key
 		}
-		s.setFlowCursor(f.Type, last)
+		if keys == nil {
+			s.setFlowCursor(f.Type, last)
+		}
 		for key, n := range displace {
 			victims, err := tx.flowOldestHolders(ctx, f, key, n)
 			if err != nil {
@@ -257,9 +270,7 @@ func (s *Store) WorkflowFlowClaim(ctx context.Context, p WorkflowClaimParams, f 
 		if len(ids) == 0 {
 			return nil
 		}
-		c := s.newClaimStatement(p)
-		c.Due, c.DueArgs, c.Order, c.Limit = "id IN (?) AND executor_id IS NULL", []any{bunIn(ids)}, "priority DESC, next_activation, id", len(ids)
-		res.Claimed, err = tx.dialect.claim(ctx, tx, c)
+		res.Claimed, err = tx.claimIDs(ctx, p, ids)
 		return err
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
 // maxRotationKeys bounds the keys one flow claim looks up past its oldest candidates.
@@ -114,13 +115,33 @@ func claimsBefore(a, b *Workflow) bool {
 // would only wait, and the last key it looked up.
 func (s *Store) flowRotation(ctx context.Context, p WorkflowClaimParams, f FlowSpec, cursor string, holders map[string]int,
 	seen map[string]bool, now time.Time) ([]*Workflow, string, error) {
-	n := min(p.Limit, maxRotationKeys)
-	keys, err := s.flowKeysAfter(ctx, f.Type, cursor, n)
+	keys, last, err := s.flowKeysRound(ctx, f.Type, cursor, min(p.Limit, maxRotationKeys))
+	if err != nil {
+		return nil, "", err
+	}
+	var served []keyHead
+	for _, k := range keys {
+		if seen[k] || (f.Concurrency > 0 && !f.CancelNewest && !f.CancelInProgress && holders[k] >= f.Concurrency) {
+			continue // among the candidates already, or full (its workflows would only wait)
+		}
+		served = append(served, keyHead{key: k, n: 1})
+	}
+	if len(served) == 0 {
+		return nil, last, nil
+	}
+	out, err := s.flowHeads(ctx, p, f, served, now)
+	return out, last, err
+}
+
+// flowKeysRound returns up to n keys with claimable work after cursor, going round to the first
+// key, and the last one.
+func (s *Store) flowKeysRound(ctx context.Context, typ, cursor string, n int) ([]string, string, error) {
+	keys, err := s.flowKeysAfter(ctx, typ, cursor, n)
 	if err != nil {
 		return nil, "", err
 	}
 	if len(keys) < n && cursor != "" {
-		round, err := s.flowKeysAfter(ctx, f.Type, "", n-len(keys))
+		round, err := s.flowKeysAfter(ctx, typ, "", n-len(keys))
 		if err != nil {
 			return nil, "", err
 		}
@@ -134,44 +155,114 @@ func (s *Store) flowRotation(ctx context.Context, p WorkflowClaimParams, f FlowS
 	if len(keys) > 0 {
 		last = keys[len(keys)-1]
 	}
-	var served []string
-	for _, k := range keys {
-		if seen[k] || (f.Concurrency > 0 && !f.CancelNewest && !f.CancelInProgress && holders[k] >= f.Concurrency) {
-			continue // among the candidates already, or full (its workflows would only wait)
-		}
-		served = append(served, k)
-	}
-	if len(served) == 0 {
-		return nil, last, nil
-	}
-	query, args := keyHeads(p, f, served, now)
-	var out []*Workflow
-	err = s.idb.NewRaw(query, args...).Scan(ctx, &out)
-	return out, last, err
+	return keys, last, nil
 }
 
-// keyHeads is the statement that reads the oldest due workflow of each key, in claim order (one
-// probe of workflows_flow_due_idx a key where the database has partial indexes).
-func keyHeads(p WorkflowClaimParams, f FlowSpec, keys []string, now time.Time) (string, []any) {
+// keyHead asks for the n oldest due workflows of a key ("": the workflows without one).
+type keyHead struct {
+	key string
+	n   int
+}
+
+// flowHeads reads the oldest due workflows of each key, in claim order, one index probe a key
+// (workflows_flow_due_idx where the database has partial indexes; the workflows without a key from
+// workflows_flow_keyless_idx): on PostgreSQL in one statement whatever the number of keys, elsewhere
+// in statements of at most headsPerStatement keys.
+func (s *Store) flowHeads(ctx context.Context, p WorkflowClaimParams, f FlowSpec, heads []keyHead, now time.Time) ([]*Workflow, error) {
+	var out []*Workflow
+	if s.Kind() == KindPostgres {
+		var keyed []keyHead
+		for _, h := range heads {
+			if h.key == "" {
+				query, args := keyHeads(p, f, []keyHead{h}, now)
+				if err := s.idb.NewRaw(query, args...).Scan(ctx, &out); err != nil {
+					return nil, err
+				}
+			} else {
+				keyed = append(keyed, h)
+			}
+		}
+		if len(keyed) > 0 {
+			var ws []*Workflow
+			query, args := keyHeadsLateral(p, f, keyed, now)
+			if err := s.idb.NewRaw(query, args...).Scan(ctx, &ws); err != nil {
+				return nil, err
+			}
+			out = append(out, ws...)
+		}
+		return out, nil
+	}
+	for len(heads) > 0 {
+		n := min(len(heads), headsPerStatement)
+		var ws []*Workflow
+		query, args := keyHeads(p, f, heads[:n], now)
+		if err := s.idb.NewRaw(query, args...).Scan(ctx, &ws); err != nil {
+			return nil, err
+		}
+		out, heads = append(out, ws...), heads[n:]
+	}
+	return out, nil
+}
+
+// headsPerStatement bounds the keys of one UNION ALL of flowHeads (SQLite allows 500 terms of a
+// compound SELECT).
+const headsPerStatement = 32
+
+// flowCols are the columns a flow claim reads of its candidates.
+func flowCols(f FlowSpec) string {
 	cols := "id, concurrency_key, status, priority, next_activation"
 	if f.RateKey != nil {
 		cols += ", input"
 	}
-	parts := make([]string, len(keys))
+	return cols
+}
+
+// keyHeads is the statement that reads the oldest due workflows of each key, a UNION ALL of one
+// probe a key.
+func keyHeads(p WorkflowClaimParams, f FlowSpec, heads []keyHead, now time.Time) (string, []any) {
+	parts := make([]string, len(heads))
 	var args []any
-	for i, k := range keys {
-		parts[i] = `SELECT * FROM (SELECT ` + cols + ` FROM workflows WHERE type = ? AND concurrency_key = ? AND ` + flowIndexed + `
+	for i, h := range heads {
+		which, whichArgs := "concurrency_key = ? AND "+flowIndexed, []any{h.key}
+		if h.key == "" {
+			which, whichArgs = flowKeyless, nil
+		}
+		parts[i] = `SELECT * FROM (SELECT ` + flowCols(f) + ` FROM workflows WHERE type = ? AND ` + which + `
 			AND executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL
-			ORDER BY priority DESC, next_activation, id LIMIT 1) AS k` + strconv.Itoa(i)
-		args = append(args, f.Type, k, p.Group, bunIn(claimableStatuses), now)
+			ORDER BY priority DESC, next_activation, id LIMIT ?) AS k` + strconv.Itoa(i)
+		args = append(append(append(args, f.Type), whichArgs...), p.Group, bunIn(claimableStatuses), now, max(h.n, 1))
 	}
 	return strings.Join(parts, " UNION ALL "), args
+}
+
+// keyHeadsLateral is keyHeads on PostgreSQL for keys that are not "": one statement of the same
+// text for any number of keys, a lateral probe of each key given as arrays. The group is checked
+// outside the probe (a type's workflows share its group): named inside, it would let a planner with
+// the statistics of a young table walk the due index for each key.
+func keyHeadsLateral(p WorkflowClaimParams, f FlowSpec, heads []keyHead, now time.Time) (string, []any) {
+	keys, ns := make([]string, len(heads)), make([]int, len(heads))
+	for i, h := range heads {
+		keys[i], ns[i] = h.key, max(h.n, 1)
+	}
+	cols := strings.ReplaceAll(flowCols(f), ", ", ", w.")
+	return `SELECT w.` + cols + ` FROM unnest(?::text[], ?::int[]) AS k(key, n) CROSS JOIN LATERAL (
+			SELECT ` + flowCols(f) + `, executor_group FROM workflows WHERE type = ? AND concurrency_key = k.key AND ` + flowIndexed + `
+			AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL
+			ORDER BY priority DESC, next_activation, id LIMIT k.n) AS w WHERE w.executor_group = ?`,
+		[]any{pgdialect.Array(keys), pgdialect.Array(ns), f.Type, bunIn(claimableStatuses), now, p.Group}
 }
 
 // flowIndexed is the predicate of the partial indexes workflows_flow_idx and
 // workflows_flow_due_idx (a key's workflows in claim order), word for word: SQLite
 // uses a partial index only for a statement that names its predicate.
 const flowIndexed = `concurrency_key IS NOT NULL AND status IN ('CREATED', 'IN_PROGRESS', 'EXECUTING', 'WAITING')`
+
+// flowKeyless is the predicate of workflows_flow_keyless_idx, word for word.
+const flowKeyless = `concurrency_key IS NULL AND status IN ('CREATED', 'IN_PROGRESS', 'EXECUTING', 'WAITING')`
+
+// flowHeld is the predicate of workflows_flow_holders_idx, word for word: the keyed workflows
+// that may hold a slot.
+const flowHeld = `concurrency_key IS NOT NULL AND status IN ('IN_PROGRESS', 'EXECUTING', 'WAITING')`
 
 // flowKeysAfter returns up to n concurrency keys of a type after the key after, in key order, that
 // have claimable workflows: one index probe a key (a loose index scan of workflows_flow_idx).

@@ -27,7 +27,7 @@ func TestFlowKeyHeadsReadTheIndexInClaimOrder(t *testing.T) {
 	_, err = store.DB().ExecContext(ctx, "ANALYZE workflows")
 	require.NoError(t, err)
 	query, args := persistence.KeyHeadsForTest(persistence.WorkflowClaimParams{Group: "default"}, persistence.FlowSpec{Type: "flow.plan"},
-		[]string{"long", "k7"}, persistence.Now())
+		persistence.KeyHeadsForTestOf("long", "k7"), persistence.Now())
 	var plan []string
 	require.NoError(t, store.DB().NewRaw("EXPLAIN "+query, args...).Scan(ctx, &plan))
 	text := strings.Join(plan, "\n")

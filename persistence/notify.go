@@ -20,7 +20,20 @@ const (
 	// TopicCancel: the workflow in the payload ("id:version") was paused or cancelled at that
 	// version; its attempts claimed before must stop.
 	TopicCancel = "cancel"
+	// TopicFlowKey: a workflow with a concurrency key became due (FlowKeyPayload): a pool may claim
+	// for that key alone instead of looking at every key of the type.
+	TopicFlowKey = "flowkey"
 )
+
+// FlowKeyPayload is the payload of TopicFlowKey: the executor group, type and key.
+func FlowKeyPayload(group, typ, key string) string { return group + "\x1f" + typ + "\x1f" + key }
+
+// ParseFlowKeyPayload reads a TopicFlowKey payload.
+func ParseFlowKeyPayload(payload string) (group, typ, key string, ok bool) {
+	group, rest, ok1 := strings.Cut(payload, "\x1f")
+	typ, key, ok2 := strings.Cut(rest, "\x1f")
+	return group, typ, key, ok1 && ok2
+}
 
 // Notifier delivers hints between the parts of one node at once, and between nodes sharing a
 // PostgreSQL through LISTEN/NOTIFY, coalescing identical hints sent within a few milliseconds.

@@ -1,0 +1,1 @@
+DROP INDEX workflows_flow_holders_idx;
