@@ -61,11 +61,12 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 		}
 	}
 	wake := map[string]bool{}
-	var interrupt []*persistence.Workflow
+	var interrupt, handed []*persistence.Workflow
+	hand := e.planHandoff(ctx, outcomes, keep)
 	err = e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
 		written = written[:0]
 		clear(wake)
-		interrupt = nil
+		interrupt, handed = nil, nil
 		// A completion lost in a database crash is found by its worker's reconciliation and the
 		// step runs again, so it need not wait for the disk.
 		if err := tx.AsyncCommit(ctx); err != nil {
@@ -88,6 +89,9 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 			if ok[o.workflow.ID] {
 				written = append(written, o)
 			}
+		}
+		if handed, err = hand.run(ctx, e, tx, outcomes, ok, now); err != nil {
+			return err
 		}
 		var tasks []*persistence.TaskInstance
 		if len(written) < len(outcomes) {
@@ -225,6 +229,7 @@ func (e *Engine) CompleteAndContinue(ctx context.Context, outcomes []*Outcome, k
 	}
 	e.afterCommit(wake, len(written) > 0)
 	e.notifyRemote(written)
+	continued = append(continued, handed...) // slots handed on: their next workflows run at once
 	if len(kept) > 0 {
 		wrote := make(map[*Outcome]bool, len(written))
 		for _, o := range written {

@@ -48,6 +48,14 @@ func (o *Outcome) WorkflowID() int64 { return o.workflow.ID }
 // WorkflowType is the type of the workflow the step ran for.
 func (o *Outcome) WorkflowType() string { return o.workflow.Type }
 
+// ConcurrencyKey is the workflow's concurrency key ("": none).
+func (o *Outcome) ConcurrencyKey() string {
+	if o.workflow.ConcurrencyKey == nil {
+		return ""
+	}
+	return *o.workflow.ConcurrencyKey
+}
+
 // ClaimedVersion is the workflow's version when its executor claimed it for this attempt: with the
 // workflow ID, it names the attempt.
 func (o *Outcome) ClaimedVersion() int { return o.workflow.Version }

@@ -215,8 +215,10 @@ func (e *Engine) commitStarts(ctx context.Context, items []startItem) ([]workflo
 	now := persistence.Now()
 	results := make([]workflow.StartResult, len(items))
 	wake := map[string]bool{}
+	var due []*persistence.Workflow // created due now
 	for attempt := 0; ; attempt++ {
 		clear(wake)
+		due = due[:0]
 		err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
 			var fresh []*persistence.Workflow
 			var freshIdx []int
@@ -322,7 +324,7 @@ func (e *Engine) commitStarts(ctx context.Context, items []startItem) ([]workflo
 				results[freshIdx[k]] = workflow.StartResult{Workflow: w, Created: true}
 				events = append(events, &persistence.ChangeEvent{WorkflowID: w.ID, Type: workflow.EventCreated, Status: w.Status, State: w.State, At: now})
 				if w.NextActivation != nil && !w.NextActivation.After(now) {
-					wake[w.ExecutorGroup] = true
+					due = append(due, w)
 				}
 			}
 			// Duplicates within the call share the first one's workflow.
@@ -353,7 +355,7 @@ func (e *Engine) commitStarts(ctx context.Context, items []startItem) ([]workflo
 		}
 		return nil, err
 	}
-	e.afterCommit(wake, true)
+	e.afterCommit(e.wakeForStarts(due, wake), true)
 	return results, nil
 }
 

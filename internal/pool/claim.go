@@ -13,9 +13,13 @@ import (
 )
 
 // listenWake turns wake-up hints for this group into a poke of the claim loop.
+// A hint of a concurrency key that became due makes the next claim claim for that key (a type
+// without flow control, or not known yet as one: a wake-up).
 func (w *Worker) listenWake(ctx context.Context) {
 	ch, unsubscribe := w.engine.Notifier().Subscribe(persistence.TopicWake)
 	defer unsubscribe()
+	keys, unsubscribeKeys := w.engine.Notifier().Subscribe(persistence.TopicFlowKey)
+	defer unsubscribeKeys()
 	for {
 		select {
 		case <-ctx.Done():
@@ -24,11 +28,28 @@ func (w *Worker) listenWake(ctx context.Context) {
 			if g == "" || g == w.opts.Group {
 				w.poke()
 			}
+		case p := <-keys:
+			g, typ, key, ok := persistence.ParseFlowKeyPayload(p)
+			switch {
+			case !ok || g != w.opts.Group:
+			case w.noteKey(typ, key):
+				w.pokeFreed()
+			default:
+				w.poke()
+			}
 		}
 	}
 }
 
+// poke makes the claim loop claim, a flow claim of every flow-controlled type included.
 func (w *Worker) poke() {
+	w.sweep.Store(true)
+	w.pokeFreed()
+}
+
+// pokeFreed makes the claim loop claim after completions released slots: the plain claim, and
+// the next workflows of the keys they freed.
+func (w *Worker) pokeFreed() {
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -63,6 +84,7 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 			return
 		case <-w.wake:
 		case <-poll.C:
+			w.sweep.Store(true)
 		}
 		for ctx.Err() == nil {
 			free := cap(w.slots) - len(w.slots)
@@ -71,8 +93,9 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 				break
 			}
 			limit := min(free, w.opts.ClaimBatch)
-			claimed, err := w.claim(ctx, limit)
+			claimed, err := w.claim(ctx, limit, w.sweep.Swap(false))
 			if err != nil {
+				w.sweep.Store(true)
 				if ctx.Err() == nil {
 					w.log.Warn("claim failed", "error", err, "retry_in", backoff)
 					select {
@@ -97,6 +120,7 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 			if len(claimed) < limit {
 				break // nothing more is due now
 			}
+			w.sweep.Store(true) // a full batch: more may be due
 		}
 		if !poll.Stop() {
 			select {

@@ -65,8 +65,25 @@ func (w *Worker) completeLoop(ctx context.Context) {
 		for _, wf := range continued {
 			kept[wf.ID] = wf.Version
 		}
+		inBatch := make(map[int64]bool, len(batch))
+		for _, o := range batch {
+			inBatch[o.WorkflowID()] = true
+		}
 		released := 0
+		var freed []*engine.Outcome
+		handed := map[string]bool{} // type and key of the slots handed on
 		w.heldMu.Lock()
+		for _, wf := range continued {
+			if !inBatch[wf.ID] {
+				// A slot handed on by a workflow of the batch: its next workflow takes the pool's
+				// slot of the one that ended.
+				w.held[wf.ID] = append(w.held[wf.ID], wf.Version)
+				handed[wf.Type+"\x00"+keyOf(wf)] = true
+				released--
+				w.stats.Claimed.Add(1)
+				w.stats.FlowHandedOn.Add(1)
+			}
+		}
 		for _, o := range batch {
 			id := o.WorkflowID()
 			next, ok := kept[id]
@@ -74,6 +91,9 @@ func (w *Worker) completeLoop(ctx context.Context) {
 				w.held[id] = append(w.held[id], next) // the same claim runs its next step
 			} else {
 				released++
+				if !handed[o.WorkflowType()+"\x00"+o.ConcurrencyKey()] {
+					freed = append(freed, o)
+				}
 			}
 			w.forget(id, o.ClaimedVersion())
 		}
@@ -82,11 +102,17 @@ func (w *Worker) completeLoop(ctx context.Context) {
 		for _, wf := range continued {
 			go w.execute(ctx, wf)
 		}
+		w.noteFreed(freed)
+		full := len(w.slots) == cap(w.slots)
 		for range released {
 			<-w.slots
 		}
 		if released > 0 {
-			w.poke()
+			if full {
+				w.poke() // work may have waited for the pool's own slots: every key's
+			} else {
+				w.pokeFreed()
+			}
 			if len(w.slots) == 0 {
 				select {
 				case w.idle <- struct{}{}:
@@ -174,4 +200,12 @@ func (w *Worker) keep(o *engine.Outcome) bool {
 	}
 	w.chain[id]++
 	return true
+}
+
+// keyOf is a workflow's concurrency key ("": none).
+func keyOf(wf *persistence.Workflow) string {
+	if wf.ConcurrencyKey == nil {
+		return ""
+	}
+	return *wf.ConcurrencyKey
 }

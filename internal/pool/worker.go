@@ -129,6 +129,9 @@ type Worker struct {
 	chain map[int64]int // steps run in a row without a release, by workflow
 
 	stopping atomic.Bool // the drain began: no more steps are kept
+	// sweep asks the claim loop's next claim for a flow claim of every key of each
+	// flow-controlled type, not only of the keys its completions freed.
+	sweep atomic.Bool
 
 	// flow is what the last claim learnt of flow control (flow.go).
 	flow flowPool
@@ -148,6 +151,8 @@ type Stats struct {
 	// workflows cancelled for a concurrency strategy.
 	FlowThrottled atomic.Int64
 	FlowCancelled atomic.Int64
+	// FlowHandedOn counts the workflows claimed in the completion that freed their key's slot.
+	FlowHandedOn atomic.Int64
 }
 
 // Stats returns the pool's counters.

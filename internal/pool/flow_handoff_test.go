@@ -1,0 +1,67 @@
+package pool_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/persistence/dbtest"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// Under a WORKFLOW limit of 1 per key, the completion that ends a key's holder claims the key's
+// next workflow in the same transaction, and the pool runs it at once: with no poll and no wake-up
+// after the first claim, two keys' queues of six drain one workflow at a time each, every
+// successor handed on (on every backend).
+func TestFlowSlotPassesToTheKeysNextWorkflow(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		k := newKeyTracker()
+		fc := &workflow.FlowControl{Concurrency: &workflow.Concurrency{Limit: 1, Key: ".customer"}}
+		b := setup(t, store, twoSteps("t.handoff", k, fc))
+		var ids []int64
+		for i := range 12 {
+			res, err := b.engine.Start(ctx, workflow.StartParams{Type: "t.handoff",
+				Input: json.RawMessage(fmt.Sprintf(`{"customer": "c%d"}`, i%2))})
+			require.NoError(t, err)
+			ids = append(ids, res.Workflow.ID)
+		}
+		opts := steadyOptions()
+		opts.PollInterval = time.Hour // only the first claim, then the completions
+		w := b.startWorker(t, opts)
+		for _, id := range ids {
+			b.waitStatus(t, id, persistence.StatusFinished)
+		}
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		for key, n := range k.most {
+			require.Equalf(t, 1, n, "%d workflows of key %q ran at once", n, key)
+		}
+		require.EqualValues(t, 10, w.Stats().FlowHandedOn.Load(), "each key's five successors are handed on")
+	})
+}
+
+// A start of a flow-controlled type with a key reaches an idle pool by a hint of its key, which
+// claims for that key alone: with no poll, workflows started one after another each run (on every
+// backend).
+func TestFlowStartHintsItsKey(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		k := newKeyTracker()
+		fc := &workflow.FlowControl{Concurrency: &workflow.Concurrency{Limit: 1, Key: ".customer"}}
+		b := setup(t, store, twoSteps("t.hint", k, fc))
+		opts := steadyOptions()
+		opts.PollInterval = time.Hour
+		b.startWorker(t, opts)
+		for i := range 3 {
+			w := b.start(t, "t.hint", fmt.Sprintf(`{"customer": "h%d"}`, i))
+			b.waitStatus(t, w.ID, persistence.StatusFinished)
+		}
+	})
+}
