@@ -10,6 +10,7 @@
 package workflow
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -111,6 +112,12 @@ type Definition struct {
 	// FlowControl limits how many of its workflows run at once and how often their steps start;
 	// a limit set at run time (setFlowControl) wins over it.
 	FlowControl *FlowControl `json:"flowControl,omitempty"`
+	// StartOn are the event types whose publishing may start a workflow of this type (a deployed
+	// document's schedule.on): PublishEvent asks StartEvent whether an event of one does.
+	StartOn []string `json:"startOn,omitempty"`
+	// StartEvent decides whether a published event (a CloudEvent) starts a workflow of this type,
+	// and with which input (a JSON object); nil input: it does not.
+	StartEvent func(ctx context.Context, event json.RawMessage) (json.RawMessage, error) `json:"-"`
 }
 
 // DefaultStepTimeout bounds a handler's run when neither its state nor its definition says.

@@ -333,7 +333,7 @@ func (o *Outcome) continuation(c persistence.WorkflowCompletion, now time.Time) 
 	return &w
 }
 
-// childWorkflow builds the row of a child a step asked for.
+// childWorkflow builds the row of a child a step asked for (or of a detached workflow: no parent).
 func (e *Engine) childWorkflow(ctx context.Context, tx *persistence.Store, defs map[string]*persistence.Definition, parent *Outcome, req workflow.ChildRequest, now time.Time) (*persistence.Workflow, error) {
 	key := fmt.Sprintf("%s\x00%d", req.Type, req.Version)
 	def, ok := defs[key]
@@ -354,6 +354,16 @@ func (e *Engine) childWorkflow(ctx context.Context, tx *persistence.Store, defs 
 	_, input, err := decodeObject("input", req.Input)
 	if err != nil {
 		return nil, err
+	}
+	if req.Detached {
+		at := now
+		if req.StartAt != nil && req.StartAt.After(now) {
+			at = persistence.UTC(*req.StartAt)
+		}
+		return &persistence.Workflow{Type: req.Type, DefinitionVersion: def.Version, ExternalID: strPtr(req.ExternalID),
+			BusinessKey: strPtr(req.BusinessKey), Status: persistence.StatusCreated, State: spec.StartState().Name,
+			NextActivation: &at, Priority: req.Priority, ExecutorGroup: def.ExecutorGroup, Input: input,
+			Variables: json.RawMessage(`{}`), Created: now, Modified: now}, nil
 	}
 	p := parent.workflow
 	root := p.ID

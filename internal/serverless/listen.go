@@ -1,6 +1,7 @@
 package serverless
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -25,6 +26,7 @@ type listenSpec struct {
 
 // eventFilter is one filter of a listen task.
 type eventFilter struct {
+	typ       string
 	attrs     map[string]attrMatch // the attributes besides type
 	correlate []correlation
 }
@@ -112,6 +114,7 @@ func (c *compiler) compileListen(t *task, raw any, sc scope) error {
 		if err != nil {
 			return err
 		}
+		ef.typ = typ
 		spec.filters = append(spec.filters, ef)
 	}
 	t.listenSpec = spec
@@ -253,29 +256,11 @@ func (r *run) hear(t *task, in any, ev map[string]any) target {
 
 // matches checks an event against one filter: its attributes, then its correlations.
 func (r *run) matches(t *task, in any, f eventFilter, ev map[string]any, st *listenState) (bool, *Problem) {
-	for k, m := range f.attrs {
-		v, present := ev[k]
-		switch {
-		case m.expr != nil:
-			res, err := m.expr.eval(r.ctx, v, r.vars(t, in, nil))
-			if err != nil {
-				return false, expressionProblem(t.path, err)
-			}
-			if !truthy(res) {
-				return false, nil
-			}
-		case !present:
-			return false, nil
-		case m.re != nil:
-			s, isStr := v.(string)
-			if !isStr || !m.re.MatchString(s) {
-				return false, nil
-			}
-		default:
-			if !sameJSON(v, m.literal) {
-				return false, nil
-			}
+	if ok, err := attrsMatch(r.ctx, f, ev, r.vars(t, in, nil)); err != nil || !ok {
+		if err != nil {
+			return false, expressionProblem(t.path, err)
 		}
+		return false, nil
 	}
 	values := map[string]any{}
 	for _, c := range f.correlate {
@@ -302,6 +287,35 @@ func (r *run) matches(t *task, in any, f eventFilter, ev map[string]any, st *lis
 			st.Values = map[string]any{}
 		}
 		st.Values[k] = v
+	}
+	return true, nil
+}
+
+// attrsMatch checks an event's attributes (besides its type) against a filter's.
+func attrsMatch(ctx context.Context, f eventFilter, ev map[string]any, vars map[string]any) (bool, error) {
+	for k, m := range f.attrs {
+		v, present := ev[k]
+		switch {
+		case m.expr != nil:
+			res, err := m.expr.eval(ctx, v, vars)
+			if err != nil {
+				return false, err
+			}
+			if !truthy(res) {
+				return false, nil
+			}
+		case !present:
+			return false, nil
+		case m.re != nil:
+			s, isStr := v.(string)
+			if !isStr || !m.re.MatchString(s) {
+				return false, nil
+			}
+		default:
+			if !sameJSON(v, m.literal) {
+				return false, nil
+			}
+		}
 	}
 	return true, nil
 }

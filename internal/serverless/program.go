@@ -50,6 +50,8 @@ type program struct {
 	exprs ExpressionOptions
 	// flow is the document's flow control (document.metadata.flowControl).
 	flow *workflow.FlowControl
+	// sched is the document's schedule (schedule.go).
+	sched scheduleSpec
 }
 
 // taskList is one list of tasks (a `do`, a `try`, a `catch.do`) and the task that owns it.

@@ -204,6 +204,7 @@ func (r *run) finishStep(sc workflow.StepContext, tg target) (workflow.Next, err
 		if err := sc.SetVar(varOutput, r.st.Output); err != nil {
 			return workflow.Next{}, err
 		}
+		r.restartAfter(sc)
 	}
 	next := r.move(tg, wake)
 	if tg.caught != nil && tg.fault == nil {

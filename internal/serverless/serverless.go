@@ -69,7 +69,7 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 	}
 	p.http, p.secrets, p.redact, p.functions = c.http, c.secrets, c.redact, c.functions
 	p.exprs = c.exprs
-	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label}, nil
+	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label, Schedule: p.sched.cron}, nil
 }
 
 // compile turns a source into its program.
@@ -218,6 +218,9 @@ func catchList(t *task) *taskList {
 // fault state. Each state lists where its step may go, found by exploring every choice.
 func (p *program) definition() workflow.Definition {
 	d := workflow.Definition{Type: p.typ, Description: p.title, FlowControl: p.flow}
+	if p.sched.on != nil {
+		d.StartOn, d.StartEvent = p.sched.types, p.startEvent
+	}
 	next := p.successors()
 	// A document whose every path faults still validates: the start lists the end too.
 	startNext := append(next[""], stateEnd)
