@@ -390,11 +390,15 @@ func (e *Engine) wakeSatisfiedWaits(ctx context.Context, tx *persistence.Store, 
 		return nil, nil
 	}
 	signals := map[int64]string{}
+	among := map[int64][]string{}
 	var parents []int64
 	for _, w := range waiting {
-		if w.wait.Signal != "" {
+		switch {
+		case w.wait.TakesSignals() && w.wait.Column() == persistence.WaitSignalAmong:
+			among[w.id] = w.wait.Names()
+		case w.wait.Signal != "":
 			signals[w.id] = w.wait.Signal
-		} else if w.wait.Children {
+		case w.wait.Children:
 			parents = append(parents, w.id)
 		}
 	}
@@ -403,7 +407,14 @@ func (e *Engine) wakeSatisfiedWaits(ctx context.Context, tx *persistence.Store, 
 	if err != nil {
 		return nil, err
 	}
+	hasAmong, err := tx.SignalHasPendingAmong(ctx, among)
+	if err != nil {
+		return nil, err
+	}
 	for id := range has {
+		ready = append(ready, id)
+	}
+	for id := range hasAmong {
 		ready = append(ready, id)
 	}
 	active, err := tx.WorkflowActiveChildren(ctx, parents)

@@ -38,6 +38,9 @@ func (e *Engine) PublishEvent(ctx context.Context, event json.RawMessage) ([]*pe
 	if err != nil {
 		return nil, err
 	}
+	if ids, err = e.waitingAmong(ctx, attrs["type"], ids); err != nil {
+		return nil, err
+	}
 	key := fmt.Sprintf("event:%s:%s", attrs["source"], attrs["id"])
 	if len(key) > workflow.MaxKeyLength {
 		key = key[:workflow.MaxKeyLength]

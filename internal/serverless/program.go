@@ -102,7 +102,6 @@ type task struct {
 	catch      *catchSpec
 	raise      *template // the error's fields
 	wait       time.Duration
-	listen     string // the CloudEvent type a listen task waits for
 	listenSpec *listenSpec
 	emit       *template
 	http       *httpCall

@@ -376,7 +376,7 @@ func (r *run) runTask(sc workflow.StepContext, t *task) target {
 				return r.fault(t, &Problem{Type: errTypeValidation, Status: 400, Title: "Invalid Event", Detail: err.Error()})
 			}
 		}
-		return r.hear(t, in, envelopeOf(t.listen, event))
+		return r.hear(t, in, envelopeOf(sc.Signal().Name, event))
 	case kindEmit:
 		v, p := r.evalTpl(t, t.emit, in, nil)
 		if p != nil {

@@ -197,6 +197,9 @@ func (p *program) index(t *task) {
 	if !composite(t.kind) {
 		p.leaves = append(p.leaves, t)
 	}
+	if f := foreachOf(t); f != nil {
+		p.index(f)
+	}
 	for _, l := range []*taskList{t.body, catchList(t)} {
 		if l == nil {
 			continue
@@ -230,7 +233,7 @@ func (p *program) definition() workflow.Definition {
 		s := workflow.State{Name: t.path, Kind: workflow.Normal, Handler: p.handler(t), Next: next[t.path], Description: t.kind + " " + t.name}
 		if t.kind == kindListen {
 			s.Kind = workflow.Wait
-			s.WaitFor = &workflow.WaitFor{Signal: t.listen, DeadlineVariable: varDeadline}
+			s.WaitFor = t.listenSpec.waitFor()
 		}
 		// A task's faults are Problems handled by try/catch; the engine's own retries are only
 		// for a step that could not run at all (a crash, a lost database).
