@@ -130,11 +130,20 @@ do:
 		require.JSONEq(t, `{"count": 7}`, string(next.Input))
 		w2 := n.waitEnded(t, next.ID)
 		require.Equal(t, map[string]any{"count": float64(7)}, output(t, w2), lastError(w2))
-		// It started no sooner than a second after the first ended.
+		// It ran no sooner than a second after the first's last step began.
+		tis, err := store.TaskInstanceList(ctx, persistence.TaskInstanceListParams{WorkflowIDs: []int64{first.ID}, Page: persistence.PageParams{Limit: 100}})
+		require.NoError(t, err)
+		require.NotEmpty(t, tis)
+		var last time.Time
+		for _, ti := range tis {
+			if ti.Started.After(last) {
+				last = ti.Started
+			}
+		}
 		acts, err := store.ActionList(ctx, persistence.ActionListParams{WorkflowIDs: []int64{next.ID}})
 		require.NoError(t, err)
 		require.NotEmpty(t, acts)
-		require.False(t, acts[0].At.Before(w1.Modified.Add(time.Second)), "next ran at %v, the first ended at %v", acts[0].At, w1.Modified)
+		require.False(t, acts[0].At.Before(last.Add(time.Second)), "next ran at %v, the first's last step began at %v", acts[0].At, last)
 		// The chain goes on: a third is waiting for its time, and is stopped by cancelling it.
 		var third *persistence.Workflow
 		for deadline := time.Now().Add(10 * time.Second); third == nil; {
