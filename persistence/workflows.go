@@ -199,7 +199,8 @@ func (s *Store) WorkflowCompleteMany(ctx context.Context, cs []WorkflowCompletio
 // WorkflowWakeParams is the input of WorkflowWake.
 type WorkflowWakeParams struct {
 	IDs []int64
-	// Signal, when set, wakes only workflows waiting for this signal (or for any).
+	// Signal, when set, wakes only workflows waiting for this signal (or for any, or for several
+	// names: those check the names when they run).
 	Signal string
 	Now    time.Time
 }
@@ -224,7 +225,7 @@ func (s *Store) WorkflowWake(ctx context.Context, p WorkflowWakeParams) ([]int64
 	}
 	var woken []int64
 	for _, r := range rows {
-		if r.Status == StatusWaiting && (p.Signal == "" || r.WaitSignal == nil || *r.WaitSignal == p.Signal) {
+		if r.Status == StatusWaiting && (p.Signal == "" || r.WaitSignal == nil || *r.WaitSignal == p.Signal || *r.WaitSignal == WaitSignalAmong) {
 			woken = append(woken, r.ID)
 		}
 	}

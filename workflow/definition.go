@@ -10,6 +10,7 @@
 package workflow
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -69,8 +70,13 @@ func (p RetryPolicy) Backoff(retries int) time.Duration {
 
 // WaitFor says what a WAIT state waits for: a signal by name, or every child workflow to end.
 type WaitFor struct {
-	Signal   string `json:"signal,omitempty"`
-	Children bool   `json:"children,omitempty"`
+	Signal string `json:"signal,omitempty"`
+	// Signals are more names it takes a signal of, besides Signal: the oldest unconsumed signal
+	// of any of them wakes it.
+	Signals []string `json:"signals,omitempty"`
+	// AnySignal takes a signal of any name.
+	AnySignal bool `json:"anySignal,omitempty"`
+	Children  bool `json:"children,omitempty"`
 	// DeadlineVariable names a workflow variable holding a time (RFC 3339): once it has passed,
 	// the state's handler runs although what it waits for has not come (Signal returns nil), so
 	// the handler decides what the timeout means. Enter the state with MoveToAt(state, deadline)
@@ -111,6 +117,12 @@ type Definition struct {
 	// FlowControl limits how many of its workflows run at once and how often their steps start;
 	// a limit set at run time (setFlowControl) wins over it.
 	FlowControl *FlowControl `json:"flowControl,omitempty"`
+	// StartOn are the event types whose publishing may start a workflow of this type (a deployed
+	// document's schedule.on): PublishEvent asks StartEvent whether an event of one does.
+	StartOn []string `json:"startOn,omitempty"`
+	// StartEvent decides whether a published event (a CloudEvent) starts a workflow of this type,
+	// and with which input (a JSON object); nil input: it does not.
+	StartEvent func(ctx context.Context, event json.RawMessage) (json.RawMessage, error) `json:"-"`
 }
 
 // DefaultStepTimeout bounds a handler's run when neither its state nor its definition says.
@@ -210,7 +222,7 @@ func (d *Definition) Validate() error {
 			}
 			starts += map[bool]int{true: 1}[s.Kind == Start]
 		case Wait:
-			if s.WaitFor == nil || (s.WaitFor.Signal == "" && !s.WaitFor.Children) {
+			if s.WaitFor == nil || (!s.WaitFor.TakesSignals() && !s.WaitFor.Children) {
 				return invalid("states", "definition %s: WAIT state %q must wait for a signal or for children", d.Type, s.Name)
 			}
 			if s.Handler == nil && len(s.Next) != 1 {

@@ -27,6 +27,9 @@ type CompiledDocument struct {
 	Canonical []byte
 	// Label is the document's own version (document.version), kept as a label.
 	Label string
+	// Schedule is the cron expression (or `@every <duration>`) the document asks to be started
+	// on: deploying it keeps a schedule of its type, named as the type, in step ("": none).
+	Schedule string
 }
 
 // MaxDocumentBytes bounds the source of a deployed document.

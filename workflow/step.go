@@ -51,6 +51,10 @@ type ChildRequest struct {
 	Priority    int
 	// Version is the definition version the child runs (0: the newest).
 	Version int
+	// Detached starts a workflow of its own (no parent, not waited for) rather than a child.
+	Detached bool
+	// StartAt delays its first step (nil: now).
+	StartAt *time.Time
 }
 
 // StepContext is what a step handler gets: the workflow, its input and variables, the signal it

@@ -331,6 +331,9 @@ func (d *Definition) checkStorable() error {
 		errs = append(errs, CheckString("states", s.Name, MaxKeyLength))
 		if s.WaitFor != nil {
 			errs = append(errs, CheckString("states", s.WaitFor.Signal, MaxKeyLength))
+			for _, n := range s.WaitFor.Signals {
+				errs = append(errs, CheckString("states", n, MaxKeyLength))
+			}
 		}
 		for _, n := range s.Next {
 			errs = append(errs, CheckString("states", n, MaxKeyLength))

@@ -338,7 +338,7 @@ func (o *Outcome) continuation(c persistence.WorkflowCompletion, now time.Time) 
 	return &w
 }
 
-// childWorkflow builds the row of a child a step asked for.
+// childWorkflow builds the row of a child a step asked for (or of a detached workflow: no parent).
 func (e *Engine) childWorkflow(ctx context.Context, tx *persistence.Store, defs map[string]*persistence.Definition, parent *Outcome, req workflow.ChildRequest, now time.Time) (*persistence.Workflow, error) {
 	key := fmt.Sprintf("%s\x00%d", req.Type, req.Version)
 	def, ok := defs[key]
@@ -359,6 +359,16 @@ func (e *Engine) childWorkflow(ctx context.Context, tx *persistence.Store, defs 
 	_, input, err := decodeObject("input", req.Input)
 	if err != nil {
 		return nil, err
+	}
+	if req.Detached {
+		at := now
+		if req.StartAt != nil && req.StartAt.After(now) {
+			at = persistence.UTC(*req.StartAt)
+		}
+		return &persistence.Workflow{Type: req.Type, DefinitionVersion: def.Version, ExternalID: strPtr(req.ExternalID),
+			BusinessKey: strPtr(req.BusinessKey), Status: persistence.StatusCreated, State: spec.StartState().Name,
+			NextActivation: &at, Priority: req.Priority, ExecutorGroup: def.ExecutorGroup, Input: input,
+			Variables: json.RawMessage(`{}`), Created: now, Modified: now}, nil
 	}
 	p := parent.workflow
 	root := p.ID
@@ -385,11 +395,15 @@ func (e *Engine) wakeSatisfiedWaits(ctx context.Context, tx *persistence.Store, 
 		return nil, nil
 	}
 	signals := map[int64]string{}
+	among := map[int64][]string{}
 	var parents []int64
 	for _, w := range waiting {
-		if w.wait.Signal != "" {
+		switch {
+		case w.wait.TakesSignals() && w.wait.Column() == persistence.WaitSignalAmong:
+			among[w.id] = w.wait.Names()
+		case w.wait.Signal != "":
 			signals[w.id] = w.wait.Signal
-		} else if w.wait.Children {
+		case w.wait.Children:
 			parents = append(parents, w.id)
 		}
 	}
@@ -398,7 +412,14 @@ func (e *Engine) wakeSatisfiedWaits(ctx context.Context, tx *persistence.Store, 
 	if err != nil {
 		return nil, err
 	}
+	hasAmong, err := tx.SignalHasPendingAmong(ctx, among)
+	if err != nil {
+		return nil, err
+	}
 	for id := range has {
+		ready = append(ready, id)
+	}
+	for id := range hasAmong {
 		ready = append(ready, id)
 	}
 	active, err := tx.WorkflowActiveChildren(ctx, parents)

@@ -99,6 +99,9 @@ func (e *Engine) Deploy(ctx context.Context, source, actor string) (workflow.Dep
 		if err != nil || !created {
 			return err
 		}
+		if err := e.syncDocumentSchedule(ctx, tx, row.Type, doc.Schedule, actor); err != nil {
+			return err
+		}
 		return audit(ctx, tx, actor, "deployDefinition", row.Type, "", map[string]any{"version": row.Version, "checksum": row.Checksum})
 	})
 	if err != nil {

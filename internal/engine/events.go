@@ -12,8 +12,9 @@ import (
 // PublishEvent delivers a CloudEvent (a JSON object with specversion, id, source and type) to
 // every workflow waiting for a signal named by its type, as that signal with the event as its
 // payload. A workflow that is not waiting yet does not get it (signal it by ID for that). The same
-// event (source and id) published again is delivered once to each workflow. It returns the
-// workflows it was delivered to.
+// event (source and id) published again is delivered once to each workflow. It also starts a
+// workflow of each deployed type the event starts (a document's schedule.on), once per event. It
+// returns the workflows it was delivered to, then those it started.
 func (e *Engine) PublishEvent(ctx context.Context, event json.RawMessage) ([]*persistence.Workflow, error) {
 	if err := workflow.CheckJSON("event", event); err != nil {
 		return nil, err
@@ -37,6 +38,9 @@ func (e *Engine) PublishEvent(ctx context.Context, event json.RawMessage) ([]*pe
 	if err != nil {
 		return nil, err
 	}
+	if ids, err = e.waitingAmong(ctx, attrs["type"], ids); err != nil {
+		return nil, err
+	}
 	key := fmt.Sprintf("event:%s:%s", attrs["source"], attrs["id"])
 	if len(key) > workflow.MaxKeyLength {
 		key = key[:workflow.MaxKeyLength]
@@ -53,5 +57,6 @@ func (e *Engine) PublishEvent(ctx context.Context, event json.RawMessage) ([]*pe
 		}
 		return out, err
 	}
-	return out, nil
+	started, err := e.startOnEvent(ctx, attrs["type"], key, event)
+	return append(out, started...), err
 }

@@ -177,6 +177,10 @@ func variableDeadline(w *persistence.Workflow, s *workflow.State) *time.Time {
 
 // waitSatisfied reports whether a WAIT state may go on, with the signal it consumes.
 func (e *Engine) waitSatisfied(ctx context.Context, w *persistence.Workflow, s *workflow.State) (bool, *persistence.Signal, error) {
+	if s.WaitFor.TakesSignals() && s.WaitFor.Column() == persistence.WaitSignalAmong {
+		sig, err := e.store.SignalPendingAmong(ctx, w.ID, s.WaitFor.Names())
+		return sig != nil, sig, err
+	}
 	if s.WaitFor.Signal != "" {
 		pending, err := e.store.SignalPending(ctx, []int64{w.ID}, s.WaitFor.Signal)
 		if err != nil {

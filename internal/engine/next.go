@@ -190,8 +190,9 @@ func enterState(w *persistence.Workflow, s *workflow.State, at, now time.Time) {
 		if !at.Equal(now) && (w.NextActivation == nil || at.Before(*w.NextActivation)) {
 			w.NextActivation = timePtr(at)
 		}
-		if s.WaitFor != nil && s.WaitFor.Signal != "" {
-			w.WaitSignal = &s.WaitFor.Signal
+		if s.WaitFor != nil && s.WaitFor.TakesSignals() {
+			col := s.WaitFor.Column()
+			w.WaitSignal = &col
 		}
 	case workflow.Manual:
 		w.Status = persistence.StatusManual

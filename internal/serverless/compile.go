@@ -81,8 +81,8 @@ func (c *compiler) compileDocument(doc map[string]any) error {
 		return err
 	}
 	c.prog.flow = fc
-	if _, ok := doc["schedule"]; ok {
-		return faultAt("/schedule", "a workflow-level schedule is not supported by cairn yet (use cairn's schedules)")
+	if err := c.compileSchedule(doc); err != nil {
+		return err
 	}
 	if ev, ok := doc["evaluate"].(map[string]any); ok {
 		if l, ok := ev["language"].(string); ok && l != "jq" {

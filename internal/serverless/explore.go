@@ -109,6 +109,10 @@ func (g *graph) leaf(t *task) map[string]bool {
 		if t.kind == kindListen && t.listenSpec.waitsOn() {
 			add(one(t.path)) // an event that does not match: it listens on
 		}
+		if f := foreachOf(t); f != nil {
+			add(g.enter(f)) // the events taken are processed by its foreach
+			return
+		}
 		if t.kind == kindFork || (t.kind == kindRun && t.run.await) {
 			add(one(t.path + awaitSuffix))
 			return

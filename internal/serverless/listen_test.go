@@ -93,21 +93,22 @@ do:
 			require.Equal(t, []any{"warehouse-7", "billing"}, output(t, got), lastError(got))
 		})
 
-		t.Run("several event types are refused at deploy", func(t *testing.T) {
+		t.Run("until without any is refused at deploy", func(t *testing.T) {
 			_, err := n.engine.Deploy(ctx, `
-document: {dsl: '1.0.0', namespace: listen, name: twotypes, version: '1.0.0'}
+document: {dsl: '1.0.0', namespace: listen, name: untilone, version: '1.0.0'}
 do:
   - either:
       listen:
         to:
-          any:
+          all:
             - with: {type: com.example.a}
             - with: {type: com.example.b}
+          until: '${ true }'
 `, "")
 			var we *workflow.Error
 			require.ErrorAs(t, err, &we)
 			require.Equal(t, workflow.CodeInvalidInput, we.Code)
-			require.Equal(t, "/do/0/either/listen/to/any/1/with/type", we.Field)
+			require.Equal(t, "/do/0/either/listen/to/until", we.Field)
 		})
 	})
 }

@@ -50,6 +50,8 @@ type program struct {
 	exprs ExpressionOptions
 	// flow is the document's flow control (document.metadata.flowControl).
 	flow *workflow.FlowControl
+	// sched is the document's schedule (schedule.go).
+	sched scheduleSpec
 }
 
 // taskList is one list of tasks (a `do`, a `try`, a `catch.do`) and the task that owns it.
@@ -100,7 +102,6 @@ type task struct {
 	catch      *catchSpec
 	raise      *template // the error's fields
 	wait       time.Duration
-	listen     string // the CloudEvent type a listen task waits for
 	listenSpec *listenSpec
 	emit       *template
 	http       *httpCall

@@ -204,6 +204,7 @@ func (r *run) finishStep(sc workflow.StepContext, tg target) (workflow.Next, err
 		if err := sc.SetVar(varOutput, r.st.Output); err != nil {
 			return workflow.Next{}, err
 		}
+		r.restartAfter(sc)
 	}
 	next := r.move(tg, wake)
 	if tg.caught != nil && tg.fault == nil {
@@ -375,7 +376,7 @@ func (r *run) runTask(sc workflow.StepContext, t *task) target {
 				return r.fault(t, &Problem{Type: errTypeValidation, Status: 400, Title: "Invalid Event", Detail: err.Error()})
 			}
 		}
-		return r.hear(t, in, envelopeOf(t.listen, event))
+		return r.hear(t, in, envelopeOf(sc.Signal().Name, event))
 	case kindEmit:
 		v, p := r.evalTpl(t, t.emit, in, nil)
 		if p != nil {

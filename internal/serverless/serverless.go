@@ -69,7 +69,7 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 	}
 	p.http, p.secrets, p.redact, p.functions = c.http, c.secrets, c.redact, c.functions
 	p.exprs = c.exprs
-	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label}, nil
+	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label, Schedule: p.sched.cron}, nil
 }
 
 // compile turns a source into its program.
@@ -197,6 +197,9 @@ func (p *program) index(t *task) {
 	if !composite(t.kind) {
 		p.leaves = append(p.leaves, t)
 	}
+	if f := foreachOf(t); f != nil {
+		p.index(f)
+	}
 	for _, l := range []*taskList{t.body, catchList(t)} {
 		if l == nil {
 			continue
@@ -218,6 +221,9 @@ func catchList(t *task) *taskList {
 // fault state. Each state lists where its step may go, found by exploring every choice.
 func (p *program) definition() workflow.Definition {
 	d := workflow.Definition{Type: p.typ, Description: p.title, FlowControl: p.flow}
+	if p.sched.on != nil {
+		d.StartOn, d.StartEvent = p.sched.types, p.startEvent
+	}
 	next := p.successors()
 	// A document whose every path faults still validates: the start lists the end too.
 	startNext := append(next[""], stateEnd)
@@ -227,7 +233,7 @@ func (p *program) definition() workflow.Definition {
 		s := workflow.State{Name: t.path, Kind: workflow.Normal, Handler: p.handler(t), Next: next[t.path], Description: t.kind + " " + t.name}
 		if t.kind == kindListen {
 			s.Kind = workflow.Wait
-			s.WaitFor = &workflow.WaitFor{Signal: t.listen, DeadlineVariable: varDeadline}
+			s.WaitFor = t.listenSpec.waitFor()
 		}
 		// A task's faults are Problems handled by try/catch; the engine's own retries are only
 		// for a step that could not run at all (a crash, a lost database).
