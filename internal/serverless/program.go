@@ -50,6 +50,8 @@ type program struct {
 	exprs ExpressionOptions
 	// flow is the document's flow control (document.metadata.flowControl).
 	flow *workflow.FlowControl
+	// run bounds the processes of run: shell and run: script tasks.
+	run RunOptions
 }
 
 // taskList is one list of tasks (a `do`, a `try`, a `catch.do`) and the task that owns it.
@@ -108,6 +110,7 @@ type task struct {
 	run        *runWorkflow
 	fork       *forkSpec
 	function   *functionCall
+	process    *processSpec
 }
 
 type switchCase struct {
