@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -127,6 +128,9 @@ type processResult struct {
 // execute runs argv to its end. Its output is read through pipes of its own: once the process
 // exits, whatever it left running in its process group is killed, so no process outlives its task.
 func execute(ctx context.Context, argv, env []string, dir string, stdin []byte, maxOutput int64) (processResult, error) {
+	// The thread that starts the process lives until it is reaped (see dieWithNode).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var res processResult
 	rOut, wOut, err := os.Pipe()
 	if err != nil {

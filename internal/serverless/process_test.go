@@ -1,3 +1,5 @@
+//go:build linux
+
 package serverless_test
 
 import (
@@ -346,5 +348,39 @@ func TestRunRefusedAtDeploy(t *testing.T) {
 		defs, err := store.DefinitionList(context.Background(), persistence.DefinitionListParams{})
 		require.NoError(t, err)
 		require.Empty(t, defs, "a refused document stores nothing")
+	})
+}
+
+// Cancelling a workflow kills the process its task runs, with its process group.
+func TestRunCancelKillsTheProcess(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		n := processNode(t, store, serverless.RunOptions{})
+		n.deploy(t, `document: {dsl: '1.0.0', namespace: test, name: long, version: '1.0.0'}
+do:
+  - sleep:
+      run:
+        shell:
+          command: 'sleep 60 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"; wait'
+          arguments: ['${ .pidFile }']
+`)
+		pidFile := filepath.Join(t.TempDir(), "child.pid")
+		w := n.start(t, "test.long", `{"pidFile": "`+pidFile+`"}`)
+		var pid int
+		require.Eventually(t, func() bool {
+			raw, err := os.ReadFile(pidFile)
+			if err != nil {
+				return false
+			}
+			pid, err = strconv.Atoi(strings.TrimSpace(string(raw)))
+			return err == nil
+		}, 30*time.Second, 20*time.Millisecond, "the process started")
+		require.True(t, alive(pid))
+		_, err := n.engine.Cancel(context.Background(), workflow.ChangeParams{ID: w.ID, Reason: "test"})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 50*time.Millisecond, "the process %d was killed", pid)
+		got, err := store.WorkflowGet(context.Background(), w.ID)
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusCancelled, got.Status)
 	})
 }
