@@ -30,7 +30,7 @@ func init() { _ = os.Setenv(leakName, leakValue) }
 func processNode(t *testing.T, store *persistence.Store, opts serverless.RunOptions) *node {
 	t.Helper()
 	opts.Allow = []string{"shell", "script"}
-	n := newNodeWith(t, store, serverless.Options{Run: opts})
+	n := newNodeWith(t, store, serverless.Options{Run: opts, Secrets: map[string]any{"token": "s3cr3t-t0ken"}})
 	n.startWorker(t)
 	return n
 }
@@ -73,6 +73,10 @@ do:
       run:
         shell: {command: 'echo ignored'}
         return: none
+  - secret:
+      run:
+        shell: {command: 'printf "token %s" "$TOKEN"', environment: {TOKEN: '${ $secret.token }'}}
+      output: {as: '${ $input + {secret: .} }'}
   - env:
       run:
         shell: {command: env}
@@ -101,7 +105,9 @@ func TestRunShell(t *testing.T) {
 			"stderr": "err\n",
 			"code":   float64(3),
 			"all":    map[string]any{"code": float64(2), "stdout": "out\n", "stderr": "err\n"},
+			"secret": "token [secret]",
 		}, out)
+		require.NotContains(t, string(w.Variables), "s3cr3t-t0ken", "the process got the secret; its output stores none")
 		require.Contains(t, env, "PATH="+os.Getenv("PATH")+"\n")
 		require.NotContains(t, env, leakName)
 		require.NotContains(t, env, leakValue)
