@@ -23,8 +23,14 @@ func runDefinitions(ctx context.Context, env *environment, args []string) error 
 		"         (<namespace>.<name>), unless it is unchanged; every node runs it")
 	var database string
 	databaseFlag(fs, &database)
+	var run runLimits
+	run.registerAllow(fs)
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {
+		return err
+	}
+	run.timeout, run.maxOutput = serverless.DefaultRunTimeout, serverless.DefaultRunMaxOutputBytes
+	if err := run.check(); err != nil {
 		return err
 	}
 	if len(positional) < 2 || positional[0] != "apply" {
@@ -39,7 +45,7 @@ func runDefinitions(ctx context.Context, env *environment, args []string) error 
 		return err
 	}
 	// A node that runs nothing: it only deploys.
-	node, err := cairn.New(store, cairn.Options{NoWorkers: true, Documents: serverless.NewCompiler(serverless.Options{})})
+	node, err := cairn.New(store, cairn.Options{NoWorkers: true, Documents: serverless.NewCompiler(serverless.Options{Run: run.options()})})
 	if err != nil {
 		return err
 	}

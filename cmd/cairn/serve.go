@@ -62,6 +62,7 @@ type serveConfig struct {
 	limits         apiLimits
 	workflowLimits workflowLimits
 	exprs          exprLimits
+	run            runLimits
 }
 
 func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
@@ -102,6 +103,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	c.limits.register(fs)
 	c.workflowLimits.register(fs)
 	c.exprs.register(fs)
+	c.run.register(fs)
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {
 		return nil, err
@@ -140,6 +142,9 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 		return nil, err
 	}
 	if err := c.workflowLimits.check(); err != nil {
+		return nil, err
+	}
+	if err := c.run.check(); err != nil {
 		return nil, err
 	}
 	if err := c.exprs.check(); err != nil {
@@ -266,7 +271,8 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		Alerts: cairn.AlertOptions{HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow), Deny: splitList(cfg.httpDeny)},
 			DashboardURL: cfg.dashboardURL},
 		Documents: serverless.NewCompiler(serverless.Options{Secrets: secrets, HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow),
-			Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}, Expressions: cfg.exprs.options()}),
+			Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}, Expressions: cfg.exprs.options(),
+			Run: cfg.run.options()}),
 	})
 	if err != nil {
 		return err

@@ -16,7 +16,7 @@ import (
 // unsupportedTasks are the task types cairn refuses at deploy, with the reason.
 var unsupportedTasks = map[string]string{
 	"call": "only call: http and call: openapi are supported by cairn yet",
-	"run":  "only run: workflow is supported by cairn yet",
+	"run":  "cairn runs workflows, shell commands and scripts, not containers: this node has no container runtime",
 }
 
 // MaxTasks bounds the tasks of one document (every list, nested ones included), and MaxDepth how
@@ -37,6 +37,8 @@ type compiler struct {
 	timeouts map[string]any // use.timeouts
 	// functions are use.functions: a call of a name not among them is served by name (function.go).
 	functions map[string]any
+	// run is what processes this node allows (run: shell, run: script).
+	run RunOptions
 }
 
 // decodeSource reads YAML or JSON (JSON is YAML) into plain values and its canonical JSON form.
@@ -215,7 +217,7 @@ func isRunWorkflow(v any) bool {
 func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (*task, error) {
 	t := &task{name: name, path: ptr}
 	for key, reason := range unsupportedTasks {
-		if v, ok := def[key]; ok && !(key == "call" && (v == "http" || v == "openapi" || c.isFunctionCall(v))) && !(key == "run" && isRunWorkflow(v)) {
+		if v, ok := def[key]; ok && !(key == "call" && (v == "http" || v == "openapi" || c.isFunctionCall(v))) && !(key == "run" && (isRunWorkflow(v) || isRunProcess(v))) {
 			what := key
 			if s, ok := v.(string); ok {
 				what = key + ": " + s
@@ -266,6 +268,8 @@ func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (
 		return t, c.compileOpenAPI(t, def, sc)
 	case c.isFunctionCall(def["call"]):
 		return t, c.compileFunctionCall(t, def, sc)
+	case isRunProcess(def["run"]):
+		return t, c.compileRunProcess(t, def["run"].(map[string]any), sc)
 	case def["run"] != nil:
 		return t, c.compileRunWorkflow(t, def["run"].(map[string]any), sc)
 	case def["fork"] != nil:

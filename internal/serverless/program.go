@@ -52,6 +52,8 @@ type program struct {
 	flow *workflow.FlowControl
 	// sched is the document's schedule (schedule.go).
 	sched scheduleSpec
+	// run bounds the processes of run: shell and run: script tasks.
+	run RunOptions
 }
 
 // taskList is one list of tasks (a `do`, a `try`, a `catch.do`) and the task that owns it.
@@ -109,6 +111,7 @@ type task struct {
 	run        *runWorkflow
 	fork       *forkSpec
 	function   *functionCall
+	process    *processSpec
 }
 
 type switchCase struct {

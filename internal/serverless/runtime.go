@@ -357,6 +357,15 @@ func (r *run) runTask(sc workflow.StepContext, t *task) target {
 			return r.fault(t, p)
 		}
 		return r.complete(t, in, out, t.then)
+	case kindProcess:
+		out, p, err := r.runProcess(sc, t, in)
+		if err != nil {
+			return target{leaf: t, stepErr: err}
+		}
+		if p != nil {
+			return r.fault(t, p)
+		}
+		return r.complete(t, in, out, t.then)
 	case kindFunction:
 		out, p, err := r.callFunction(sc, t, in)
 		if err != nil {

@@ -33,6 +33,8 @@ type Options struct {
 	Functions map[string]Function
 	// Expressions bound the time and memory of each expression's evaluation.
 	Expressions ExpressionOptions
+	// Run says which processes run: shell and run: script tasks may start, and bounds them.
+	Run RunOptions
 }
 
 // Compiler is cairn's workflow.DocumentCompiler for Serverless Workflow documents.
@@ -43,6 +45,7 @@ type Compiler struct {
 	// functions are the node's Go Functions, by name.
 	functions map[string]Function
 	exprs     ExpressionOptions
+	run       RunOptions
 }
 
 var _ workflow.DocumentCompiler = (*Compiler)(nil)
@@ -53,7 +56,7 @@ func NewCompiler(opts Options) *Compiler {
 	if secrets == nil {
 		secrets = map[string]any{}
 	}
-	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets, redact: newRedactor(secrets), functions: opts.Functions, exprs: opts.Expressions.withDefaults()}
+	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets, redact: newRedactor(secrets), functions: opts.Functions, exprs: opts.Expressions.withDefaults(), run: opts.Run.withDefaults()}
 }
 
 // Install makes an engine deploy and run Serverless Workflow documents.
@@ -63,7 +66,7 @@ func Install(e *engine.Engine, opts Options) {
 
 // Compile parses, validates and compiles a document (YAML or JSON).
 func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
-	p, canonical, err := compile(source)
+	p, canonical, err := compile(source, c.run)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +76,7 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 }
 
 // compile turns a source into its program.
-func compile(source []byte) (*program, []byte, error) {
+func compile(source []byte, run RunOptions) (*program, []byte, error) {
 	if err := checkBooleanKeys(source); err != nil {
 		return nil, nil, err
 	}
@@ -81,7 +84,7 @@ func compile(source []byte) (*program, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &compiler{prog: &program{byPath: map[string]*task{}}}
+	c := &compiler{prog: &program{byPath: map[string]*task{}, run: run}, run: run}
 	if err := c.compileDocument(doc); err != nil {
 		return nil, nil, err
 	}
@@ -238,6 +241,9 @@ func (p *program) definition() workflow.Definition {
 		// A task's faults are Problems handled by try/catch; the engine's own retries are only
 		// for a step that could not run at all (a crash, a lost database).
 		s.Retry = &workflow.RetryPolicy{MaxAttempts: 3, MinBackoff: defaultBackoff, MaxBackoff: 10 * defaultBackoff}
+		if t.kind == kindProcess {
+			s.Timeout = p.run.Timeout + processStepMargin
+		}
 		d.States = append(d.States, s)
 		if t.kind == kindFork || (t.kind == kindRun && t.run.await) {
 			d.States = append(d.States, workflow.State{Name: t.path + awaitSuffix, Kind: workflow.Wait, Handler: p.awaitHandler(t),

@@ -56,8 +56,10 @@ var (
 	// taskKinds are the keys of each kind of task, found by the first of taskKindOrder it has.
 	taskKindOrder = []string{"call", "run", "fork", "for", "do", "try", "set", "switch", "raise", "wait", "listen", "emit"}
 	taskKinds     = map[string]map[string]*shape{
-		"run": {"run": object("run", "await", "return", "container", "script", "shell").
-			with("workflow", object("run: workflow", "namespace", "name", "version", "input"))},
+		"run": {"run": object("run", "await", "return", "container").
+			with("workflow", object("run: workflow", "namespace", "name", "version", "input")).
+			with("shell", object("run: shell", "command", "arguments", "environment", "stdin")).
+			with("script", object("run: script", "language", "code", "source", "arguments", "environment", "stdin"))},
 		"fork":   {"fork": object("fork", "compete").with("branches", taskListShape)},
 		"for":    {"for": object("for", "each", "in", "at"), "while": nil, "do": taskListShape},
 		"do":     {"do": taskListShape},
