@@ -106,6 +106,33 @@ type FlowClaimResult struct {
 	NextSlot time.Time
 	// Throttled counts the due workflows a rate limit held back.
 	Throttled int
+	// More: the claim looked at some of the type's keys only; the next claim of every key goes on.
+	More bool
+	// Missed are the keys of workflows the claim chose but could not take (another transaction
+	// held them a moment): a claim for those keys may take them soon.
+	Missed []string
+}
+
+// missedKeys returns the keys of the chosen workflows (ids, among cands) that claimed lacks.
+func missedKeys(cands []*Workflow, ids []int64, claimed []*Workflow) []string {
+	if len(claimed) == len(ids) {
+		return nil
+	}
+	took := make(map[int64]bool, len(claimed))
+	for _, w := range claimed {
+		took[w.ID] = true
+	}
+	chosen := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		chosen[id] = !took[id]
+	}
+	var out []string
+	for _, c := range cands {
+		if chosen[c.ID] {
+			out = append(out, flowKey(c.ConcurrencyKey))
+		}
+	}
+	return out
 }
 
 // flowHolding is the condition of a workflow holding its key's slot.
@@ -197,14 +224,14 @@ func (s *Store) flowClaim(ctx context.Context, p WorkflowClaimParams, f FlowSpec
 		last := s.flowCursor(f.Type)
 		switch {
 		case keys != nil:
-			if heads := freeHeads(f, holders, keys, p.Limit); len(heads) > 0 {
+			if heads := freeHeads(f, holders, keys, len(keys), p.Limit); len(heads) > 0 {
 				if cands, err = tx.flowHeads(ctx, p, f, heads, now); err != nil {
 					return err
 				}
 			}
 			cands = inTurns(cands, last)
 		case keyDriven(f, holders):
-			if cands, last, err = tx.flowKeyCandidates(ctx, p, f, holders, now); err != nil {
+			if cands, last, res.More, err = tx.flowKeyCandidates(ctx, p, f, holders, now); err != nil {
 				return err
 			}
 		default:
@@ -270,8 +297,11 @@ func (s *Store) flowClaim(ctx context.Context, p WorkflowClaimParams, f FlowSpec
 		if len(ids) == 0 {
 			return nil
 		}
-		res.Claimed, err = tx.claimIDs(ctx, p, ids)
-		return err
+		if res.Claimed, err = tx.claimIDs(ctx, p, ids); err != nil {
+			return err
+		}
+		res.Missed = missedKeys(cands, ids, res.Claimed)
+		return nil
 	})
 	if err != nil {
 		return FlowClaimResult{}, fmt.Errorf("error claiming workflows of %s: %w", f.Type, err)

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// maxWalkedKeys bounds the keys one flow claim walks past full ones to find keys with free slots;
-// the next claim walks on from where it stopped.
+// maxWalkedKeys bounds the keys one flow claim walks to find keys with free slots; the next claim
+// walks on from where it stopped.
 const maxWalkedKeys = 512
 
 // flowHolders counts the workflows that hold a slot of each of the type's keys ("": the workflows
@@ -74,12 +74,12 @@ func keyDriven(f FlowSpec, holders map[string]int) bool {
 	return false
 }
 
-// freeHeads asks, for each of keys whose slots are not all taken, for as many of its oldest due
-// workflows as it has free slots (at most limit), up to limit keys.
-func freeHeads(f FlowSpec, holders map[string]int, keys []string, limit int) []keyHead {
+// freeHeads asks, for each of keys whose slots are not all taken (up to most keys), for as many
+// of its oldest due workflows as it has free slots, at most limit.
+func freeHeads(f FlowSpec, holders map[string]int, keys []string, most, limit int) []keyHead {
 	var heads []keyHead
 	for _, k := range keys {
-		if len(heads) == limit {
+		if len(heads) == most {
 			break
 		}
 		if free := f.Concurrency - holders[k]; free > 0 {
@@ -90,34 +90,29 @@ func freeHeads(f FlowSpec, holders map[string]int, keys []string, limit int) []k
 }
 
 // flowKeyCandidates reads a key-driven claim's candidates: the oldest due workflows of the keys
-// with free slots, walking the type's keys round from the cursor (past at most maxWalkedKeys),
-// the due workflows without a key when their pool has room, and under WORKFLOW scope the holders
-// that are due again (they run on in their slots). It returns them in turns and the last key it
-// walked.
+// with free slots, walking the type's keys round from the cursor (at most maxWalkedKeys), the
+// due workflows without a key when their pool has room, and under WORKFLOW scope the holders that
+// are due again (they run on in their slots). It returns them in turns, the last key it walked,
+// and whether it stopped before going round every key.
 func (s *Store) flowKeyCandidates(ctx context.Context, p WorkflowClaimParams, f FlowSpec, holders map[string]int,
-	now time.Time) ([]*Workflow, string, error) {
+	now time.Time) ([]*Workflow, string, bool, error) {
 	cursor := s.flowCursor(f.Type)
-	full := 0
-	for k, n := range holders {
-		if k != "" && n >= f.Concurrency {
-			full++
-		}
-	}
-	keys, last, err := s.flowKeysRound(ctx, f.Type, cursor, min(p.Limit+full, maxWalkedKeys))
+	keys, last, err := s.flowKeysRound(ctx, f.Type, cursor, maxWalkedKeys)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
-	heads := freeHeads(f, holders, append(keys, ""), p.Limit)
+	more := len(keys) == maxWalkedKeys
+	heads := freeHeads(f, holders, append(keys, ""), p.Limit, p.Limit)
 	var cands []*Workflow
 	if len(heads) > 0 {
 		if cands, err = s.flowHeads(ctx, p, f, heads, now); err != nil {
-			return nil, "", err
+			return nil, "", false, err
 		}
 	}
 	if !f.StepScope {
 		due, err := s.flowDueHolders(ctx, p, f, holders, now)
 		if err != nil {
-			return nil, "", err
+			return nil, "", false, err
 		}
 		seen := make(map[int64]bool, len(cands))
 		for _, c := range cands {
@@ -132,7 +127,7 @@ func (s *Store) flowKeyCandidates(ctx context.Context, p WorkflowClaimParams, f 
 	if last == "" {
 		last = cursor
 	}
-	return inTurns(cands, cursor), last, nil
+	return inTurns(cands, cursor), last, more, nil
 }
 
 // flowDueHolders reads the holders of a WORKFLOW-scope type whose next step is due: they hold

@@ -6,6 +6,7 @@ package pool
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,7 +25,7 @@ type flowPool struct {
 	// keyed are the types with a concurrency limit; freed, by type, the keys whose slots this
 	// pool's completions released since its last claim.
 	keyed map[string]bool
-	freed map[string]map[string]bool
+	freed map[string]map[string]int // type -> key -> claims that did not serve it yet
 }
 
 // noteFreed records the keys of the flow-controlled workflows a completion released, for the
@@ -43,26 +44,68 @@ func (w *Worker) noteKey(typ, key string) bool {
 	if !w.flow.keyed[typ] {
 		return false
 	}
-	if w.flow.freed == nil {
-		w.flow.freed = map[string]map[string]bool{}
-	}
-	if w.flow.freed[typ] == nil {
-		w.flow.freed[typ] = map[string]bool{}
-	}
-	w.flow.freed[typ][key] = true
+	w.hintLocked(typ, key, 0)
 	return true
 }
 
-// takeFreed returns and forgets the freed keys of a type.
-func (w *Worker) takeFreed(typ string) []string {
+// hintLocked notes a key of a type for the next claim, with the claims that missed it so far
+// (w.flow.mu held).
+func (w *Worker) hintLocked(typ, key string, missed int) {
+	if w.flow.freed == nil {
+		w.flow.freed = map[string]map[string]int{}
+	}
+	if w.flow.freed[typ] == nil {
+		w.flow.freed[typ] = map[string]int{}
+	}
+	if n, ok := w.flow.freed[typ][key]; !ok || missed < n {
+		w.flow.freed[typ][key] = missed
+	}
+}
+
+// maxHintMisses is how many claims for a key may serve nothing of it before its hint is dropped:
+// a claim skips a due workflow that another transaction has locked for a moment.
+const maxHintMisses = 3
+
+// keepHints notes again the keys of a type that a claim did not serve (none of claimed has them):
+// all of them when the claim was full, else those whose workflow it chose but could not take
+// (skipped), fewer than maxHintMisses times; it reports whether it kept any.
+func (w *Worker) keepHints(typ string, keys []string, missed map[string]int, claimed []*persistence.Workflow, full bool, skipped []string) bool {
+	served := make(map[string]bool, len(claimed))
+	for _, c := range claimed {
+		if c.ConcurrencyKey != nil {
+			served[*c.ConcurrencyKey] = true
+		} else {
+			served[""] = true
+		}
+	}
 	w.flow.mu.Lock()
 	defer w.flow.mu.Unlock()
-	keys := make([]string, 0, len(w.flow.freed[typ]))
-	for k := range w.flow.freed[typ] {
+	kept := false
+	for _, k := range keys {
+		switch {
+		case served[k]:
+		case full:
+			w.hintLocked(typ, k, missed[k])
+			kept = true
+		case missed[k]+1 < maxHintMisses && slices.Contains(skipped, k):
+			w.hintLocked(typ, k, missed[k]+1)
+			kept = true
+		}
+	}
+	return kept
+}
+
+// takeFreed returns and forgets the hinted keys of a type, with the claims that missed each.
+func (w *Worker) takeFreed(typ string) ([]string, map[string]int) {
+	w.flow.mu.Lock()
+	defer w.flow.mu.Unlock()
+	missed := w.flow.freed[typ]
+	keys := make([]string, 0, len(missed))
+	for k := range missed {
 		keys = append(keys, k)
 	}
 	delete(w.flow.freed, typ)
-	return keys
+	return keys, missed
 }
 
 func (w *Worker) rateLimited(typ string) bool {
@@ -115,6 +158,13 @@ func (w *Worker) claim(ctx context.Context, limit int, sweep bool) ([]*persisten
 			}
 		}
 	}
+	// The keys hinted so far, taken before the claim's time is read: a hinted workflow was due
+	// before its hint came, so it is due at that time.
+	hinted := make(map[string][]string, len(flows))
+	missed := make(map[string]map[string]int, len(flows))
+	for _, f := range flows {
+		hinted[f.Type], missed[f.Type] = w.takeFreed(f.Type)
+	}
 	now := persistence.Now()
 	params := persistence.WorkflowClaimParams{ExecutorID: w.ExecutorID(), Group: w.opts.Group,
 		Limit: limit, Now: now, StepDeadline: now.Add(workflow.DefaultStepTimeout), StepTimeouts: w.engine.StepTimeouts(w.opts.Group),
@@ -135,11 +185,20 @@ func (w *Worker) claim(ctx context.Context, limit int, sweep bool) ([]*persisten
 		}
 	}
 	for _, f := range flows {
-		if keys := w.takeFreed(f.Type); len(keys) > 0 && limit > len(claimed) {
+		if keys := hinted[f.Type]; len(keys) > 0 {
 			params.Limit = limit - len(claimed)
+			if params.Limit <= 0 {
+				w.keepHints(f.Type, keys, missed[f.Type], nil, true, nil) // for the next claim: this one is full
+				continue
+			}
 			res, err := w.store.WorkflowFlowClaimKeys(ctx, params, f.Spec(), keys)
 			if err != nil {
+				w.keepHints(f.Type, keys, missed[f.Type], nil, true, nil)
 				return claimed, err
+			}
+			// Keys the claim did not reach wait for the next claim; those it missed get one more.
+			if w.keepHints(f.Type, keys, missed[f.Type], res.Claimed, len(res.Claimed) == params.Limit, res.Missed) {
+				defer w.pokeFreed()
 			}
 			took(res)
 		}
@@ -150,6 +209,9 @@ func (w *Worker) claim(ctx context.Context, limit int, sweep bool) ([]*persisten
 		res, err := w.store.WorkflowFlowClaim(ctx, params, f.Spec())
 		if err != nil {
 			return claimed, err
+		}
+		if res.More && len(res.Claimed) < params.Limit {
+			w.poke() // the keys past those it looked at: the next claim goes on
 		}
 		took(res)
 	}

@@ -65,3 +65,33 @@ func TestFlowStartHintsItsKey(t *testing.T) {
 		}
 	})
 }
+
+// A hint of a started workflow's key is never spent by a claim that read its time before the
+// workflow was due: while one key's chain of 300 keeps the pool claiming, 40 workflows of keys of
+// their own, started one after another with no poll to fall back on, all run (on every backend).
+func TestFlowStartHintsAreNotLostToABusyPool(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		k := newKeyTracker()
+		fc := &workflow.FlowControl{Concurrency: &workflow.Concurrency{Limit: 5, Key: ".customer"}}
+		b := setup(t, store, twoSteps("t.busy", k, fc))
+		var busy []workflow.StartParams
+		for range 300 {
+			busy = append(busy, workflow.StartParams{Type: "t.busy", Input: json.RawMessage(`{"customer": "big"}`)})
+		}
+		_, err := b.engine.StartMany(ctx, busy)
+		require.NoError(t, err)
+		opts := steadyOptions()
+		opts.PollInterval = time.Hour
+		b.startWorker(t, opts)
+		var probes []int64
+		for i := range 40 {
+			probes = append(probes, b.start(t, "t.busy", fmt.Sprintf(`{"customer": "p%d"}`, i)).ID)
+			time.Sleep(3 * time.Millisecond)
+		}
+		for _, id := range probes {
+			b.waitStatus(t, id, persistence.StatusFinished)
+		}
+	})
+}
