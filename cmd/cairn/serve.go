@@ -265,7 +265,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		// Alert webhooks follow the host rules of call: http tasks.
 		Alerts: cairn.AlertOptions{HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow), Deny: splitList(cfg.httpDeny)},
 			DashboardURL: cfg.dashboardURL},
-		Documents: serverless.NewCompiler(serverless.Options{Secrets: secrets, HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow),
+		Documents: serverless.NewCompiler(serverless.Options{Secrets: secrets, Runtime: serverless.RuntimeOptions{Version: version}, HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow),
 			Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}, Expressions: cfg.exprs.options()}),
 	})
 	if err != nil {

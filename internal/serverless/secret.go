@@ -156,7 +156,7 @@ func (r *run) hideSecrets(fault, caught *Problem) {
 	st.Input, st.Data, st.Context, st.Output = x.value(st.Input), x.value(st.Data), x.value(st.Context), x.value(st.Output)
 	for i := range st.Frames {
 		f := &st.Frames[i]
-		f.Input, f.Error = x.value(f.Input), x.value(f.Error)
+		f.Input, f.Error, f.RawInput = x.value(f.Input), x.value(f.Error), x.value(f.RawInput)
 		// Copied, not changed in place: a for task's items may be a list of $secret itself.
 		f.Items, _ = x.value(f.Items).([]any)
 	}
