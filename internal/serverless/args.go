@@ -182,15 +182,21 @@ func (r *run) frameOf(t *task) *frame {
 	return nil
 }
 
-// authorizationArg is $authorization of a call with authentication: its scheme and parameter.
-func authorizationArg(req *httpRequest) any {
+// authorize sets $authorization for a call with authentication: its scheme and parameter. A
+// basic parameter built from a secret is hidden wherever the step would store it, as the
+// secrets are.
+func (r *run) authorize(req *httpRequest) {
+	r.auth, r.authRedact = nil, nil
 	switch {
 	case req.basic:
-		return map[string]any{"scheme": "Basic", "parameter": basicParameter(req.user, req.password)}
+		param := basicParameter(req.user, req.password)
+		r.auth = map[string]any{"scheme": "Basic", "parameter": param}
+		if x := r.prog.redact; x.text(req.user) != req.user || x.text(req.password) != req.password {
+			r.authRedact = newRedactor(map[string]any{"parameter": param})
+		}
 	case req.bearer != "":
-		return map[string]any{"scheme": "Bearer", "parameter": req.bearer}
+		r.auth = map[string]any{"scheme": "Bearer", "parameter": req.bearer}
 	}
-	return nil
 }
 
 // usesArg reports whether an expression's source names an argument (a conservative test: a

@@ -82,8 +82,10 @@ type run struct {
 	hops int
 	sc   workflow.StepContext // nil in the graph's exploration
 	wf   *workflowDesc        // $workflow's, read once a step
-	// auth is $authorization: the authentication of the call that runs, resolved.
-	auth any
+	// auth is $authorization: the authentication of the call that runs, resolved; authRedact
+	// hides its parameter when it was built from secrets (basic's base64 of user:password).
+	auth       any
+	authRedact *redactor
 	// entering is the frame of the composite task being entered, left the one last left: the
 	// task's $task reads them until the next task is entered.
 	entering, left *frame

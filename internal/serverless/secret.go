@@ -147,7 +147,11 @@ func (x *redactor) problem(p *Problem) {
 // data, context, output, the frames around the current task, a listen task's events, and the
 // Problem it faults with or that a try caught.
 func (r *run) hideSecrets(fault, caught *Problem) {
-	x := r.prog.redact
+	r.hideWith(r.prog.redact, fault, caught)
+	r.hideWith(r.authRedact, fault, caught)
+}
+
+func (r *run) hideWith(x *redactor, fault, caught *Problem) {
 	if x == nil || x.replacer == nil {
 		return
 	}
