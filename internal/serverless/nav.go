@@ -274,17 +274,19 @@ func (r *run) complete(t *task, input, raw any, then string) target {
 		}
 		return r.fault(t, p)
 	}
+	ctx := r.st.Context
 	if t.exportAs != nil {
 		extra["$output"] = out
 		v, p := r.evalTpl(t, t.exportAs, out, extra)
 		if p != nil {
 			return r.fault(t, p)
 		}
-		r.st.Context = v
+		ctx = v
 	}
-	if p := validate(t.exportSchema, r.st.Context, t.path, "Context"); p != nil {
-		return r.fault(t, p)
+	if p := validate(t.exportSchema, ctx, t.path, "Context"); p != nil {
+		return r.fault(t, p) // the context stays as it was
 	}
+	r.st.Context = ctx
 	r.st.Data = out
 	if t.kind == kindRoot {
 		r.st.Output = out
