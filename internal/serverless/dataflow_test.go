@@ -42,11 +42,21 @@ do:
         do:
           - note:
               set: '${ {caught: {type: $err.type, status: $err.status, title: $err.title, instance: $err.instance}, context: $context} }'
+  - keptBad:
+      try:
+        - check:
+            set: '${ . }'
+            export: {schema: {document: {type: object, required: [missing]}}}
+      catch:
+        do:
+          - note:
+              set: '${ . + {caughtToo: $error.instance} }'
 `, `{"items": [1, 2, 3]}`)
 		require.Equal(t, map[string]any{
 			"caught": map[string]any{"type": "https://serverlessworkflow.io/spec/1.0.0/errors/validation", "status": float64(400),
 				"title": "Invalid Context", "instance": "/do/2/guarded/try/0/bad"},
-			"context": map[string]any{"total": float64(6)},
+			"context":   map[string]any{"total": float64(6)},
+			"caughtToo": "/do/3/keptBad/try/0/check",
 		}, out, "the faulted export left the context as it was")
 
 		def := n.deploy(t, `
