@@ -81,6 +81,13 @@ do:
       with: {method: get, endpoint: '%[1]s/echo'}
       output:
         as: '${ $input + {none: $authorization} }'
+  - around:
+      do:
+        - inner:
+            call: http
+            with: {method: get, endpoint: {uri: '%[1]s/echo', authentication: {bearer: {token: tok-2}}}}
+      output:
+        as: '${ $input + {aroundAuth: $authorization, innerAuth: .authorization} }'
 `, server.URL), `{"tag": "t-1", "q": "find me"}`)
 		require.Equal(t, map[string]any{"X-Tag": "t-1", "X-Scheme": "Basic"}, out["basic"].(map[string]any)["headers"])
 		require.Equal(t, map[string]any{"q": "find me", "n": "2"}, out["basic"].(map[string]any)["query"])
@@ -96,6 +103,9 @@ do:
 		require.Equal(t, map[string]any{"exportedScheme": "Basic"}, out["context"])
 		require.Contains(t, out, "none")
 		require.Nil(t, out["none"], "no authentication: $authorization is null")
+		require.Equal(t, "Bearer tok-2", out["innerAuth"])
+		require.Contains(t, out, "aroundAuth")
+		require.Nil(t, out["aroundAuth"], "a call's authentication is not the task's around it")
 
 		def := n.deploy(t, fmt.Sprintf(`
 document: {dsl: '1.0.0', namespace: args, name: badheaders, version: '1.0.0'}

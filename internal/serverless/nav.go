@@ -288,6 +288,7 @@ func (r *run) complete(t *task, input, raw any, then string) target {
 	}
 	r.st.Context = ctx
 	r.st.Data = out
+	r.auth = nil // a call's authentication is its own, not the tasks' around it
 	if t.kind == kindRoot {
 		r.st.Output = out
 		return target{end: true}
@@ -334,7 +335,7 @@ func (r *run) exitList(l *taskList) target {
 // fault handles a Problem raised in task t: the innermost try around it that catches it retries
 // its tasks, runs its catch.do, or completes; with none, the workflow faults.
 func (r *run) fault(t *task, p *Problem) target {
-	r.st.Listen = nil
+	r.st.Listen, r.auth = nil, nil
 	if p.Instance == "" {
 		p.Instance = t.path
 	}
