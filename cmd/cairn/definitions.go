@@ -106,7 +106,7 @@ func splitList(s string) []string {
 }
 
 // secretPrefix starts the environment variables whose values are secrets: CAIRN_SECRET_API_KEY
-// is $secret.API_KEY.
+// is $secrets.API_KEY.
 const secretPrefix = "CAIRN_SECRET_"
 
 // loadSecrets reads the secrets of deployed definitions: a YAML or JSON object file (none when

@@ -110,8 +110,9 @@ func (c *compiler) compileDocument(doc map[string]any) error {
 			return err
 		}
 	}
-	sc := scope(baseVars).with()
-	if err := compileData(root, doc, sc, ""); err != nil {
+	c.prog.doc = doc
+	sc := scope(argsTask).with()
+	if err := compileData(root, doc, scope(argsWorkflowInput).with(), scope(argsWorkflowOutput).with(), ""); err != nil {
 		return err
 	}
 	body, err := c.compileList(doc["do"], "/do", root, sc)
@@ -123,28 +124,29 @@ func (c *compiler) compileDocument(doc map[string]any) error {
 	return nil
 }
 
-// compileData compiles the input and output of a task or of the document: from, as, schema.
-func compileData(t *task, def map[string]any, sc scope, ptr string) error {
+// compileData compiles the input and output of a task or of the document: from, as, schema. Its
+// input.from sees the arguments of scope in, its output.as those of out.
+func compileData(t *task, def map[string]any, in, out scope, ptr string) error {
 	var err error
-	if in, ok := def["input"].(map[string]any); ok {
-		if from, ok := in["from"]; ok {
-			if t.inputFrom, err = compileValueOrExpr(from, sc, ptr+"/input/from"); err != nil {
+	if i, ok := def["input"].(map[string]any); ok {
+		if from, ok := i["from"]; ok {
+			if t.inputFrom, err = compileValueOrExpr(from, in, ptr+"/input/from"); err != nil {
 				return err
 			}
 		}
-		if s, ok := in["schema"]; ok {
+		if s, ok := i["schema"]; ok {
 			if t.inputSchema, err = compileSchema(s, ptr+"/input/schema"); err != nil {
 				return err
 			}
 		}
 	}
-	if out, ok := def["output"].(map[string]any); ok {
-		if as, ok := out["as"]; ok {
-			if t.outputAs, err = compileValueOrExpr(as, sc, ptr+"/output/as"); err != nil {
+	if o, ok := def["output"].(map[string]any); ok {
+		if as, ok := o["as"]; ok {
+			if t.outputAs, err = compileValueOrExpr(as, out, ptr+"/output/as"); err != nil {
 				return err
 			}
 		}
-		if s, ok := out["schema"]; ok {
+		if s, ok := o["schema"]; ok {
 			if t.outputSchema, err = compileSchema(s, ptr+"/output/schema"); err != nil {
 				return err
 			}
@@ -215,7 +217,7 @@ func isRunWorkflow(v any) bool {
 
 // compileTask compiles one task with what all tasks share (if, input, output, export, then).
 func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (*task, error) {
-	t := &task{name: name, path: ptr}
+	t := &task{name: name, path: ptr, def: def}
 	for key, reason := range unsupportedTasks {
 		if v, ok := def[key]; ok && !(key == "call" && (v == "http" || v == "openapi" || c.isFunctionCall(v))) && !(key == "run" && (isRunWorkflow(v) || isRunProcess(v))) {
 			what := key
@@ -235,20 +237,27 @@ func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (
 			return nil, err
 		}
 	}
+	// if and input.from are evaluated on the raw input, before the task has its $input.
+	before := sc.without("$input", "$authorization")
 	if s, ok := def["if"].(string); ok {
-		x, err := compileExpr(s, sc, ptr+"/if")
+		x, err := compileExpr(s, before, ptr+"/if")
 		if err != nil {
 			return nil, err
 		}
 		t.cond = x
 	}
 	var err error
-	if err := compileData(t, def, sc, ptr); err != nil {
+	if err := compileData(t, def, before, sc, ptr); err != nil {
 		return nil, err
 	}
 	if ex, ok := def["export"].(map[string]any); ok {
 		if as, ok := ex["as"]; ok {
-			if t.exportAs, err = compileValueOrExpr(as, sc, ptr+"/export/as"); err != nil {
+			if t.exportAs, err = compileValueOrExpr(as, sc.with("$output"), ptr+"/export/as"); err != nil {
+				return nil, err
+			}
+		}
+		if s, ok := ex["schema"]; ok {
+			if t.exportSchema, err = compileSchema(s, ptr+"/export/schema"); err != nil {
 				return nil, err
 			}
 		}

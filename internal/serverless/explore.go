@@ -170,7 +170,7 @@ func (g *graph) iterate(t *task) map[string]bool {
 // complete mirrors run.complete.
 func (g *graph) complete(t *task, then string) map[string]bool {
 	return g.cached("complete:"+t.path+"\x00"+then, func(add func(map[string]bool)) {
-		if t.outputAs != nil || t.exportAs != nil || t.outputSchema != nil {
+		if t.outputAs != nil || t.exportAs != nil || t.outputSchema != nil || t.exportSchema != nil {
 			add(g.fault(t))
 		}
 		if t.kind == kindRoot {

@@ -3,14 +3,12 @@ package serverless
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/itchyny/gojq"
 )
-
-// baseVars are the runtime arguments every expression may use.
-var baseVars = []string{"$context", "$input", "$secret", "$task", "$workflow", "$runtime"}
 
 // scope is the set of variables an expression at some place of a document may use: the runtime
 // arguments plus the names that enclosing `for` and `catch` tasks bind.
@@ -28,10 +26,22 @@ func (s scope) with(names ...string) scope {
 	return out
 }
 
+// without is the scope less some arguments.
+func (s scope) without(names ...string) scope {
+	var out scope
+	for _, n := range s {
+		if !slices.Contains(names, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // expr is a jq expression compiled at deploy time with the variables of its scope.
 type expr struct {
 	src  string
 	vars []string
+	uses []bool // the variables the expression names: only those are computed for it
 	code *gojq.Code
 }
 
@@ -59,7 +69,11 @@ func compileExpr(src string, sc scope, ptr string) (*expr, error) {
 	if err != nil {
 		return nil, faultAt(ptr, "invalid jq expression %q: %v", src, err)
 	}
-	return &expr{src: src, vars: vars, code: code}, nil
+	uses := make([]bool, len(vars))
+	for i, n := range vars {
+		uses[i] = usesArg(q, n)
+	}
+	return &expr{src: src, vars: vars, uses: uses, code: code}, nil
 }
 
 // eval runs an expression on input with the variables by name; it yields its first value (null
@@ -67,7 +81,13 @@ func compileExpr(src string, sc scope, ptr string) (*expr, error) {
 func (x *expr) eval(ctx context.Context, input any, vars map[string]any) (any, error) {
 	args := make([]any, len(x.vars))
 	for i, n := range x.vars {
+		if !x.uses[i] {
+			continue
+		}
 		args[i] = vars[n]
+		if f, ok := args[i].(lazyArg); ok {
+			args[i] = f()
+		}
 	}
 	args[len(args)-1] = int(budgetOf(ctx).MaxBytes)
 	// Within the step's context and the node's budget: an expression that runs past either, or

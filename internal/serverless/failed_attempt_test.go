@@ -49,7 +49,7 @@ do:
   - fine:
       set: {result: ok}
 output:
-  as: '${ if .result == null and .total == null then error("no result") else {result: .result, total: .total, input: $input} end }'
+  as: '${ if .result == null and .total == null then error("no result") else {result: .result, total: .total, input: $workflow.input} end }'
 `
 
 func variablesOf(t *testing.T, w *persistence.Workflow) map[string]any {

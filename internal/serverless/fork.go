@@ -46,6 +46,8 @@ type branchStart struct {
 	Frames        []storedFrame `json:"frames"`
 	// Deadline is when the fork task times out.
 	Deadline *time.Time `json:"deadline,omitempty"`
+	// Workflow is the parent's $workflow (id, raw input, start): a branch is part of its run.
+	Workflow *workflowDesc `json:"workflow,omitempty"`
 }
 
 // branchRef is what a branch child keeps to finish its branch.
@@ -102,7 +104,8 @@ func (r *run) startBranches(sc workflow.StepContext, t *task, in any) *Problem {
 	token := newEventID()
 	for i := range t.body.tasks {
 		b, err := json.Marshal(map[string]any{forkKey: branchStart{Fork: t.path, Branch: i, Token: token, Compete: t.fork.compete,
-			Input: r.prog.redact.value(in), Context: r.st.Context, WorkflowInput: r.st.Input, Frames: branchFrames(r.st.Frames), Deadline: r.st.TaskDeadline}})
+			Input: r.prog.redact.value(in), Context: r.st.Context, WorkflowInput: r.st.Input, Frames: branchFrames(r.st.Frames), Deadline: r.st.TaskDeadline,
+			Workflow: r.branchWorkflow()}})
 		if err != nil {
 			return &Problem{Type: errTypeRuntime, Status: 500, Title: "Cannot Fork", Detail: err.Error(), Instance: t.path}
 		}

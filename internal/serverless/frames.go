@@ -22,8 +22,9 @@ const rootPath = ""
 
 // frameData is the part of a frame stored once.
 type frameData struct {
-	Input any   `json:"input"`
-	Items []any `json:"items,omitempty"`
+	Input    any   `json:"input"`
+	Items    []any `json:"items,omitempty"`
+	RawInput any   `json:"rawInput,omitempty"`
 }
 
 // storedFrame reads a frame as it was stored: also in the form of earlier versions, with its
@@ -78,7 +79,7 @@ func loadFrames(sc workflow.StepContext, input any) ([]frame, map[string]bool, e
 			return nil, nil, err
 		}
 		if had {
-			f.Input, f.Items = d.Input, d.Items
+			f.Input, f.Items, f.RawInput = d.Input, d.Items, d.RawInput
 			keys[frameDataPrefix+f.Path] = true
 		}
 	}
@@ -96,7 +97,7 @@ func (r *run) saveFrames(sc workflow.StepContext) error {
 		key := frameDataPrefix + f.Path
 		live[key] = true
 		if f.entered && f.Path != rootPath {
-			if err := setChanged(sc, key, frameData{Input: f.Input, Items: f.Items}); err != nil {
+			if err := setChanged(sc, key, frameData{Input: f.Input, Items: f.Items, RawInput: f.RawInput}); err != nil {
 				return err
 			}
 		}
@@ -140,6 +141,9 @@ func (r *run) align(t *task) *Problem {
 	for i := len(around) - 1 - keep; i >= 0; i-- {
 		owner := around[i]
 		f := frame{Path: owner.path, Input: r.st.Data, Deadline: startDeadline(r.now, owner.timeout), Catching: catching[i]}
+		if r.prog.usesTask {
+			f.Started = r.now
+		}
 		switch owner.kind {
 		case kindRoot:
 			f.Input = r.st.Input

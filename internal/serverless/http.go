@@ -263,7 +263,13 @@ func (r *run) callHTTP(t *task, in any) (any, *Problem) {
 		return nil, &Problem{Type: errTypeValidation, Status: 400, Title: "Invalid Endpoint", Detail: fmt.Sprintf("%q is not an http or https URI", uri), Instance: t.path}
 	}
 	req := &httpRequest{method: h.method, url: u, output: h.output, headers: map[string]string{}}
-	evalMap := func(tpl *template) (map[string]any, *Problem) {
+	// The authentication first: the rest of the call may read it as $authorization.
+	if p := r.evalAuth(t, h, in, req); p != nil {
+		return nil, p
+	}
+	r.authorize(req)
+	// headers and query are objects, or expressions that give one (or null).
+	evalMap := func(tpl *template, what string) (map[string]any, *Problem) {
 		if tpl == nil {
 			return nil, nil
 		}
@@ -271,10 +277,14 @@ func (r *run) callHTTP(t *task, in any) (any, *Problem) {
 		if p != nil {
 			return nil, p
 		}
-		m, _ := v.(map[string]any)
+		m, ok := v.(map[string]any)
+		if !ok && v != nil {
+			return nil, &Problem{Type: errTypeExpression, Status: 400, Title: "Expression Error",
+				Detail: fmt.Sprintf("%s must be an object, not %T", what, v), Instance: t.path + "/with/" + what}
+		}
 		return m, nil
 	}
-	query, p := evalMap(h.query)
+	query, p := evalMap(h.query, "query")
 	if p != nil {
 		return nil, p
 	}
@@ -292,15 +302,12 @@ func (r *run) callHTTP(t *task, in any) (any, *Problem) {
 		}
 		req.body, req.hasBody = v, true
 	}
-	headers, p := evalMap(h.headers)
+	headers, p := evalMap(h.headers, "headers")
 	if p != nil {
 		return nil, p
 	}
 	for k, v := range headers {
 		req.headers[k] = fmt.Sprint(v)
-	}
-	if p := r.evalAuth(t, h, in, req); p != nil {
-		return nil, p
 	}
 	return r.sendHTTP(t, req)
 }

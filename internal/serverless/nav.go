@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/cairnflow/cairn/workflow"
 )
 
 // maxHops bounds how many tasks one step may enter or leave before it reaches a task to run: a
@@ -33,7 +35,10 @@ type target struct {
 type frame struct {
 	Path  string `json:"path"`
 	Input any    `json:"-"`
-	Items []any  `json:"-"`
+	// RawInput is a composite task's input before its input.from, kept for $task.input when the
+	// document reads $task and the task has an input.from.
+	RawInput any   `json:"-"`
+	Items    []any `json:"-"`
 	// Index, Count and Item are a for's position: the current item, of Count.
 	Index    int       `json:"index,omitempty"`
 	Count    int       `json:"count,omitempty"`
@@ -61,6 +66,8 @@ type data struct {
 	TaskDeadline *time.Time `json:"taskDeadline,omitempty"`
 	// Listen is the progress of the listen task that waits.
 	Listen *listenState `json:"listen,omitempty"`
+	// TaskStarted is when the task to run (or running) started ($task.startedAt).
+	TaskStarted *taskStart `json:"taskStarted,omitempty"`
 }
 
 // run moves through a program from one task to the next, evaluating as it goes. The moves are
@@ -73,6 +80,15 @@ type run struct {
 	now  time.Time
 	wfID string
 	hops int
+	sc   workflow.StepContext // nil in the graph's exploration
+	wf   *workflowDesc        // $workflow's, read once a step
+	// auth is $authorization: the authentication of the call that runs, resolved; authRedact
+	// hides its parameter when it was built from secrets (basic's base64 of user:password).
+	auth       any
+	authRedact *redactor
+	// entering is the frame of the composite task being entered, left the one last left: the
+	// task's $task reads them until the next task is entered.
+	entering, left *frame
 	// frameKeys are the variables of the frames' stored parts when the step began.
 	frameKeys map[string]bool
 }
@@ -89,15 +105,19 @@ func (r *run) evalTpl(t *task, tpl *template, input any, extra map[string]any) (
 	return v, nil
 }
 
-// vars are the runtime arguments of an expression of task t.
+// vars are the runtime arguments of an expression of task t (args.go): extra adds or replaces
+// some ($input and $output of output.as and export.as, the names catch binds).
 func (r *run) vars(t *task, input any, extra map[string]any) map[string]any {
+	secrets := lazyArg(func() any { return r.prog.secretsValue() })
 	v := map[string]any{
-		"$context":  r.st.Context,
-		"$input":    input,
-		"$secret":   r.prog.secretsValue(),
-		"$task":     map[string]any{"name": t.name, "reference": t.path},
-		"$workflow": map[string]any{"id": r.wfID, "input": r.st.Input, "definition": map[string]any{"type": r.prog.typ, "version": r.prog.label}},
-		"$runtime":  map[string]any{"name": "cairn"},
+		"$context":       r.st.Context,
+		"$input":         input,
+		"$secrets":       secrets,
+		"$secret":        secrets,
+		"$task":          r.taskArg(t, nil),
+		"$workflow":      lazyArg(r.workflowArg),
+		"$runtime":       lazyArg(r.prog.runtimeArg),
+		"$authorization": r.auth,
 	}
 	for _, f := range r.st.Frames {
 		owner := r.prog.byPath[f.Path]
@@ -128,6 +148,7 @@ func (r *run) top() *frame { return &r.st.Frames[len(r.st.Frames)-1] }
 func (r *run) pop() frame {
 	f := r.st.Frames[len(r.st.Frames)-1]
 	r.st.Frames = r.st.Frames[:len(r.st.Frames)-1]
+	r.left = &f
 	return f
 }
 
@@ -155,6 +176,7 @@ func (r *run) start(input any) target {
 // enter goes into task t, whose input is the current data: a task to run is the target; a
 // composite task is entered down to its first task to run.
 func (r *run) enter(t *task) target {
+	r.left = nil
 	if r.hops++; r.hops > maxHops {
 		return target{fault: &Problem{Type: errTypeRuntime, Status: 500, Title: "Flow Error", Detail: fmt.Sprintf("no task to run within %d moves", maxHops), Instance: t.path}}
 	}
@@ -182,10 +204,18 @@ func (r *run) enter(t *task) target {
 		in = v
 	}
 	f := frame{Path: t.path, Input: in, Deadline: startDeadline(r.now, t.timeout)}
+	if r.prog.usesTask {
+		f.Started = r.now
+		if t.inputFrom != nil {
+			f.RawInput = r.st.Data
+		}
+	}
 	r.st.Data = in
 	switch t.kind {
 	case kindFor:
+		r.entering = &f
 		v, p := r.evalTpl(t, &template{expr: t.forIn}, in, nil)
+		r.entering = nil
 		if p != nil {
 			return r.fault(t, p)
 		}
@@ -225,11 +255,13 @@ func (r *run) iterate(t *task) target {
 	return r.enter(t.body.tasks[0])
 }
 
-// complete finishes task t with its raw output: output.as, export.as, then the flow directive.
+// complete finishes task t with its raw output: output.as, output.schema, export.as,
+// export.schema, then the flow directive.
 func (r *run) complete(t *task, input, raw any, then string) target {
 	out := raw
+	extra := map[string]any{"$input": input, "$task": r.taskArg(t, raw)}
 	if t.outputAs != nil {
-		v, p := r.evalTpl(t, t.outputAs, raw, map[string]any{"$input": input})
+		v, p := r.evalTpl(t, t.outputAs, raw, extra)
 		if p != nil {
 			return r.fault(t, p)
 		}
@@ -242,14 +274,21 @@ func (r *run) complete(t *task, input, raw any, then string) target {
 		}
 		return r.fault(t, p)
 	}
+	ctx := r.st.Context
 	if t.exportAs != nil {
-		v, p := r.evalTpl(t, t.exportAs, out, map[string]any{"$input": input})
+		extra["$output"] = out
+		v, p := r.evalTpl(t, t.exportAs, out, extra)
 		if p != nil {
 			return r.fault(t, p)
 		}
-		r.st.Context = v
+		ctx = v
 	}
+	if p := validate(t.exportSchema, ctx, t.path, "Context"); p != nil {
+		return r.fault(t, p) // the context stays as it was
+	}
+	r.st.Context = ctx
 	r.st.Data = out
+	r.auth = nil // a call's authentication is its own, not the tasks' around it
 	if t.kind == kindRoot {
 		r.st.Output = out
 		return target{end: true}
@@ -296,7 +335,7 @@ func (r *run) exitList(l *taskList) target {
 // fault handles a Problem raised in task t: the innermost try around it that catches it retries
 // its tasks, runs its catch.do, or completes; with none, the workflow faults.
 func (r *run) fault(t *task, p *Problem) target {
-	r.st.Listen = nil
+	r.st.Listen, r.auth = nil, nil
 	if p.Instance == "" {
 		p.Instance = t.path
 	}

@@ -109,6 +109,12 @@ func (r *run) callOpenAPI(t *task, in any) (any, *Problem) {
 	if err != nil {
 		return nil, invalid("the document at %s: %v", o.document, err)
 	}
+	// The call's authentication first: its parameters may read it as $authorization.
+	auth := &httpRequest{}
+	if p := r.evalAuth(t, o.call, in, auth); p != nil {
+		return nil, p
+	}
+	r.authorize(auth)
 	var params map[string]any
 	if o.parameters != nil {
 		v, p := r.evalTpl(t, o.parameters, in, nil)
@@ -175,9 +181,7 @@ func (r *run) callOpenAPI(t *task, in any) (any, *Problem) {
 		u.RawQuery = query.Encode()
 	}
 	req.url = u
-	if p := r.evalAuth(t, o.call, in, req); p != nil {
-		return nil, p
-	}
+	req.basic, req.user, req.password, req.bearer = auth.basic, auth.user, auth.password, auth.bearer
 	return r.sendHTTP(t, req)
 }
 

@@ -54,6 +54,12 @@ type program struct {
 	sched scheduleSpec
 	// run bounds the processes of run: shell and run: script tasks.
 	run RunOptions
+	// doc is the document as parsed ($workflow.definition); runtime is $runtime's.
+	doc     map[string]any
+	runtime RuntimeOptions
+	// usesTask says an expression of the document reads $task: the start of each task and a
+	// composite task's raw input are then kept.
+	usesTask bool
 }
 
 // taskList is one list of tasks (a `do`, a `try`, a `catch.do`) and the task that owns it.
@@ -82,12 +88,14 @@ type task struct {
 	name  string
 	path  string // its JSON pointer in the document, and the name of its state
 	kind  string
-	list  *taskList // the list it belongs to (nil for the root)
+	def   map[string]any // the task's definition as parsed ($task.definition)
+	list  *taskList      // the list it belongs to (nil for the root)
 	index int
 
 	cond         *expr // if
 	inputSchema  *jsonschema.Schema
 	outputSchema *jsonschema.Schema
+	exportSchema *jsonschema.Schema
 	inputFrom    *template // input.from
 	outputAs     *template // output.as
 	exportAs     *template // export.as

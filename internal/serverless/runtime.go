@@ -29,6 +29,7 @@ const (
 	varTaskDeadline = "taskDeadline"
 	varDeadline     = "deadline"
 	varListen       = "listen"
+	varTaskStarted  = "taskStarted"
 )
 
 // The names of the states that are not tasks.
@@ -41,7 +42,7 @@ const (
 // load reads a step's data from the workflow's variables.
 func (p *program) load(sc workflow.StepContext) (*run, error) {
 	st := &data{}
-	for key, dst := range map[string]any{varInput: &st.Input, varData: &st.Data, varContext: &st.Context, varWaitUntil: &st.WaitUntil, varBranch: &st.Branch, varTaskDeadline: &st.TaskDeadline, varListen: &st.Listen} {
+	for key, dst := range map[string]any{varInput: &st.Input, varData: &st.Data, varContext: &st.Context, varWaitUntil: &st.WaitUntil, varBranch: &st.Branch, varTaskDeadline: &st.TaskDeadline, varListen: &st.Listen, varTaskStarted: &st.TaskStarted} {
 		if _, err := sc.Var(key, dst); err != nil {
 			return nil, err
 		}
@@ -51,7 +52,7 @@ func (p *program) load(sc workflow.StepContext) (*run, error) {
 		return nil, err
 	}
 	st.Frames = frames
-	return &run{ctx: withBudget(sc, p.exprs), prog: p, st: st, frameKeys: keys, now: time.Now().UTC(), wfID: strconv.FormatInt(sc.WorkflowID(), 10)}, nil
+	return &run{ctx: withBudget(sc, p.exprs), prog: p, st: st, frameKeys: keys, now: time.Now().UTC(), wfID: strconv.FormatInt(sc.WorkflowID(), 10), sc: sc}, nil
 }
 
 // save writes what the step changed of its data back to the workflow's variables: each variable
@@ -64,7 +65,7 @@ func (r *run) save(sc workflow.StepContext) error {
 		key string
 		v   any
 	}{{varInput, r.st.Input}, {varData, r.st.Data}, {varContext, r.st.Context}, {varTaskDeadline, r.st.TaskDeadline},
-		{varBranch, r.st.Branch}, {varWaitUntil, r.st.WaitUntil}, {varListen, r.st.Listen}} {
+		{varBranch, r.st.Branch}, {varWaitUntil, r.st.WaitUntil}, {varListen, r.st.Listen}, {varTaskStarted, r.st.TaskStarted}} {
 		if err := setChanged(sc, kv.key, kv.v); err != nil {
 			return err
 		}
@@ -170,6 +171,9 @@ func (p *program) handler(t *task) workflow.StepFunc {
 func (r *run) finishStep(sc workflow.StepContext, tg target) (workflow.Next, error) {
 	if tg.stepErr != nil {
 		return workflow.Next{}, tg.stepErr
+	}
+	if r.prog.usesTask && tg.leaf != nil && !tg.await && !tg.again && !tg.end && tg.fault == nil {
+		r.st.TaskStarted = &taskStart{Path: tg.leaf.path, At: r.now.Add(tg.delay)}
 	}
 	// The task to run next gets its deadline; one that has passed already faults it now.
 	for range maxHops {

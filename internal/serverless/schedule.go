@@ -145,7 +145,7 @@ func (c *compiler) compileScheduleOn(raw any) error {
 		if _, ok := f["correlate"]; ok {
 			return faultAt(p+"/correlate", "correlation in a schedule is not supported by cairn: a workflow starts from one event")
 		}
-		ef, err := compileFilter(with, nil, scope(baseVars).with(), p)
+		ef, err := compileFilter(with, nil, scope(argsWorkflowInput).with(), p)
 		if err != nil {
 			return err
 		}
@@ -169,7 +169,7 @@ func (p *program) startEvent(ctx context.Context, raw json.RawMessage) (json.Raw
 	}
 	ctx = withBudget(ctx, p.exprs)
 	vars := map[string]any{
-		"$context": nil, "$input": nil, "$secret": p.secretsValue(), "$task": map[string]any{"name": "schedule", "reference": "/schedule/on"},
+		"$context": nil, "$input": nil, "$secret": p.secretsValue(), "$secrets": p.secretsValue(), "$task": map[string]any{"name": "schedule", "reference": "/schedule/on"},
 		"$workflow": map[string]any{"definition": map[string]any{"type": p.typ, "version": p.label}}, "$runtime": map[string]any{"name": "cairn"},
 	}
 	for _, f := range p.sched.on.filters {

@@ -147,7 +147,11 @@ func (x *redactor) problem(p *Problem) {
 // data, context, output, the frames around the current task, a listen task's events, and the
 // Problem it faults with or that a try caught.
 func (r *run) hideSecrets(fault, caught *Problem) {
-	x := r.prog.redact
+	r.hideWith(r.prog.redact, fault, caught)
+	r.hideWith(r.authRedact, fault, caught)
+}
+
+func (r *run) hideWith(x *redactor, fault, caught *Problem) {
 	if x == nil || x.replacer == nil {
 		return
 	}
@@ -156,7 +160,7 @@ func (r *run) hideSecrets(fault, caught *Problem) {
 	st.Input, st.Data, st.Context, st.Output = x.value(st.Input), x.value(st.Data), x.value(st.Context), x.value(st.Output)
 	for i := range st.Frames {
 		f := &st.Frames[i]
-		f.Input, f.Error = x.value(f.Input), x.value(f.Error)
+		f.Input, f.Error, f.RawInput = x.value(f.Input), x.value(f.Error), x.value(f.RawInput)
 		// Copied, not changed in place: a for task's items may be a list of $secret itself.
 		f.Items, _ = x.value(f.Items).([]any)
 	}

@@ -35,6 +35,8 @@ type Options struct {
 	Expressions ExpressionOptions
 	// Run says which processes run: shell and run: script tasks may start, and bounds them.
 	Run RunOptions
+	// Runtime is what expressions read as $runtime.
+	Runtime RuntimeOptions
 }
 
 // Compiler is cairn's workflow.DocumentCompiler for Serverless Workflow documents.
@@ -46,6 +48,7 @@ type Compiler struct {
 	functions map[string]Function
 	exprs     ExpressionOptions
 	run       RunOptions
+	runtime   RuntimeOptions
 }
 
 var _ workflow.DocumentCompiler = (*Compiler)(nil)
@@ -56,7 +59,8 @@ func NewCompiler(opts Options) *Compiler {
 	if secrets == nil {
 		secrets = map[string]any{}
 	}
-	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets, redact: newRedactor(secrets), functions: opts.Functions, exprs: opts.Expressions.withDefaults(), run: opts.Run.withDefaults()}
+	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets, redact: newRedactor(secrets), functions: opts.Functions, exprs: opts.Expressions.withDefaults(),
+		run: opts.Run.withDefaults(), runtime: opts.Runtime.withDefaults()}
 }
 
 // Install makes an engine deploy and run Serverless Workflow documents.
@@ -71,7 +75,7 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 		return nil, err
 	}
 	p.http, p.secrets, p.redact, p.functions = c.http, c.secrets, c.redact, c.functions
-	p.exprs = c.exprs
+	p.exprs, p.runtime = c.exprs, c.runtime
 	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label, Schedule: p.sched.cron}, nil
 }
 
@@ -95,18 +99,19 @@ func compile(source []byte, run RunOptions) (*program, []byte, error) {
 		return nil, nil, sdkFault(doc, err)
 	}
 	c.prog.index(c.prog.root)
+	c.prog.usesTask = usesArg(string(canonical), "$task")
+	c.prog.runtime = RuntimeOptions{}.withDefaults()
 	return c.prog, canonical, nil
 }
 
 // forSDK is the document as the SDK validates it: its timeouts named from use.timeouts inlined,
 // since the SDK (v3.2.0) refuses a timeout given by name (its rule names a field that does not
-// exist). The names were checked by the compiler; the definitions are still validated.
+// exist), and the runtime expressions the DSL allows where the SDK's types want an object (a
+// set, an HTTP call's headers and query: sdkObjects) put in an object. The names and the
+// expressions were checked by the compiler; the rest is still validated.
 func forSDK(doc map[string]any, canonical []byte) []byte {
 	use, _ := doc["use"].(map[string]any)
 	named, _ := use["timeouts"].(map[string]any)
-	if len(named) == 0 {
-		return canonical
-	}
 	var copyOf map[string]any
 	if json.Unmarshal(canonical, &copyOf) != nil {
 		return canonical
@@ -115,6 +120,7 @@ func forSDK(doc map[string]any, canonical []byte) []byte {
 	inline = func(v any) {
 		switch x := v.(type) {
 		case map[string]any:
+			sdkObjects(x)
 			for k, c := range x {
 				if ref, ok := c.(string); ok && k == "timeout" && named[ref] != nil {
 					x[k] = named[ref]
@@ -137,6 +143,24 @@ func forSDK(doc map[string]any, canonical []byte) []byte {
 		return canonical
 	}
 	return out
+}
+
+// sdkObjects puts in an object the runtime expressions of a task (def) that the SDK reads as
+// objects only: `set: '${ ... }'`, and an HTTP call's `headers` and `query`.
+func sdkObjects(def map[string]any) {
+	if s, ok := def["set"].(string); ok {
+		def["set"] = map[string]any{"expression": s}
+	}
+	if def["call"] != "http" {
+		return
+	}
+	if with, ok := def["with"].(map[string]any); ok {
+		for _, k := range []string{"headers", "query"} {
+			if s, ok := with[k].(string); ok {
+				with[k] = map[string]any{"expression": s}
+			}
+		}
+	}
 }
 
 // sdkFault turns the SDK's validation error into a refusal at the JSON pointer of the fault: its

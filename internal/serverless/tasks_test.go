@@ -84,7 +84,7 @@ do:
       set: {total: '${ map(.price) | add }'}
       export: {as: '{ total: .total }'}
   - label:
-      set: {line: '${ "total " + ($context.total | tostring) + " for " + ($workflow.input.id) }'}
+      set: {line: '${ "total " + ($context.total | tostring) + " for " + ($workflow.input.order.id) }'}
       output: {as: .line}
 output:
   as: '{ result: . }'
