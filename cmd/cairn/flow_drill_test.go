@@ -28,12 +28,12 @@ func TestDrillFlowControlNodeKilled(t *testing.T) {
 	_, err := d.engine.SetFlowControl(ctx, "demo.order", workflow.FlowControl{
 		Concurrency: &workflow.Concurrency{Limit: limit, Key: ".customer"}}, "drill")
 	require.NoError(t, err)
-	var nodes []*node
-	for range 3 {
-		nodes = append(nodes, startNode(t, nil, drillNodeArgs(url)...))
-	}
-	victim := nodes[0]
+	// The victim starts first and takes slots before the others run: a node hands a key's slot on
+	// to the key's next workflow itself (up to 16 in a row), so the first claims decide who holds
+	// most keys for a while.
+	victim := startNode(t, nil, drillNodeArgs(url)...)
 	victimExec := executorOf(t, victim)
+	nodes := []*node{victim}
 
 	// The sampler reads every key's holders in one statement (one snapshot) until the drill ends.
 	var mu sync.Mutex
@@ -75,6 +75,12 @@ func TestDrillFlowControlNodeKilled(t *testing.T) {
 	waitFor(t, time.Minute, "the victim to run ship steps", func() bool {
 		return d.count(t, "SELECT count(*) FROM workflows WHERE executor_id = ? AND state = 'ship' AND status = 'EXECUTING'", victimExec) >= 1
 	})
+	for range 2 {
+		nodes = append(nodes, startNode(t, nil, drillNodeArgs(url)...))
+	}
+	for _, n := range nodes[1:] {
+		executorOf(t, n) // running and claiming beside the victim before it dies
+	}
 	require.NoError(t, victim.cmd.Process.Kill())
 	<-victim.exited
 	held := d.heldBy(t, victimExec)

@@ -186,14 +186,31 @@ func (w *Worker) forget(id int64, version int) {
 // long chain cannot keep due work of higher priority waiting.
 const maxChain = 16
 
-// keep decides whether a workflow whose next step is due now stays claimed for it: not while the
-// pool drains, and not past maxChain steps in a row.
+// maxHandChains bounds the keys whose slots' passing on a pool counts.
+const maxHandChains = 100000
+
+// keep decides whether a workflow whose next step is due now stays claimed for it, and whether an
+// ending workflow's concurrency slot passes on to its key's next workflow on this pool: not while
+// the pool drains, and not past maxChain steps (or slots passed on) in a row, so that other nodes
+// get their turn.
 func (w *Worker) keep(o *engine.Outcome) bool {
 	if w.stopping.Load() || w.rateLimited(o.WorkflowType()) {
 		return false // a rate-limited step starts only through a claim
 	}
 	w.heldMu.Lock()
 	defer w.heldMu.Unlock()
+	if s := o.Status(); s != persistence.StatusInProgress && s != persistence.StatusExecuting && s != persistence.StatusWaiting {
+		key := o.WorkflowType() + "\x00" + o.ConcurrencyKey()
+		if len(w.handChain) >= maxHandChains {
+			clear(w.handChain)
+		}
+		if w.handChain[key] >= maxChain {
+			delete(w.handChain, key) // released to every node's claims
+			return false
+		}
+		w.handChain[key]++
+		return true
+	}
 	id := o.WorkflowID()
 	if w.chain[id] >= maxChain {
 		return false

@@ -127,6 +127,8 @@ type Worker struct {
 	// former executor (declared dead) may still run beside a new claim of the same workflow.
 	held  map[int64][]int
 	chain map[int64]int // steps run in a row without a release, by workflow
+	// handChain counts, by type and concurrency key, the slots passed on in a row on this pool.
+	handChain map[string]int
 
 	stopping atomic.Bool // the drain began: no more steps are kept
 	// sweep asks the claim loop's next claim for a flow claim of every key of each
@@ -163,13 +165,14 @@ func New(e *engine.Engine, opts Options) *Worker {
 	opts = opts.withDefaults(e)
 	return &Worker{
 		engine: e, store: e.Store(), opts: opts, log: opts.Logger.With("group", opts.Group),
-		slots:   make(chan struct{}, opts.Concurrency),
-		results: make(chan *engine.Outcome, opts.Concurrency),
-		drained: make(chan struct{}),
-		wake:    make(chan struct{}, 1),
-		idle:    make(chan struct{}, 1),
-		held:    map[int64][]int{},
-		chain:   map[int64]int{},
+		slots:     make(chan struct{}, opts.Concurrency),
+		results:   make(chan *engine.Outcome, opts.Concurrency),
+		drained:   make(chan struct{}),
+		wake:      make(chan struct{}, 1),
+		idle:      make(chan struct{}, 1),
+		held:      map[int64][]int{},
+		chain:     map[int64]int{},
+		handChain: map[string]int{},
 	}
 }
 
