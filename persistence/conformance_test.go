@@ -450,7 +450,7 @@ func TestSignalsAndForms(t *testing.T) {
 		s2 := &persistence.Signal{WorkflowID: w.ID, Name: "approve"}
 		require.NoError(t, store.SignalInsert(ctx, s1))
 		require.NoError(t, store.SignalInsert(ctx, s2))
-		has, err := store.SignalHasPending(ctx, map[int64]string{w.ID: "approve"})
+		has, err := store.SignalHasPending(ctx, map[int64][]string{w.ID: {"approve"}})
 		require.NoError(t, err)
 		require.True(t, has[w.ID])
 		pending, err := store.SignalPending(ctx, []int64{w.ID}, "approve")

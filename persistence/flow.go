@@ -148,6 +148,9 @@ func flowHolding(step bool) string {
 // others are skipped as they are read.
 const maxExcludedKeys = 2000
 
+// FlowKey is the workflow's concurrency key as flow control counts it: "" without one.
+func (w *Workflow) FlowKey() string { return flowKey(w.ConcurrencyKey) }
+
 // flowKey is a key as flow control counts it: "" for workflows without one.
 func flowKey(k *string) string {
 	if k == nil {
@@ -320,10 +323,7 @@ func keyText(key string) string {
 // flowCandidates reads the due workflows of a flow-controlled type in claim order, leaving out
 // those waiting for a slot of a full key (when they only wait).
 func (s *Store) flowCandidates(ctx context.Context, p WorkflowClaimParams, f FlowSpec, holders map[string]int, now time.Time) ([]*Workflow, error) {
-	cols := "id, concurrency_key, status, priority, next_activation"
-	if f.RateKey != nil {
-		cols += ", input"
-	}
+	cols := flowCols(f)
 	where := `executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ?
 		AND executor_id IS NULL AND type = ? AND EXISTS (SELECT 1 FROM executors AS e WHERE e.id = ? AND e.stopped IS NULL)`
 	args := []any{p.Group, bunIn(claimableStatuses), now, f.Type, p.ExecutorID}

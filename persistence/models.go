@@ -36,6 +36,12 @@ var (
 // Terminal reports whether a workflow in this status will never run again by itself.
 func (s Status) Terminal() bool { return slices.Contains(terminalStatuses, s) }
 
+// HoldsSlot reports whether a workflow in this status holds its concurrency key's slot under
+// WORKFLOW scope (flowHolding's statuses).
+func (s Status) HoldsSlot() bool {
+	return s == StatusInProgress || s == StatusExecuting || s == StatusWaiting
+}
+
 // TerminalStatuses returns the statuses of ended workflows (FINISHED, FAILED, CANCELLED).
 func TerminalStatuses() []Status { return slices.Clone(terminalStatuses) }
 

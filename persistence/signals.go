@@ -39,33 +39,6 @@ func (s *Store) SignalPending(ctx context.Context, workflowIDs []int64, name str
 	return out, nil
 }
 
-// SignalHasPending reports which of the workflows have an unconsumed signal named as they wait for
-// (wait maps workflow ID to signal name).
-func (s *Store) SignalHasPending(ctx context.Context, wait map[int64]string) (map[int64]bool, error) {
-	out := map[int64]bool{}
-	if len(wait) == 0 {
-		return out, nil
-	}
-	ids := make([]int64, 0, len(wait))
-	for id := range wait {
-		ids = append(ids, id)
-	}
-	var rows []struct {
-		WorkflowID int64  `bun:"workflow_id"`
-		Name       string `bun:"name"`
-	}
-	if err := s.idb.NewSelect().Model((*Signal)(nil)).Column("workflow_id", "name").
-		Where("workflow_id IN (?) AND consumed IS NULL", bunIn(ids)).Scan(ctx, &rows); err != nil {
-		return nil, fmt.Errorf("error checking pending signals: %w", err)
-	}
-	for _, r := range rows {
-		if wait[r.WorkflowID] == r.Name {
-			out[r.WorkflowID] = true
-		}
-	}
-	return out, nil
-}
-
 // SignalConsumeMany marks signals consumed by actions (signal ID to action ID), in one statement.
 func (s *Store) SignalConsumeMany(ctx context.Context, consumed map[int64]int64, at time.Time) error {
 	if len(consumed) == 0 {

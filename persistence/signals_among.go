@@ -3,6 +3,7 @@ package persistence
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // WaitSignalAmong is the wait_signal of a WAITING workflow that takes a signal of several names
@@ -29,9 +30,9 @@ func (s *Store) SignalPendingAmong(ctx context.Context, workflowID int64, names 
 	return sigs[0], nil
 }
 
-// SignalHasPendingAmong reports which of the workflows have an unconsumed signal of one of the
-// names they wait for (wait maps workflow ID to names; nil names: any name).
-func (s *Store) SignalHasPendingAmong(ctx context.Context, wait map[int64][]string) (map[int64]bool, error) {
+// SignalHasPending reports which of the workflows have an unconsumed signal of one of the names
+// they wait for (wait maps workflow ID to names; nil names: any name), in one statement.
+func (s *Store) SignalHasPending(ctx context.Context, wait map[int64][]string) (map[int64]bool, error) {
 	out := map[int64]bool{}
 	if len(wait) == 0 {
 		return out, nil
@@ -54,10 +55,8 @@ func (s *Store) SignalHasPendingAmong(ctx context.Context, wait map[int64][]stri
 			out[r.WorkflowID] = true
 			continue
 		}
-		for _, n := range names {
-			if n == r.Name {
-				out[r.WorkflowID] = true
-			}
+		if slices.Contains(names, r.Name) {
+			out[r.WorkflowID] = true
 		}
 	}
 	return out, nil

@@ -394,15 +394,12 @@ func (e *Engine) wakeSatisfiedWaits(ctx context.Context, tx *persistence.Store, 
 	if len(waiting) == 0 {
 		return nil, nil
 	}
-	signals := map[int64]string{}
-	among := map[int64][]string{}
+	signals := map[int64][]string{} // the names each waits for (nil: any)
 	var parents []int64
 	for _, w := range waiting {
 		switch {
-		case w.wait.TakesSignals() && w.wait.Column() == persistence.WaitSignalAmong:
-			among[w.id] = w.wait.Names()
-		case w.wait.Signal != "":
-			signals[w.id] = w.wait.Signal
+		case w.wait.TakesSignals():
+			signals[w.id] = w.wait.Names()
 		case w.wait.Children:
 			parents = append(parents, w.id)
 		}
@@ -412,14 +409,7 @@ func (e *Engine) wakeSatisfiedWaits(ctx context.Context, tx *persistence.Store, 
 	if err != nil {
 		return nil, err
 	}
-	hasAmong, err := tx.SignalHasPendingAmong(ctx, among)
-	if err != nil {
-		return nil, err
-	}
 	for id := range has {
-		ready = append(ready, id)
-	}
-	for id := range hasAmong {
 		ready = append(ready, id)
 	}
 	active, err := tx.WorkflowActiveChildren(ctx, parents)

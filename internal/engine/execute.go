@@ -49,12 +49,7 @@ func (o *Outcome) WorkflowID() int64 { return o.workflow.ID }
 func (o *Outcome) WorkflowType() string { return o.workflow.Type }
 
 // ConcurrencyKey is the workflow's concurrency key ("": none).
-func (o *Outcome) ConcurrencyKey() string {
-	if o.workflow.ConcurrencyKey == nil {
-		return ""
-	}
-	return *o.workflow.ConcurrencyKey
-}
+func (o *Outcome) ConcurrencyKey() string { return o.workflow.FlowKey() }
 
 // ClaimedVersion is the workflow's version when its executor claimed it for this attempt: with the
 // workflow ID, it names the attempt.

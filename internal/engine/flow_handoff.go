@@ -39,7 +39,7 @@ func (e *Engine) planHandoff(ctx context.Context, outcomes []*Outcome, keep func
 	}
 	var all map[string]*FlowControlled
 	for i, o := range outcomes {
-		if holdsSlot(o.completion.Status) {
+		if o.completion.Status.HoldsSlot() {
 			continue
 		}
 		if all == nil {
@@ -59,11 +59,6 @@ func (e *Engine) planHandoff(ctx context.Context, outcomes []*Outcome, keep func
 		h.from[i] = true
 	}
 	return h
-}
-
-// holdsSlot reports whether a workflow in this status holds its key's slot under WORKFLOW scope.
-func holdsSlot(s persistence.Status) bool {
-	return s == persistence.StatusInProgress || s == persistence.StatusExecuting || s == persistence.StatusWaiting
 }
 
 // run claims, in the completion's transaction tx, the successors of the written outcomes among

@@ -78,7 +78,7 @@ func (w *Worker) completeLoop(ctx context.Context) {
 				// A slot handed on by a workflow of the batch: its next workflow takes the pool's
 				// slot of the one that ended.
 				w.held[wf.ID] = append(w.held[wf.ID], wf.Version)
-				handed[wf.Type+"\x00"+keyOf(wf)] = true
+				handed[wf.Type+"\x00"+wf.FlowKey()] = true
 				released--
 				w.stats.Claimed.Add(1)
 				w.stats.FlowHandedOn.Add(1)
@@ -199,7 +199,7 @@ func (w *Worker) keep(o *engine.Outcome) bool {
 	}
 	w.heldMu.Lock()
 	defer w.heldMu.Unlock()
-	if s := o.Status(); s != persistence.StatusInProgress && s != persistence.StatusExecuting && s != persistence.StatusWaiting {
+	if !o.Status().HoldsSlot() {
 		key := o.WorkflowType() + "\x00" + o.ConcurrencyKey()
 		if len(w.handChain) >= maxHandChains {
 			clear(w.handChain)
@@ -217,12 +217,4 @@ func (w *Worker) keep(o *engine.Outcome) bool {
 	}
 	w.chain[id]++
 	return true
-}
-
-// keyOf is a workflow's concurrency key ("": none).
-func keyOf(wf *persistence.Workflow) string {
-	if wf.ConcurrencyKey == nil {
-		return ""
-	}
-	return *wf.ConcurrencyKey
 }

@@ -72,11 +72,7 @@ const maxHintMisses = 3
 func (w *Worker) keepHints(typ string, keys []string, missed map[string]int, claimed []*persistence.Workflow, full bool, skipped []string) bool {
 	served := make(map[string]bool, len(claimed))
 	for _, c := range claimed {
-		if c.ConcurrencyKey != nil {
-			served[*c.ConcurrencyKey] = true
-		} else {
-			served[""] = true
-		}
+		served[c.FlowKey()] = true
 	}
 	w.flow.mu.Lock()
 	defer w.flow.mu.Unlock()
