@@ -99,6 +99,7 @@ func compile(source []byte, run RunOptions) (*program, []byte, error) {
 		return nil, nil, sdkFault(doc, err)
 	}
 	c.prog.index(c.prog.root)
+	c.prog.weave()
 	c.prog.usesTask = usesArg(string(canonical), "$task")
 	c.prog.runtime = RuntimeOptions{}.withDefaults()
 	return c.prog, canonical, nil
