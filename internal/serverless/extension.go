@@ -1,6 +1,9 @@
 package serverless
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Extensions (use.extensions) run task lists around the tasks they extend. Each extension's
 // `before` and `after` lists are compiled once, at their own pointers (/use/extensions/<i>/<name>/
@@ -216,6 +219,19 @@ func (r *run) extend(t *task) target {
 		r.st.Extended = nil
 	}
 	return r.runBefore(t, befores)
+}
+
+// dropExtended forgets the after lists of the tasks under a path (a try that caught a fault in
+// them): they did not complete.
+func (r *run) dropExtended(prefix string) {
+	for k := range r.st.Extended {
+		if strings.HasPrefix(k, prefix) {
+			delete(r.st.Extended, k)
+		}
+	}
+	if len(r.st.Extended) == 0 {
+		r.st.Extended = nil
+	}
 }
 
 // runBefore runs the first of the before lists of t, or t itself when none is left.

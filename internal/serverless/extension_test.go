@@ -1,10 +1,12 @@
 package serverless_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
+	"github.com/cairnflow/cairn/workflow"
 )
 
 // logServer is an HTTP server for extensions to call: POST /log keeps each body it gets, GET
@@ -239,6 +242,109 @@ do:
 			def := n.deploy(t, strings.Replace(doc, "  - small: {set: {x: 1}}\n", "", 1))
 			w = n.waitEnded(t, n.start(t, def.Type, `{}`).ID)
 			require.Equal(t, map[string]any{"type": "https://example.com/too-big", "instance": "/use/extensions/0/strict/after/1/fail"}, output(t, w))
+		})
+	})
+}
+
+// TestExtensionsAroundBranchesListensAndEnds: extensions run around a fork and in its branches
+// (child workflows), after a listen task whose foreach completes it, a then: end in an extension
+// ends the workflow, a when that fails faults the task at the when's pointer, and the tasks of the
+// extensions count toward MaxTasks.
+func TestExtensionsAroundBranchesListensAndEnds(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		srv := newLogServer(t)
+		n := newNodeWith(t, store, serverless.Options{HTTP: serverless.HTTPOptions{Allow: []string{"127.0.0.1"}}})
+		n.startWorker(t)
+
+		t.Run("fork and its branches", func(t *testing.T) {
+			def := n.deploy(t, fmt.Sprintf(extHeader+`use:
+  extensions:
+    - trace:
+        extend: all
+        before:
+          - sendLog: {call: http, with: {method: post, endpoint: '%[2]s/log', body: {task: '${ $task.reference }'}}}
+do:
+  - split:
+      fork:
+        branches:
+          - left: {set: {side: left}}
+          - right: {set: {side: right}}
+  - final: {set: '${ {sides: map(.side)} }'}
+`, "fork", srv.URL))
+			w := n.waitEnded(t, n.start(t, def.Type, `{}`).ID)
+			require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
+			require.Equal(t, map[string]any{"sides": []any{"left", "right"}}, output(t, w))
+			logs, _ := srv.took("/log")
+			var tasks []string
+			for _, l := range logs {
+				tasks = append(tasks, l["task"].(string))
+			}
+			sort.Strings(tasks)
+			require.Equal(t, []string{"/do/0/split", "/do/0/split/fork/branches/0/left", "/do/0/split/fork/branches/1/right", "/do/1/final"}, tasks)
+		})
+
+		t.Run("listen with foreach, then end", func(t *testing.T) {
+			def := n.deploy(t, fmt.Sprintf(extHeader+`use:
+  extensions:
+    - watch:
+        extend: listen
+        after:
+          - sendLog: {call: http, with: {method: post, endpoint: '%[2]s/log', body: {task: '${ $task.name }', output: '${ $task.output }'}}}
+    - stop:
+        extend: set
+        when: '${ $task.name == "halt" }'
+        before:
+          - early: {set: '${ {stopped: .} }', then: end}
+          - never: {raise: {error: {type: x, status: 500}}}
+do:
+  - hear:
+      listen:
+        to: {one: {with: {type: com.example.ext}}}
+        foreach:
+          do:
+            - keep: {set: '${ {got: $item.n} }'}
+  - halt: {set: {never: true}}
+`, "listen", srv.URL))
+			w := n.start(t, def.Type, `{}`)
+			_, err := n.engine.Signal(context.Background(), workflow.SignalParams{ID: w.ID, Name: "com.example.ext",
+				Payload: json.RawMessage(`{"specversion":"1.0","id":"e-1","source":"test","type":"com.example.ext","data":{"n":7}}`)})
+			require.NoError(t, err)
+			w = n.waitEnded(t, w.ID)
+			require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
+			require.Equal(t, map[string]any{"stopped": map[string]any{"got": float64(7)}}, output(t, w))
+			logs, _ := srv.took("/log")
+			require.Equal(t, []map[string]any{{"task": "hear", "output": map[string]any{"got": float64(7)}}}, logs)
+			require.NotContains(t, statesRun(t, store, w.ID), "/do/1/halt")
+		})
+
+		t.Run("when that fails", func(t *testing.T) {
+			def := n.deploy(t, fmt.Sprintf(extHeader+`use:
+  extensions:
+    - bad: {extend: set, when: '${ error("no way") }', before: [{x: {set: {z: 1}}}]}
+do:
+  - a: {set: {x: 1}}
+`, "badwhen"))
+			w := n.waitEnded(t, n.start(t, def.Type, `{}`).ID)
+			require.Equal(t, persistence.StatusFailed, w.Status)
+			var p serverless.Problem
+			require.NoError(t, json.Unmarshal([]byte(lastError(w)), &p), lastError(w))
+			require.Equal(t, "https://serverlessworkflow.io/spec/1.0.0/errors/expression", p.Type)
+			require.Equal(t, "/use/extensions/0/bad/when", p.Instance)
+		})
+
+		t.Run("extension tasks count toward MaxTasks", func(t *testing.T) {
+			var doc strings.Builder
+			fmt.Fprintf(&doc, extHeader+"use:\n  extensions:\n    - two: {extend: all, before: [{a: {set: {x: 1}}}, {b: {set: {x: 2}}}]}\ndo:\n", "wide")
+			for i := 0; i < serverless.MaxTasks-2; i++ {
+				fmt.Fprintf(&doc, "  - t%d: {set: {x: 1}}\n", i)
+			}
+			n.deploy(t, doc.String())
+			doc.WriteString("  - onemore: {set: {x: 1}}\n")
+			_, err := n.engine.Deploy(context.Background(), doc.String(), "")
+			var we *workflow.Error
+			require.ErrorAs(t, err, &we)
+			require.Equal(t, fmt.Sprintf("/do/%d/onemore", serverless.MaxTasks-2), we.Field)
 		})
 	})
 }

@@ -373,6 +373,7 @@ func (r *run) fault(t *task, p *Problem) target {
 		if r.choice(2, func() int { return map[bool]int{true: 0, false: 1}[r.catches(owner, p)] }) == 1 {
 			continue
 		}
+		r.dropExtended(owner.path + "/")
 		if c.retry != nil {
 			var delay time.Duration
 			if r.choice(2, func() int {

@@ -138,6 +138,9 @@ func forSDK(doc map[string]any, canonical []byte) []byte {
 	keep := copyOf["use"]
 	delete(copyOf, "use")
 	inline(copyOf)
+	if u, ok := keep.(map[string]any); ok {
+		inline(u["extensions"]) // the extensions' tasks are tasks like the document's
+	}
 	copyOf["use"] = keep
 	out, err := json.Marshal(copyOf)
 	if err != nil {
