@@ -333,6 +333,27 @@ do:
 			require.Equal(t, "/use/extensions/0/bad/when", p.Instance)
 		})
 
+		t.Run("moved into an extension's task", func(t *testing.T) {
+			def := n.deploy(t, fmt.Sprintf(extHeader+`use:
+  extensions:
+    - note: {extend: raise, before: [{mark: {set: {m: 1}}}]}
+do:
+  - fail: {raise: {error: {type: https://example.com/stop, status: 400}}}
+`, "moved"))
+			w := n.waitEnded(t, n.start(t, def.Type, `{}`).ID)
+			require.Equal(t, persistence.StatusFailed, w.Status)
+			require.Contains(t, statesRun(t, store, w.ID), "/use/extensions/0/note/before/0/mark")
+			_, err := n.engine.Retry(context.Background(), workflow.RetryParams{ChangeParams: workflow.ChangeParams{ID: w.ID, Reason: "test"},
+				State: "/use/extensions/0/note/before/0/mark"})
+			require.NoError(t, err)
+			w = n.waitFor(t, w.ID, "failed again", func(w *persistence.Workflow) bool {
+				return w.Status == persistence.StatusFailed && strings.Contains(lastError(w), "Lost Extension")
+			})
+			var p serverless.Problem
+			require.NoError(t, json.Unmarshal([]byte(lastError(w)), &p), lastError(w))
+			require.Equal(t, "/use/extensions/0/note/before/0/mark", p.Instance)
+		})
+
 		t.Run("extension tasks count toward MaxTasks", func(t *testing.T) {
 			var doc strings.Builder
 			fmt.Fprintf(&doc, extHeader+"use:\n  extensions:\n    - two: {extend: all, before: [{a: {set: {x: 1}}}, {b: {set: {x: 2}}}]}\ndo:\n", "wide")
