@@ -39,6 +39,7 @@ func TestDeployRefusesFaultsAtTheirPointer(t *testing.T) {
 		{"openapi without operation", header + "do:\n  - fetch: {call: openapi, with: {document: {endpoint: 'https://example.com/api.json'}}}\n", "/do/0/fetch/with/operationId"},
 		{"fork branch that jumps to another", header + "do:\n  - f:\n      fork:\n        branches:\n          - a: {set: {x: 1}, then: b}\n          - b: {set: {x: 2}}\n", "/do/0/f/fork/branches/0/a/then"},
 		{"extension of extensions", header + "use:\n  extensions:\n    - log: {extend: extension, before: [{note: {set: {x: 1}}}]}\ndo:\n  - a: {set: {x: 1}}\n", "/use/extensions/0/log/extend"},
+		{"extension without a name", header + "use:\n  extensions:\n    - '': {extend: all, before: [{note: {set: {x: 1}}}]}\ndo:\n  - a: {set: {x: 1}}\n", "/use/extensions/0/"},
 		{"extension of an unknown type", header + "use:\n  extensions:\n    - log: {extend: calls, before: [{note: {set: {x: 1}}}]}\ndo:\n  - a: {set: {x: 1}}\n", "/use/extensions/0/log/extend"},
 		{"extension when undefined variable", header + "use:\n  extensions:\n    - log: {extend: all, when: '${ $item }', before: [{note: {set: {x: 1}}}]}\ndo:\n  - a: {set: {x: 1}}\n", "/use/extensions/0/log/when"},
 		{"extension task unsupported", header + "use:\n  extensions:\n    - log: {extend: all, after: [{box: {run: {container: {image: alpine}}}}]}\ndo:\n  - a: {set: {x: 1}}\n", "/use/extensions/0/log/after/0/box/run"},

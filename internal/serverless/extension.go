@@ -68,6 +68,9 @@ func (c *compiler) compileExtensions(raw any) error {
 		}
 		for name, body := range m {
 			e := &extSpec{index: i, name: name, path: fmt.Sprintf("/use/extensions/%d/%s", i, escapePointer(name))}
+			if name == "" || strings.ContainsRune(name, 0) || len(name) > 200 {
+				return faultAt(e.path, "an extension's name must be 1 to 200 bytes without NUL characters")
+			}
 			def, ok := body.(map[string]any)
 			if !ok {
 				return faultAt(e.path, "extension %q must be an object", name)

@@ -354,7 +354,7 @@ do:
 			require.Equal(t, "/use/extensions/0/note/before/0/mark", p.Instance)
 		})
 
-		t.Run("extension tasks count toward MaxTasks", func(t *testing.T) {
+		t.Run("extension tasks count toward MaxTasks and MaxDepth", func(t *testing.T) {
 			var doc strings.Builder
 			fmt.Fprintf(&doc, extHeader+"use:\n  extensions:\n    - two: {extend: all, before: [{a: {set: {x: 1}}}, {b: {set: {x: 2}}}]}\ndo:\n", "wide")
 			for i := 0; i < serverless.MaxTasks-2; i++ {
@@ -366,6 +366,24 @@ do:
 			var we *workflow.Error
 			require.ErrorAs(t, err, &we)
 			require.Equal(t, fmt.Sprintf("/do/%d/onemore", serverless.MaxTasks-2), we.Field)
+
+			// An extension's lists nest within MaxDepth, counted from the list itself.
+			nested := func(depth int) (string, string) {
+				list, ptr := "[{leaf: {set: {x: 1}}}]", ""
+				for i := depth - 1; i > 0; i-- {
+					list = fmt.Sprintf("[{d%d: {do: %s}}]", i, list)
+				}
+				for i := 1; i < depth; i++ {
+					ptr += fmt.Sprintf("/0/d%d/do", i)
+				}
+				return fmt.Sprintf(extHeader+"use:\n  extensions:\n    - deep: {extend: all, before: %s}\ndo:\n  - a: {set: {x: 1}}\n", "deep", list), ptr
+			}
+			ok, _ := nested(serverless.MaxDepth)
+			n.deploy(t, ok)
+			tooDeep, ptr := nested(serverless.MaxDepth + 1)
+			_, err = n.engine.Deploy(context.Background(), tooDeep, "")
+			require.ErrorAs(t, err, &we)
+			require.Equal(t, "/use/extensions/0/deep/before"+ptr, we.Field)
 		})
 	})
 }
