@@ -95,13 +95,15 @@ func (c *compiler) compileDocument(doc map[string]any) error {
 		}
 	}
 	if use, ok := doc["use"].(map[string]any); ok {
-		if ext, ok := use["extensions"].([]any); ok && len(ext) > 0 {
-			return faultAt("/use/extensions", "extensions are not supported by cairn yet: their tasks would not run")
-		}
 		c.errors, _ = use["errors"].(map[string]any)
 		c.retries, _ = use["retries"].(map[string]any)
 		c.timeouts, _ = use["timeouts"].(map[string]any)
 		c.functions, _ = use["functions"].(map[string]any)
+		if ext, ok := use["extensions"]; ok {
+			if err := c.compileExtensions(ext); err != nil {
+				return err
+			}
+		}
 	}
 	root := &task{name: "", path: "", kind: kindRoot}
 	if v, ok := doc["timeout"]; ok {

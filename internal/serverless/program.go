@@ -29,7 +29,7 @@ const (
 // composite reports whether a kind holds task lists of its own; such a task is structure, entered
 // and left by the steps of the tasks around it, and only the tasks in its lists are states.
 func composite(kind string) bool {
-	return kind == kindRoot || kind == kindDo || kind == kindFor || kind == kindTry
+	return kind == kindRoot || kind == kindDo || kind == kindFor || kind == kindTry || kind == kindExt
 }
 
 // program is a compiled document: the tree of its tasks.
@@ -60,6 +60,8 @@ type program struct {
 	// usesTask says an expression of the document reads $task: the start of each task and a
 	// composite task's raw input are then kept.
 	usesTask bool
+	// exts are the document's extensions (extension.go).
+	exts []*extSpec
 }
 
 // taskList is one list of tasks (a `do`, a `try`, a `catch.do`) and the task that owns it.
@@ -120,6 +122,10 @@ type task struct {
 	fork       *forkSpec
 	function   *functionCall
 	process    *processSpec
+	// exts are the extensions that may apply to the task, in the order declared; ext is the
+	// extension whose list a kindExt task owns (extension.go).
+	exts []int
+	ext  *extSpec
 }
 
 type switchCase struct {

@@ -99,6 +99,7 @@ func compile(source []byte, run RunOptions) (*program, []byte, error) {
 		return nil, nil, sdkFault(doc, err)
 	}
 	c.prog.index(c.prog.root)
+	c.prog.weave()
 	c.prog.usesTask = usesArg(string(canonical), "$task")
 	c.prog.runtime = RuntimeOptions{}.withDefaults()
 	return c.prog, canonical, nil
@@ -137,6 +138,9 @@ func forSDK(doc map[string]any, canonical []byte) []byte {
 	keep := copyOf["use"]
 	delete(copyOf, "use")
 	inline(copyOf)
+	if u, ok := keep.(map[string]any); ok {
+		inline(u["extensions"]) // the extensions' tasks are tasks like the document's
+	}
 	copyOf["use"] = keep
 	out, err := json.Marshal(copyOf)
 	if err != nil {

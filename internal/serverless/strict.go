@@ -78,7 +78,8 @@ var (
 
 	documentShape = object("workflow document", "input", "output", "schedule").
 			with("document", object("document", "dsl", "namespace", "name", "version", "title", "summary", "tags", "metadata")).
-			with("use", object("use", "authentications", "extensions", "secrets", "catalogs").
+			with("use", object("use", "authentications", "secrets", "catalogs").
+				with("extensions", &shape{what: "extensions", list: object("extension", "extend", "when").with("before", taskListShape).with("after", taskListShape)}).
 				with("errors", &shape{what: "errors", each: errorShape}).
 				with("functions", &shape{what: "functions", each: taskShape}).
 				with("retries", &shape{what: "retries", each: retryShape}).
