@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bufbuild/protocompile"
 	"github.com/stretchr/testify/require"
@@ -29,7 +30,8 @@ import (
 
 // startGreeter serves testdata/greet.proto's Greeter on 127.0.0.1:0 with handlers built from the
 // same compiled descriptors cairn reads: SayHello answers "hello <name>" with the request's tags
-// and the metadata "authorization" it got; Refuse answers NOT_FOUND. It returns the port.
+// and the metadata "authorization" it got; Refuse answers NOT_FOUND; Slow answers only once the
+// call is given up. It returns the port.
 func startGreeter(t *testing.T) int {
 	t.Helper()
 	comp := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: []string{"testdata"}})}
@@ -52,8 +54,15 @@ func startGreeter(t *testing.T) int {
 			}
 			js, _ := protojson.Marshal(req)
 			_ = json.Unmarshal(js, &in)
-			if md.Name() == "Refuse" {
+			switch md.Name() {
+			case "Refuse":
 				return nil, status.Errorf(codes.NotFound, "no greeting for %s", in.Name)
+			case "Slow":
+				select {
+				case <-ctx.Done():
+				case <-time.After(10 * time.Second):
+				}
+				return nil, status.Error(codes.Unavailable, "gave up")
 			}
 			meta, _ := metadata.FromIncomingContext(ctx)
 			auth := strings.Join(meta.Get("authorization"), ",")
@@ -64,7 +73,7 @@ func startGreeter(t *testing.T) int {
 		}}
 	}
 	desc := grpc.ServiceDesc{ServiceName: string(sd.FullName()), HandlerType: (*any)(nil)}
-	for _, name := range []protoreflect.Name{"SayHello", "Refuse"} {
+	for _, name := range []protoreflect.Name{"SayHello", "Refuse", "Slow"} {
 		desc.Methods = append(desc.Methods, handler(sd.Methods().ByName(name)))
 	}
 	server := grpc.NewServer()
@@ -179,13 +188,20 @@ do:
 			p := fault(t, run(t, grpcDoc("badargs", proto, "SayHello", port), strings.Replace(input, `"n":2`, `"n":"many"`, 1)), "validation")
 			require.Contains(t, p["detail"], "greet.v1.HelloRequest")
 		})
+		t.Run("the task's timeout bounds the call", func(t *testing.T) {
+			doc := strings.Replace(grpcDoc("slow", proto, "Slow", port), "      call: grpc\n", "      timeout: {after: {milliseconds: 300}}\n      call: grpc\n", 1)
+			start := time.Now()
+			p := fault(t, run(t, doc, input), "timeout")
+			require.Contains(t, p["detail"], "before the task's deadline")
+			require.Less(t, time.Since(start), 5*time.Second)
+		})
 		t.Run("a proto that is not there faults", func(t *testing.T) {
 			p := fault(t, run(t, grpcDoc("missing", protos.URL+"/protos/none.proto", "SayHello", port), input), "communication")
 			require.Equal(t, float64(404), p["status"])
 		})
 	})
 
-	t.Run("the service is reached within the node's HTTP options", func(t *testing.T) {
+	t.Run("the service is reached within the node's HTTP options: hosts and timeout", func(t *testing.T) {
 		t.Parallel()
 		// The proto is read from the directory: only the call itself meets the address check.
 		n := newNodeWith(t, dbtest.Open(t, persistence.KindSQLite), serverless.Options{GRPC: serverless.GRPCOptions{ProtoDir: "testdata"}})
@@ -203,6 +219,16 @@ do:
 		w = n.waitEnded(t, n.start(t, def.Type, input).ID)
 		require.Equal(t, persistence.StatusFailed, w.Status)
 		require.Contains(t, problemFields(t, w)["detail"], "reads no proto files", "a node without a proto directory reads no file")
+
+		n = newNodeWith(t, dbtest.Open(t, persistence.KindSQLite), serverless.Options{GRPC: serverless.GRPCOptions{ProtoDir: "testdata"},
+			HTTP: serverless.HTTPOptions{Allow: []string{"localhost"}, Timeout: 200 * time.Millisecond}})
+		n.startWorker(t)
+		def = n.deploy(t, strings.Replace(grpcDoc("slow", "file://greet.proto", "Slow", port), "${ $secret.token }", "t", 1))
+		w = n.waitEnded(t, n.start(t, def.Type, input).ID)
+		require.Equal(t, persistence.StatusFailed, w.Status)
+		p = problemFields(t, w)
+		require.Equal(t, "https://serverlessworkflow.io/spec/1.0.0/errors/timeout", p["type"], p)
+		require.Contains(t, p["detail"], "within 200ms (--http-timeout)")
 	})
 }
 
