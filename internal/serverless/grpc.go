@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -305,6 +304,11 @@ func (r *run) invokeGRPC(t *task, host string, port int, method string, auth *ht
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(r.ctx, opts.Timeout)
 	defer cancel()
+	// The nearer of the task's deadline and --http-timeout bounds the call; the server learns it
+	// too (grpc-timeout), and may give up a moment before this side does.
+	deadline, _ := ctx.Deadline()
+	taskDeadline, bound := r.ctx.Deadline()
+	bound = bound && !taskDeadline.After(deadline)
 	switch {
 	case auth.basic:
 		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Basic "+basicParameter(auth.user, auth.password))
@@ -320,10 +324,12 @@ func (r *run) invokeGRPC(t *task, host string, port int, method string, auth *ht
 	case refused.Load():
 		return fail(errTypeCommunication, 403, "Address Not Allowed",
 			fmt.Sprintf("host %s resolves to a private, loopback, link-local or reserved address; allow the host by name with --http-allow", host))
-	case st.Code() == codes.DeadlineExceeded && r.ctx.Err() != nil:
+	case st.Code() == codes.DeadlineExceeded && time.Until(deadline) < time.Second && bound:
 		return fail(errTypeTimeout, 408, "gRPC Timeout", fmt.Sprintf("%s%s did not complete before the task's deadline", target, method))
-	case st.Code() == codes.DeadlineExceeded && errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case st.Code() == codes.DeadlineExceeded && time.Until(deadline) < time.Second:
 		return fail(errTypeTimeout, 408, "gRPC Timeout", fmt.Sprintf("%s%s did not complete within %s (--http-timeout)", target, method, opts.Timeout))
+	case st.Code() == codes.DeadlineExceeded:
+		return fail(errTypeTimeout, 408, "gRPC Timeout", fmt.Sprintf("%s%s: the service answered DeadlineExceeded: %s", target, method, st.Message()))
 	}
 	return fail(errTypeCommunication, runtime.HTTPStatusFromCode(st.Code()), "gRPC "+st.Code().String(),
 		fmt.Sprintf("%s%s: status %s (%d): %s", target, method, st.Code(), st.Code(), st.Message()))
