@@ -73,10 +73,14 @@ func (c *compiler) compileGRPC(t *task, def map[string]any, sc scope) error {
 	endpoint := proto["endpoint"]
 	if m, ok := endpoint.(map[string]any); ok {
 		endpoint = m["uri"]
-		if auth, ok := m["authentication"].(map[string]any); ok {
+		switch auth := m["authentication"].(type) {
+		case nil:
+		case map[string]any:
 			if err := g.protoAuth.compileAuth(auth, sc, pptr+"/authentication"); err != nil {
 				return err
 			}
+		default:
+			return faultAt(pptr+"/authentication", "named authentication policies are not supported by cairn yet (basic and bearer are)")
 		}
 		pptr += "/uri"
 	}
@@ -295,7 +299,7 @@ func (r *run) invokeGRPC(t *task, host string, port int, method string, auth *ht
 		creds = credentials.NewTLS(&tls.Config{ServerName: host, MinVersion: tls.VersionTLS12})
 	}
 	target := net.JoinHostPort(host, strconv.Itoa(port))
-	conn, err := grpc.NewClient("passthrough:///"+target, grpc.WithTransportCredentials(creds),
+	conn, err := grpc.NewClient("passthrough:///"+target, grpc.WithTransportCredentials(creds), grpc.WithNoProxy(),
 		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return dialer.DialContext(ctx, "tcp", addr) }),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(int(min(opts.MaxResponseBytes, math.MaxInt32)))))
 	if err != nil {

@@ -116,6 +116,13 @@ func TestGrpcCall(t *testing.T) {
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /protos/greet.proto", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(greet) })
+	mux.HandleFunc("GET /protos/private/greet.proto", func(w http.ResponseWriter, r *http.Request) {
+		if user, pass, _ := r.BasicAuth(); user != "reader" || pass != "s3cret" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write(greet)
+	})
 	mux.HandleFunc("GET /protos/broken.proto", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("syntax = \"proto3\";\nservice Greeter { rpc SayHello(Missing) returns (Missing); }\n"))
 	})
@@ -164,6 +171,15 @@ do:
 			w := run(t, doc, `{"name":"bo"}`)
 			require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
 			require.Equal(t, map[string]any{"message": "hello bo", "authorization": "", "tags": []any{}, "at": "2026-01-02T03:04:05Z"}, output(t, w))
+		})
+		t.Run("a proto behind basic authentication", func(t *testing.T) {
+			private := fmt.Sprintf("{uri: '%s/protos/private/greet.proto', authentication: {basic: {username: reader, password: '${ $secret.token }'}}}", protos.URL)
+			doc := strings.Replace(grpcDoc("private", "X", "SayHello", port), "'X'", private, 1)
+			w := run(t, doc, input)
+			require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
+			require.Equal(t, "hello ann hello ann", output(t, w).(map[string]any)["message"])
+			p := fault(t, run(t, strings.Replace(doc, "reader", "stranger", 1), input), "communication")
+			require.Equal(t, float64(401), p["status"])
 		})
 		t.Run("a method that does not exist faults", func(t *testing.T) {
 			p := fault(t, run(t, grpcDoc("nomethod", proto, "SayGoodbye", port), input), "validation")
@@ -261,6 +277,8 @@ func TestGrpcDeploy(t *testing.T) {
 		{"no method", "        proto: {endpoint: 'https://example.com/greet.proto'}\n        service: {name: a.S, host: h}\n", "/do/0/greet/with/method"},
 		{"arguments not an object", ok + "        service: {name: a.S, host: h}\n        arguments: [1]\n", "/do/0/greet/with/arguments"},
 		{"a bad expression in the arguments", ok + "        service: {name: a.S, host: h}\n        arguments: {x: '${ .x + }'}\n", "/do/0/greet/with/arguments/x"},
+		{"a named authentication", ok + "        service: {name: a.S, host: h, authentication: mine}\n", "/do/0/greet/with/service/authentication"},
+		{"a named authentication of the proto", "        proto: {endpoint: {uri: 'https://example.com/greet.proto', authentication: mine}}\n        method: M\n        service: {name: a.S, host: h}\n", "/do/0/greet/with/proto/endpoint/authentication"},
 		{"oauth2", ok + "        service: {name: a.S, host: h, authentication: {oauth2: {authority: 'https://a'}}}\n", "/do/0/greet/with/service/authentication/oauth2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
