@@ -52,7 +52,7 @@ func TestDeployRefusesFaultsAtTheirPointer(t *testing.T) {
 		{"undefined timeout", header + "do:\n  - a: {set: {x: 1}, timeout: missing}\n", "/do/0/a/timeout"},
 		{"timeout without after", header + "timeout: {seconds: 1}\ndo:\n  - a: {set: {x: 1}}\n", "/timeout"},
 		{"call http without endpoint", header + "do:\n  - fetch: {call: http, with: {method: get, endpoint: 'ftp://x'}}\n", "/do/0/fetch/with/endpoint"},
-		{"call grpc unsupported", header + "do:\n  - rpc: {call: grpc, with: {proto: {endpoint: 'file://x.proto'}, service: {name: S, host: h}, method: m}}\n", "/do/0/rpc/call"},
+		{"call grpc proto not http or file", header + "do:\n  - rpc: {call: grpc, with: {proto: {endpoint: 'ftp://x.proto'}, service: {name: S, host: h}, method: m}}\n", "/do/0/rpc/with/proto/endpoint"},
 		{"run container unsupported", header + "do:\n  - box: {run: {container: {image: alpine}}}\n", "/do/0/box/run"},
 		{"nested unsupported", header + "do:\n  - outer:\n      do:\n        - inner: {call: asyncapi, with: {document: {endpoint: 'https://x'}, operation: o}}\n", "/do/0/outer/do/0/inner/call"},
 		{"namespace not a hostname", "document: {dsl: '1.0.0', namespace: Not_Valid, name: bad, version: '1.0.0'}\ndo:\n  - a: {set: {x: 1}}\n", "/document/namespace"},

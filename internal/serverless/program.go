@@ -22,6 +22,7 @@ const (
 	kindEmit    = "emit"
 	kindCall    = "call"    // call: http
 	kindOpenAPI = "openapi" // call: openapi
+	kindGRPC    = "grpc"    // call: grpc
 	kindRun     = "run"     // run: workflow
 	kindFork    = "fork"    // its branches run as child workflows of the same definition version
 )
@@ -54,6 +55,8 @@ type program struct {
 	sched scheduleSpec
 	// run bounds the processes of run: shell and run: script tasks.
 	run RunOptions
+	// grpc bounds call: grpc tasks.
+	grpc GRPCOptions
 	// doc is the document as parsed ($workflow.definition); runtime is $runtime's.
 	doc     map[string]any
 	runtime RuntimeOptions
@@ -118,6 +121,7 @@ type task struct {
 	emit       *template
 	http       *httpCall
 	openapi    *openapiCall
+	grpc       *grpcCall
 	run        *runWorkflow
 	fork       *forkSpec
 	function   *functionCall

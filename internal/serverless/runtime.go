@@ -356,6 +356,12 @@ func (r *run) runTask(sc workflow.StepContext, t *task) target {
 			return r.fault(t, p)
 		}
 		return r.complete(t, in, out, t.then)
+	case kindGRPC:
+		out, p := r.callGRPC(t, in)
+		if p != nil {
+			return r.fault(t, p)
+		}
+		return r.complete(t, in, out, t.then)
 	case kindOpenAPI:
 		out, p := r.callOpenAPI(t, in)
 		if p != nil {
