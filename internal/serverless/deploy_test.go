@@ -48,7 +48,7 @@ func TestDeployRefusesFaultsAtTheirPointer(t *testing.T) {
 		{"call http without endpoint", header + "do:\n  - fetch: {call: http, with: {method: get, endpoint: 'ftp://x'}}\n", "/do/0/fetch/with/endpoint"},
 		{"call grpc unsupported", header + "do:\n  - rpc: {call: grpc, with: {proto: {endpoint: 'file://x.proto'}, service: {name: S, host: h}, method: m}}\n", "/do/0/rpc/call"},
 		{"run container unsupported", header + "do:\n  - box: {run: {container: {image: alpine}}}\n", "/do/0/box/run"},
-		{"nested unsupported", header + "do:\n  - outer:\n      do:\n        - inner: {call: asyncapi, with: {document: {endpoint: 'https://x'}, operation: o}}\n", "/do/0/outer/do/0/inner/call"},
+		{"nested unsupported", header + "do:\n  - outer:\n      do:\n        - inner: {run: {container: {image: alpine}}}\n", "/do/0/outer/do/0/inner/run"},
 		{"namespace not a hostname", "document: {dsl: '1.0.0', namespace: Not_Valid, name: bad, version: '1.0.0'}\ndo:\n  - a: {set: {x: 1}}\n", "/document/namespace"},
 		{"fractional ISO duration", header + "do:\n  - a: {set: {x: 1}}\n  - nap: {wait: PT1.5S}\n", "/do/1/nap/wait"},
 		{"external schema", header + "input: {schema: {resource: {endpoint: 'https://example.com/s.json'}}}\ndo:\n  - a: {set: {x: 1}}\n", "/input/schema/resource"},

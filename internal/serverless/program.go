@@ -60,6 +60,8 @@ type program struct {
 	// usesTask says an expression of the document reads $task: the start of each task and a
 	// composite task's raw input are then kept.
 	usesTask bool
+	// async bounds call: asyncapi tasks.
+	async AsyncAPIOptions
 }
 
 // taskList is one list of tasks (a `do`, a `try`, a `catch.do`) and the task that owns it.
@@ -116,6 +118,7 @@ type task struct {
 	emit       *template
 	http       *httpCall
 	openapi    *openapiCall
+	async      *asyncCall // call: asyncapi
 	run        *runWorkflow
 	fork       *forkSpec
 	function   *functionCall

@@ -37,6 +37,8 @@ type Options struct {
 	Run RunOptions
 	// Runtime is what expressions read as $runtime.
 	Runtime RuntimeOptions
+	// AsyncAPI bounds `call: asyncapi` tasks.
+	AsyncAPI AsyncAPIOptions
 }
 
 // Compiler is cairn's workflow.DocumentCompiler for Serverless Workflow documents.
@@ -49,6 +51,7 @@ type Compiler struct {
 	exprs     ExpressionOptions
 	run       RunOptions
 	runtime   RuntimeOptions
+	async     AsyncAPIOptions
 }
 
 var _ workflow.DocumentCompiler = (*Compiler)(nil)
@@ -60,7 +63,7 @@ func NewCompiler(opts Options) *Compiler {
 		secrets = map[string]any{}
 	}
 	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets, redact: newRedactor(secrets), functions: opts.Functions, exprs: opts.Expressions.withDefaults(),
-		run: opts.Run.withDefaults(), runtime: opts.Runtime.withDefaults()}
+		run: opts.Run.withDefaults(), runtime: opts.Runtime.withDefaults(), async: opts.AsyncAPI.withDefaults()}
 }
 
 // Install makes an engine deploy and run Serverless Workflow documents.
@@ -75,7 +78,7 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 		return nil, err
 	}
 	p.http, p.secrets, p.redact, p.functions = c.http, c.secrets, c.redact, c.functions
-	p.exprs, p.runtime = c.exprs, c.runtime
+	p.exprs, p.runtime, p.async = c.exprs, c.runtime, c.async
 	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label, Schedule: p.sched.cron}, nil
 }
 
@@ -267,6 +270,9 @@ func (p *program) definition() workflow.Definition {
 		s.Retry = &workflow.RetryPolicy{MaxAttempts: 3, MinBackoff: defaultBackoff, MaxBackoff: 10 * defaultBackoff}
 		if t.kind == kindProcess {
 			s.Timeout = p.run.Timeout + processStepMargin
+		}
+		if t.kind == kindAsyncAPI {
+			s.Timeout = p.async.withDefaults().MaxSubscribeTime + asyncStepMargin
 		}
 		d.States = append(d.States, s)
 		if t.kind == kindFork || (t.kind == kindRun && t.run.await) {
