@@ -27,8 +27,9 @@ type AsyncAPIOptions struct {
 	MaxSubscribeTime time.Duration
 	// MaxMessages bounds the messages one subscription takes (DefaultAsyncMessages when zero).
 	MaxMessages int
-	// MaxMessageBytes bounds a message published or received (DefaultMaxResponseBytes when zero).
-	MaxMessageBytes int
+	// MaxBytes bounds the payloads of one call: the message it publishes, or the messages a
+	// subscription takes, together (DefaultMaxResponseBytes when zero).
+	MaxBytes int
 }
 
 // Defaults of AsyncAPIOptions.
@@ -47,8 +48,8 @@ func (o AsyncAPIOptions) withDefaults() AsyncAPIOptions {
 	if o.MaxMessages <= 0 {
 		o.MaxMessages = DefaultAsyncMessages
 	}
-	if o.MaxMessageBytes <= 0 {
-		o.MaxMessageBytes = DefaultMaxResponseBytes
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxResponseBytes
 	}
 	return o
 }
@@ -354,7 +355,7 @@ func (r *run) publishAsync(t *task, in any, d *dialer, tg *asyncTarget, cr broke
 		}
 		out.payload = b
 	}
-	if max := r.prog.async.withDefaults().MaxMessageBytes; len(out.payload) > max {
+	if max := r.prog.async.withDefaults().MaxBytes; len(out.payload) > max {
 		return nil, &Problem{Type: errTypeValidation, Status: 400, Title: "Message Too Large", Instance: t.path,
 			Detail: fmt.Sprintf("the payload is larger than %d bytes", max)}
 	}
@@ -392,11 +393,16 @@ func (r *run) subscribeAsync(t *task, in any, d *dialer, tg *asyncTarget, cr bro
 			return msgs, p, nil
 		}
 	}
-	limited := false
+	limited, size := false, 0
 	fn := func(m inbound) (bool, bool, *Problem) {
-		if len(m.payload) > lim.MaxMessageBytes {
+		if len(m.payload) > lim.MaxBytes {
 			return false, false, &Problem{Type: errTypeCommunication, Status: 502, Title: "Message Too Large", Instance: t.path,
-				Detail: fmt.Sprintf("a message on %s is larger than %d bytes", tg.address, lim.MaxMessageBytes)}
+				Detail: fmt.Sprintf("a message on %s is larger than %d bytes", tg.address, lim.MaxBytes)}
+		}
+		if size+len(m.payload) > lim.MaxBytes {
+			// Not taken (an AMQP message stays in its queue): the subscription is full.
+			limited = true
+			return true, false, nil
 		}
 		var payload any
 		if json.Unmarshal(m.payload, &payload) != nil {
@@ -423,7 +429,7 @@ func (r *run) subscribeAsync(t *task, in any, d *dialer, tg *asyncTarget, cr bro
 			}
 			item = v
 		}
-		msgs = append(msgs, item)
+		msgs, size = append(msgs, item), size+len(m.payload)
 		switch {
 		case s.amount > 0 && len(msgs) >= s.amount:
 			return true, true, nil
@@ -466,7 +472,7 @@ func (r *run) subscribeAsync(t *task, in any, d *dialer, tg *asyncTarget, cr bro
 			return msgs, nil, nil
 		}
 		return nil, &Problem{Type: errTypeTimeout, Status: 408, Title: "Subscription Limit", Instance: t.path,
-			Detail: fmt.Sprintf("the subscription reached the node's limit (%s, %d messages) before its consume rules ended it; only a subscription with foreach may end there", lim.MaxSubscribeTime, lim.MaxMessages)}, nil
+			Detail: fmt.Sprintf("the subscription reached the node's limit (%s, %d messages, %d bytes) before its consume rules ended it; only a subscription with foreach may end there", lim.MaxSubscribeTime, lim.MaxMessages, lim.MaxBytes)}, nil
 	}
 	return msgs, nil, nil
 }

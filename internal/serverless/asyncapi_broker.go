@@ -297,6 +297,9 @@ func subscribe(ctx context.Context, end time.Time, d *dialer, tg *asyncTarget, c
 			if p != nil {
 				return p, false, nil
 			}
+			if stop && !took { // left in the queue
+				return nil, false, ack()
+			}
 			if !took { // filtered out: consumed now, so that it holds no room of the prefetch
 				if err := dv.Ack(false); err != nil {
 					return nil, false, err
