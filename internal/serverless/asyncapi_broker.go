@@ -12,6 +12,7 @@ import (
 
 	"code.dny.dev/ssrf"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -145,8 +146,8 @@ func amqpRoute(tg *asyncTarget) (exchange, key, queue string) {
 	return "", tg.address, tg.address
 }
 
-// publish sends one message and waits for the broker to take it: a NATS flush, an AMQP
-// publisher confirm (a message no queue takes is returned, and faults the call).
+// publish sends one message and waits for the broker to take it: a NATS flush (or, on a subject
+// a JetStream stream keeps, the stream's acknowledgement), an AMQP publisher confirm (a message no queue takes is returned, and faults the call).
 func publish(ctx context.Context, d *dialer, tg *asyncTarget, cr brokerCreds, m outbound) error {
 	if tg.protocol == "nats" {
 		nc, err := connectNATS(d, tg, cr)
@@ -158,6 +159,16 @@ func publish(ctx context.Context, d *dialer, tg *asyncTarget, cr brokerCreds, m 
 		msg.Data = m.payload
 		for k, v := range m.headers {
 			msg.Header.Set(k, v)
+		}
+		// On a subject a JetStream stream keeps, the stream's acknowledgement says it is stored.
+		if js, err := jetstream.New(nc); err == nil {
+			lookup, cancel := context.WithTimeout(ctx, 2*time.Second)
+			_, err := js.StreamNameBySubject(lookup, tg.address)
+			cancel()
+			if err == nil {
+				_, err := js.PublishMsg(ctx, msg)
+				return err
+			}
 		}
 		if err := nc.PublishMsg(msg); err != nil {
 			return err

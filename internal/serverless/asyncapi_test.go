@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/stretchr/testify/require"
 
@@ -176,6 +177,23 @@ func TestAsyncAPICall(t *testing.T) {
 			require.JSONEq(t, `{"greeting":"hello ann"}`, string(msg.Data))
 			require.Equal(t, "t-1", msg.Header.Get("trace"))
 			require.Equal(t, map[string]any{"payload": map[string]any{"greeting": "hello ann"}, "headers": map[string]any{"trace": "t-1"}}, output(t, w))
+		})
+
+		t.Run("publish on NATS to a JetStream stream", func(t *testing.T) {
+			sfx := uniqueSuffix()
+			js, err := jetstream.New(nc)
+			require.NoError(t, err)
+			ctx := context.Background()
+			stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "cairn-test-" + sfx, Subjects: []string{"cairn.test." + sfx + ".stored"}, Storage: jetstream.MemoryStorage})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = js.DeleteStream(ctx, "cairn-test-"+sfx) })
+			w := run(t, e.call("nats-stream", "asyncapi-v3.yaml", sfx, `
+        operation: storeGreeting
+        message: {payload: {stored: true}}`), `{}`)
+			require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
+			msg, err := stream.GetLastMsgForSubject(ctx, "cairn.test."+sfx+".stored")
+			require.NoError(t, err)
+			require.JSONEq(t, `{"stored":true}`, string(msg.Data))
 		})
 
 		t.Run("publish on AMQP with basic authentication", func(t *testing.T) {
@@ -372,6 +390,27 @@ func TestAsyncAPISubscriptionBounds(t *testing.T) {
 		require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
 		out, _ := output(t, w).(map[string]any)
 		require.Greater(t, out["last"], float64(0), "%v", out)
+	})
+	t.Run("the task's timeout cuts a subscription off and leaves its AMQP messages queued", func(t *testing.T) {
+		ch := e.amqpChannel(t)
+		sfx := uniqueSuffix()
+		q := "cairn-test-" + sfx + "-orders"
+		e.queue(t, ch, q)
+		for i := 1; i <= 2; i++ {
+			require.NoError(t, ch.PublishWithContext(context.Background(), "", q, false, false, amqp.Publishing{Body: []byte(fmt.Sprintf(`{"n":%d}`, i))}))
+		}
+		doc := e.call("cut-off", "asyncapi-v3.yaml", sfx, `
+        operation: receiveOrders
+        subscription:
+          consume: {amount: 5}`)
+		w := run(t, strings.Replace(doc, "      call: asyncapi\n", "      call: asyncapi\n      timeout: {after: {milliseconds: 300}}\n", 1))
+		require.Equal(t, persistence.StatusFailed, w.Status)
+		p := problemFields(t, w)
+		require.Equal(t, "https://serverlessworkflow.io/spec/1.0.0/errors/timeout", p["type"], "%v", p)
+		require.Eventually(t, func() bool {
+			st, err := ch.QueueDeclarePassive(q, true, false, false, false, nil)
+			return err == nil && st.Messages == 2
+		}, 5*time.Second, 20*time.Millisecond, "the two messages it had taken are back in the queue")
 	})
 	t.Run("a document that does not parse faults", func(t *testing.T) {
 		w := run(t, e.call("garbage", "asyncapi-garbage.txt", uniqueSuffix(), `
