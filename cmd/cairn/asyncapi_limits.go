@@ -20,7 +20,7 @@ const maxAsyncSubscribeTime = time.Hour
 func (l *asyncLimits) register(fs *flagSet) {
 	fs.DurationVar(&l.subscribeTime, "asyncapi-subscribe-time", serverless.DefaultAsyncSubscribeTime, "longest time one call: asyncapi subscription may run (its consume.for and the task's timeout bound it too); a subscription its consume rules have not ended by then faults with a timeout (408), unless it has a foreach, which then processes what came")
 	fs.IntVar(&l.maxMessages, "asyncapi-max-messages", serverless.DefaultAsyncMessages, "most messages one call: asyncapi subscription takes (reached: as --asyncapi-subscribe-time)")
-	fs.IntVar(&l.maxBytes, "asyncapi-max-bytes", serverless.DefaultMaxResponseBytes, "most payload bytes one call: asyncapi task publishes, or its subscription takes together (reached: as --asyncapi-subscribe-time)")
+	fs.IntVar(&l.maxBytes, "asyncapi-max-bytes", serverless.DefaultMaxResponseBytes, "most payload bytes one call: asyncapi task publishes, or bytes of payloads and headers its subscription takes together (reached: as --asyncapi-subscribe-time)")
 }
 
 func (l *asyncLimits) check() error {

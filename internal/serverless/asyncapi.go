@@ -27,8 +27,8 @@ type AsyncAPIOptions struct {
 	MaxSubscribeTime time.Duration
 	// MaxMessages bounds the messages one subscription takes (DefaultAsyncMessages when zero).
 	MaxMessages int
-	// MaxBytes bounds the payloads of one call: the message it publishes, or the messages a
-	// subscription takes, together (DefaultMaxResponseBytes when zero).
+	// MaxBytes bounds one call: the payload it publishes, or the messages (payloads and headers)
+	// a subscription takes, together (DefaultMaxResponseBytes when zero).
 	MaxBytes int
 }
 
@@ -395,11 +395,12 @@ func (r *run) subscribeAsync(t *task, in any, d *dialer, tg *asyncTarget, cr bro
 	}
 	limited, size := false, 0
 	fn := func(m inbound) (bool, bool, *Problem) {
-		if len(m.payload) > lim.MaxBytes {
+		n := len(m.payload) + int(jsonSize(m.headers, int64(lim.MaxBytes)))
+		if n > lim.MaxBytes {
 			return false, false, &Problem{Type: errTypeCommunication, Status: 502, Title: "Message Too Large", Instance: t.path,
 				Detail: fmt.Sprintf("a message on %s is larger than %d bytes", tg.address, lim.MaxBytes)}
 		}
-		if size+len(m.payload) > lim.MaxBytes {
+		if size+n > lim.MaxBytes {
 			// Not taken (an AMQP message stays in its queue): the subscription is full.
 			limited = true
 			return true, false, nil
@@ -429,7 +430,7 @@ func (r *run) subscribeAsync(t *task, in any, d *dialer, tg *asyncTarget, cr bro
 			}
 			item = v
 		}
-		msgs, size = append(msgs, item), size+len(m.payload)
+		msgs, size = append(msgs, item), size+n
 		switch {
 		case s.amount > 0 && len(msgs) >= s.amount:
 			return true, true, nil

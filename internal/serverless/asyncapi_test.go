@@ -214,6 +214,16 @@ func TestAsyncAPICall(t *testing.T) {
 			require.Equal(t, "cairn", got.Headers["source"])
 		})
 
+		t.Run("an AMQP message no queue takes faults", func(t *testing.T) {
+			w := run(t, e.call("amqp-unroutable", "asyncapi-v3.yaml", uniqueSuffix(), `
+        operation: sendOrder
+        message: {payload: {lost: true}}`), `{}`)
+			require.Equal(t, persistence.StatusFailed, w.Status)
+			p := problemFields(t, w)
+			require.Equal(t, "https://serverlessworkflow.io/spec/1.0.0/errors/communication", p["type"])
+			require.Contains(t, p["detail"], "returned", "%v", p)
+		})
+
 		t.Run("publish through an AsyncAPI 2.6 channel", func(t *testing.T) {
 			sfx := uniqueSuffix()
 			q := "cairn-test-" + sfx + "-v2"
