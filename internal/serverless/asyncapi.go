@@ -222,7 +222,8 @@ func (c *compiler) compileSubscription(t *task, raw any, sc scope, ptr string) (
 }
 
 // compileSubscriptionForeach compiles a subscription's foreach: output.as transforms each message
-// as it is taken; do runs for each message taken, as a loop of its own (like listen's foreach).
+// as it is taken; do runs for each message taken, as a loop of its own (like listen's foreach),
+// and the task's output is still the messages taken.
 func (c *compiler) compileSubscriptionForeach(t *task, s *asyncSub, raw any, sc scope, ptr string) error {
 	m, ok := raw.(map[string]any)
 	if !ok {
@@ -255,7 +256,7 @@ func (c *compiler) compileSubscriptionForeach(t *task, s *asyncSub, raw any, sc 
 	if len(frameDataPrefix)+len(ptr) > workflow.MaxKeyLength {
 		return faultAt(ptr, "the path of foreach may have at most %d bytes", workflow.MaxKeyLength-len(frameDataPrefix))
 	}
-	f := &task{name: t.name, path: ptr, kind: kindFor, forEach: s.item, forAt: s.at,
+	f := &task{name: t.name, path: ptr, kind: kindFor, forEach: s.item, forAt: s.at, itemsOut: true,
 		then: t.then, outputAs: t.outputAs, outputSchema: t.outputSchema, exportAs: t.exportAs}
 	body, err := c.compileList(m["do"], ptr+"/do", f, inner)
 	if err != nil {

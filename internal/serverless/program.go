@@ -109,6 +109,7 @@ type task struct {
 	forEach    string
 	forAt      string
 	forIn      *expr
+	itemsOut   bool // the loop's output is its items (a subscription's foreach), not its data
 	while      *expr
 	body       *taskList // do, for, root: the tasks it runs; try: its try list
 	catch      *catchSpec
