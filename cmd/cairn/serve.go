@@ -64,6 +64,7 @@ type serveConfig struct {
 	workflowLimits workflowLimits
 	exprs          exprLimits
 	run            runLimits
+	async          asyncLimits
 }
 
 func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
@@ -106,6 +107,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	c.workflowLimits.register(fs)
 	c.exprs.register(fs)
 	c.run.register(fs)
+	c.async.register(fs)
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {
 		return nil, err
@@ -144,6 +146,9 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 		return nil, err
 	}
 	if err := c.workflowLimits.check(); err != nil {
+		return nil, err
+	}
+	if err := c.async.check(); err != nil {
 		return nil, err
 	}
 	if err := c.run.check(); err != nil {
@@ -274,7 +279,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 			DashboardURL: cfg.dashboardURL},
 		Documents: serverless.NewCompiler(serverless.Options{Secrets: secrets, Runtime: serverless.RuntimeOptions{Version: version}, HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow),
 			Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}, Expressions: cfg.exprs.options(),
-			Run: cfg.run.options(), GRPC: serverless.GRPCOptions{ProtoDir: cfg.grpcProtoDir}}),
+			Run: cfg.run.options(), GRPC: serverless.GRPCOptions{ProtoDir: cfg.grpcProtoDir}, AsyncAPI: cfg.async.options()}),
 	})
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 
 // unsupportedTasks are the task types cairn refuses at deploy, with the reason.
 var unsupportedTasks = map[string]string{
-	"call": "only call: http, call: openapi and call: grpc are supported by cairn yet",
+	"call": "only call: http, call: openapi, call: grpc and call: asyncapi are supported by cairn yet",
 	"run":  "cairn runs workflows, shell commands and scripts, not containers: this node has no container runtime",
 }
 
@@ -221,7 +221,7 @@ func isRunWorkflow(v any) bool {
 func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (*task, error) {
 	t := &task{name: name, path: ptr, def: def}
 	for key, reason := range unsupportedTasks {
-		if v, ok := def[key]; ok && !(key == "call" && (v == "http" || v == "openapi" || v == "grpc" || c.isFunctionCall(v))) && !(key == "run" && (isRunWorkflow(v) || isRunProcess(v))) {
+		if v, ok := def[key]; ok && !(key == "call" && (v == "http" || v == "openapi" || v == "grpc" || v == "asyncapi" || c.isFunctionCall(v))) && !(key == "run" && (isRunWorkflow(v) || isRunProcess(v))) {
 			what := key
 			if s, ok := v.(string); ok {
 				what = key + ": " + s
@@ -279,6 +279,8 @@ func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (
 		return t, c.compileOpenAPI(t, def, sc)
 	case def["call"] == "grpc":
 		return t, c.compileGRPC(t, def, sc)
+	case def["call"] == "asyncapi":
+		return t, c.compileAsyncAPI(t, def, sc)
 	case c.isFunctionCall(def["call"]):
 		return t, c.compileFunctionCall(t, def, sc)
 	case isRunProcess(def["run"]):

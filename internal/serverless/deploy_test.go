@@ -54,7 +54,7 @@ func TestDeployRefusesFaultsAtTheirPointer(t *testing.T) {
 		{"call http without endpoint", header + "do:\n  - fetch: {call: http, with: {method: get, endpoint: 'ftp://x'}}\n", "/do/0/fetch/with/endpoint"},
 		{"call grpc proto not http or file", header + "do:\n  - rpc: {call: grpc, with: {proto: {endpoint: 'ftp://x.proto'}, service: {name: S, host: h}, method: m}}\n", "/do/0/rpc/with/proto/endpoint"},
 		{"run container unsupported", header + "do:\n  - box: {run: {container: {image: alpine}}}\n", "/do/0/box/run"},
-		{"nested unsupported", header + "do:\n  - outer:\n      do:\n        - inner: {call: asyncapi, with: {document: {endpoint: 'https://x'}, operation: o}}\n", "/do/0/outer/do/0/inner/call"},
+		{"nested unsupported", header + "do:\n  - outer:\n      do:\n        - inner: {run: {container: {image: alpine}}}\n", "/do/0/outer/do/0/inner/run"},
 		{"namespace not a hostname", "document: {dsl: '1.0.0', namespace: Not_Valid, name: bad, version: '1.0.0'}\ndo:\n  - a: {set: {x: 1}}\n", "/document/namespace"},
 		{"fractional ISO duration", header + "do:\n  - a: {set: {x: 1}}\n  - nap: {wait: PT1.5S}\n", "/do/1/nap/wait"},
 		{"external schema", header + "input: {schema: {resource: {endpoint: 'https://example.com/s.json'}}}\ndo:\n  - a: {set: {x: 1}}\n", "/input/schema/resource"},

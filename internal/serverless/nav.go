@@ -350,6 +350,9 @@ func (r *run) exitList(l *taskList) target {
 		}
 	}
 	f := r.pop()
+	if owner.itemsOut {
+		return r.complete(owner, f.Input, f.Items, owner.then)
+	}
 	return r.complete(owner, f.Input, r.st.Data, owner.then)
 }
 

@@ -65,6 +65,8 @@ type program struct {
 	usesTask bool
 	// exts are the document's extensions (extension.go).
 	exts []*extSpec
+	// async bounds call: asyncapi tasks.
+	async AsyncAPIOptions
 }
 
 // taskList is one list of tasks (a `do`, a `try`, a `catch.do`) and the task that owns it.
@@ -112,6 +114,7 @@ type task struct {
 	forEach    string
 	forAt      string
 	forIn      *expr
+	itemsOut   bool // the loop's output is its items (a subscription's foreach), not its data
 	while      *expr
 	body       *taskList // do, for, root: the tasks it runs; try: its try list
 	catch      *catchSpec
@@ -122,6 +125,7 @@ type task struct {
 	http       *httpCall
 	openapi    *openapiCall
 	grpc       *grpcCall
+	async      *asyncCall // call: asyncapi
 	run        *runWorkflow
 	fork       *forkSpec
 	function   *functionCall

@@ -368,6 +368,8 @@ func (r *run) runTask(sc workflow.StepContext, t *task) target {
 			return r.fault(t, p)
 		}
 		return r.complete(t, in, out, t.then)
+	case kindAsyncAPI:
+		return r.runAsyncAPI(t, in)
 	case kindProcess:
 		out, p, err := r.runProcess(sc, t, in)
 		if err != nil {

@@ -39,6 +39,8 @@ type Options struct {
 	Runtime RuntimeOptions
 	// GRPC bounds call: grpc tasks (with HTTP: hosts, timeout, sizes).
 	GRPC GRPCOptions
+	// AsyncAPI bounds `call: asyncapi` tasks.
+	AsyncAPI AsyncAPIOptions
 }
 
 // Compiler is cairn's workflow.DocumentCompiler for Serverless Workflow documents.
@@ -52,6 +54,7 @@ type Compiler struct {
 	run       RunOptions
 	runtime   RuntimeOptions
 	grpc      GRPCOptions
+	async     AsyncAPIOptions
 }
 
 var _ workflow.DocumentCompiler = (*Compiler)(nil)
@@ -63,7 +66,7 @@ func NewCompiler(opts Options) *Compiler {
 		secrets = map[string]any{}
 	}
 	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets, redact: newRedactor(secrets), functions: opts.Functions, exprs: opts.Expressions.withDefaults(),
-		run: opts.Run.withDefaults(), runtime: opts.Runtime.withDefaults(), grpc: opts.GRPC}
+		run: opts.Run.withDefaults(), runtime: opts.Runtime.withDefaults(), grpc: opts.GRPC, async: opts.AsyncAPI.withDefaults()}
 }
 
 // Install makes an engine deploy and run Serverless Workflow documents.
@@ -78,7 +81,7 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 		return nil, err
 	}
 	p.http, p.secrets, p.redact, p.functions = c.http, c.secrets, c.redact, c.functions
-	p.exprs, p.runtime, p.grpc = c.exprs, c.runtime, c.grpc
+	p.exprs, p.runtime, p.grpc, p.async = c.exprs, c.runtime, c.grpc, c.async
 	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label, Schedule: p.sched.cron}, nil
 }
 
@@ -274,6 +277,9 @@ func (p *program) definition() workflow.Definition {
 		s.Retry = &workflow.RetryPolicy{MaxAttempts: 3, MinBackoff: defaultBackoff, MaxBackoff: 10 * defaultBackoff}
 		if t.kind == kindProcess {
 			s.Timeout = p.run.Timeout + processStepMargin
+		}
+		if t.kind == kindAsyncAPI {
+			s.Timeout = p.async.withDefaults().MaxSubscribeTime + asyncStepMargin
 		}
 		d.States = append(d.States, s)
 		if t.kind == kindFork || (t.kind == kindRun && t.run.await) {
