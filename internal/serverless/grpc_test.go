@@ -59,10 +59,11 @@ func startGreeter(t *testing.T) int {
 				return nil, status.Errorf(codes.NotFound, "no greeting for %s", in.Name)
 			case "Slow":
 				select {
-				case <-ctx.Done():
+				case <-ctx.Done(): // the call's deadline, as the server sees it: what a server answers then
+					return nil, status.FromContextError(ctx.Err()).Err()
 				case <-time.After(10 * time.Second):
+					return nil, status.Error(codes.Unavailable, "gave up")
 				}
-				return nil, status.Error(codes.Unavailable, "gave up")
 			}
 			meta, _ := metadata.FromIncomingContext(ctx)
 			auth := strings.Join(meta.Get("authorization"), ",")
