@@ -108,8 +108,16 @@ func (c *compiler) compileListen(t *task, raw any, sc scope) error {
 		}
 	}
 	t.listenSpec = spec
-	if f, ok := m["foreach"]; ok {
-		return c.compileListenForeach(t, f, sc)
+	// The spec places foreach beside listen in the task; cairn also reads it inside listen.
+	inner, hasInner := m["foreach"]
+	outer, hasOuter := t.def["foreach"]
+	switch {
+	case hasInner && hasOuter:
+		return faultAt(t.path+"/foreach", "foreach is given twice: beside listen and inside it; keep the one beside listen")
+	case hasOuter:
+		return c.compileListenForeach(t, outer, t.path+"/foreach", sc)
+	case hasInner:
+		return c.compileListenForeach(t, inner, t.path+"/listen/foreach", sc)
 	}
 	return nil
 }

@@ -6,11 +6,14 @@ import "github.com/cairnflow/cairn/workflow"
 // `do` runs for each event (bound to $<item>, its position to $<at>), its data starting as the
 // list of events and flowing from one iteration to the next, and the task's output is what the
 // last iteration left (then the task's output.as and export.as). The loop is a composite task of
-// its own, at <task>/listen/foreach, so its tasks are states like any others.
+// its own, at <task>/foreach (where the spec places it, beside listen) or <task>/listen/foreach
+// (inside listen, as cairn read it first), so its tasks are states like any others.
 
-// compileListenForeach compiles foreach of listen task t into the loop it runs.
-func (c *compiler) compileListenForeach(t *task, raw any, sc scope) error {
-	ptr := t.path + "/listen/foreach"
+// listenForeachShape is the keys of a listen task's foreach.
+var listenForeachShape = object("listen foreach", "item", "at", "output", "export").with("do", taskListShape)
+
+// compileListenForeach compiles foreach of listen task t, at ptr, into the loop it runs.
+func (c *compiler) compileListenForeach(t *task, raw any, ptr string, sc scope) error {
 	m, ok := raw.(map[string]any)
 	if !ok {
 		return faultAt(ptr, "foreach is an object with item, at and do")

@@ -68,7 +68,7 @@ var (
 		"switch": {"switch": &shape{what: "switch", list: object("switch case", "when", "then")}},
 		"raise":  {"raise": object("raise").with("error", errorShape)},
 		"wait":   {"wait": nil},
-		"listen": {"listen": object("listen", "to", "read").with("foreach", object("listen foreach", "item", "at", "output", "export").with("do", taskListShape))},
+		"listen": {"listen": object("listen", "to", "read").with("foreach", listenForeachShape), "foreach": listenForeachShape},
 		"emit":   {"emit": object("emit").with("event", object("event", "with"))},
 	}
 	callWith = map[string]*shape{
