@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/cairnflow/cairn/workflow"
 )
 
@@ -42,8 +40,10 @@ type compiler struct {
 }
 
 // decodeSource reads YAML or JSON (JSON is YAML) into plain values and its canonical JSON form.
+// Documents are YAML 1.2, as the spec writes them: only true and false are booleans, so on, yes
+// or n are strings (decodeYAML).
 func decodeSource(source []byte) (map[string]any, []byte, error) {
-	js, err := yaml.YAMLToJSON(source)
+	js, err := decodeYAML(source)
 	if err != nil {
 		return nil, nil, faultAt("/", "the document is neither valid YAML nor JSON: %v", err)
 	}

@@ -172,7 +172,7 @@ func TestScheduleOn(t *testing.T) {
 		def := n.deploy(t, `
 document: {dsl: '1.0.0', namespace: sched, name: onevent, version: '1.0.0'}
 schedule:
-  'on':
+  on: # unquoted, as the spec writes it: a string key in YAML 1.2
     any:
       - with: {type: com.example.order.placed, data: '${ .total > 100 }'}
       - with: {type: com.example.order.rush}

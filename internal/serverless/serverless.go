@@ -87,9 +87,6 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 
 // compile turns a source into its program.
 func compile(source []byte, run RunOptions) (*program, []byte, error) {
-	if err := checkBooleanKeys(source); err != nil {
-		return nil, nil, err
-	}
 	doc, canonical, err := decodeSource(source)
 	if err != nil {
 		return nil, nil, err

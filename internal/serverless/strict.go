@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	yamlv3 "sigs.k8s.io/yaml/goyaml.v3"
 )
 
 // A misspelt key (thn: end, outptu: {as: .x}) or a key in the wrong object (while: inside for:)
@@ -185,51 +183,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// yaml11Booleans are the plain scalars YAML 1.1, which the document's YAML is read as, takes for
-// booleans: as keys they become "true" and "false".
-var yaml11Booleans = map[string]bool{
-	"y": true, "yes": true, "on": true, "true": true,
-	"n": false, "no": false, "off": false, "false": false,
-}
-
-// checkBooleanKeys refuses an unquoted key that YAML 1.1 reads as a boolean (n: 1 becomes
-// "false": 1). Aliases are not followed; a source that is not YAML is left to the decoder.
-func checkBooleanKeys(source []byte) error {
-	var root yamlv3.Node
-	if yamlv3.Unmarshal(source, &root) != nil {
-		return nil
-	}
-	var walk func(n *yamlv3.Node, ptr string) error
-	walk = func(n *yamlv3.Node, ptr string) error {
-		switch n.Kind {
-		case yamlv3.DocumentNode:
-			for _, c := range n.Content {
-				if err := walk(c, ptr); err != nil {
-					return err
-				}
-			}
-		case yamlv3.SequenceNode:
-			for i, c := range n.Content {
-				if err := walk(c, fmt.Sprintf("%s/%d", ptr, i)); err != nil {
-					return err
-				}
-			}
-		case yamlv3.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k, v := n.Content[i], n.Content[i+1]
-				key := k.Value
-				if b, isBool := yaml11Booleans[strings.ToLower(k.Value)]; isBool && k.Kind == yamlv3.ScalarNode && k.Style == 0 {
-					key = fmt.Sprint(b)
-					return faultAt(ptr+"/"+key, "the key %s, unquoted, is a boolean in YAML 1.1 (which documents are read as) and would become %q: quote it ('%s')", k.Value, key, k.Value)
-				}
-				if err := walk(v, ptr+"/"+escapePointer(key)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	return walk(&root, "")
 }

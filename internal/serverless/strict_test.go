@@ -34,8 +34,6 @@ func TestDeployRefusesUnknownKeys(t *testing.T) {
 		{"http with", header + "do:\n  - a: {call: http, with: {method: get, endpoint: 'https://example.com', header: {a: b}}}\n", "/do/0/a/with/header", `unknown key "header" in a call: http with`},
 		{"switch case", header + "do:\n  - a:\n      switch:\n        - one: {when: .x, then: end, than: exit}\n", "/do/0/a/switch/0/one/than", `unknown key "than" in a switch case`},
 		{"timeout", header + "do:\n  - a: {set: {x: 1}, timeout: {after: PT1S, before: PT2S}}\n", "/do/0/a/timeout/before", `unknown key "before" in a timeout`},
-		{"YAML 1.1 boolean key", header + "do:\n  - a: {set: {n: 1}}\n", "/do/0/a/set/false", "the key n, unquoted, is a boolean in YAML 1.1"},
-		{"YAML 1.1 yes key", header + "do:\n  - a:\n      set:\n        Yes: 1\n", "/do/0/a/set/true", "would become \"true\": quote it ('Yes')"},
 	}
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		n := newNode(t, store)
