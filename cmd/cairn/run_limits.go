@@ -8,10 +8,12 @@ import (
 	"github.com/cairnflow/cairn/internal/serverless"
 )
 
-// runLimits say which processes `run: shell` and `run: script` tasks may start on this node, and
-// bound each one (docs/serverless-workflow.md, "Processes"). None runs unless --allow-run says so.
+// runLimits say which processes `run: shell`, `run: script` and `run: container` tasks may start
+// on this node, and bound each one (docs/serverless-workflow.md, "Processes"). None runs unless
+// --allow-run says so.
 type runLimits struct {
 	allow     string
+	cli       string
 	timeout   time.Duration
 	maxOutput int64
 }
@@ -21,13 +23,14 @@ const maxRunTimeout = 24 * time.Hour
 
 func (l *runLimits) register(fs *flagSet) {
 	l.registerAllow(fs)
-	fs.DurationVar(&l.timeout, "run-timeout", serverless.DefaultRunTimeout, "longest time one run: shell or run: script process may run (a task's timeout bounds it too); past it the process and its process group are killed and the task faults with a timeout (408)")
+	fs.DurationVar(&l.timeout, "run-timeout", serverless.DefaultRunTimeout, "longest time one run: shell, run: script or run: container process may run (a task's timeout bounds it too); past it the process and its process group are killed and the task faults with a timeout (408)")
 	fs.Int64Var(&l.maxOutput, "run-max-output-bytes", serverless.DefaultRunMaxOutputBytes, "most bytes one process may write to stdout and stderr together; past it the process is killed and the task faults (500)")
 }
 
 // registerAllow registers --allow-run alone (a node that only deploys checks documents with it).
 func (l *runLimits) registerAllow(fs *flagSet) {
-	fs.StringVar(&l.allow, "allow-run", "", "`runners` whose processes deployed workflows may start on this node, comma-separated: shell (sh -c), script (node, python3). Empty: none. A process runs as the node's user, with its rights: allow it only to those who may deploy definitions")
+	fs.StringVar(&l.allow, "allow-run", "", "`runners` whose processes deployed workflows may start on this node, comma-separated: shell (sh -c), script (node, python3), container (any image, through --run-container-cli). Empty: none. A process runs as the node's user, with its rights, and a container with the container runtime's: allow it only to those who may deploy definitions")
+	fs.StringVar(&l.cli, "run-container-cli", "", "the container runtime's `CLI` that runs run: container tasks (docker or podman, a name on PATH or a path). Empty: podman if on PATH, else docker")
 }
 
 func (l *runLimits) check() error {
@@ -46,5 +49,5 @@ func (l *runLimits) check() error {
 }
 
 func (l *runLimits) options() serverless.RunOptions {
-	return serverless.RunOptions{Allow: splitList(l.allow), Timeout: l.timeout, MaxOutputBytes: l.maxOutput}
+	return serverless.RunOptions{Allow: splitList(l.allow), ContainerCLI: l.cli, Timeout: l.timeout, MaxOutputBytes: l.maxOutput}
 }

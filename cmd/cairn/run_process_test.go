@@ -82,20 +82,21 @@ func TestNodeKilledDuringRunShell(t *testing.T) {
 	}
 }
 
-// --allow-run names only runners cairn has; --run-timeout and --run-max-output-bytes reach the
-// compiler's options.
+// --allow-run names only runners cairn has; --run-timeout, --run-max-output-bytes and
+// --run-container-cli (CAIRN_RUN_CONTAINER_CLI) reach the compiler's options.
 func TestRunFlags(t *testing.T) {
 	t.Parallel()
 	env := &environment{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string {
-		return map[string]string{"CAIRN_ALLOW_RUN": "shell, script"}[k]
+		return map[string]string{"CAIRN_ALLOW_RUN": "shell, script, container", "CAIRN_RUN_CONTAINER_CLI": "docker"}[k]
 	}}
 	cfg, err := parseServeConfig(env, []string{"--run-timeout", "5s", "--run-max-output-bytes", "4096"})
 	require.NoError(t, err)
 	opts := cfg.run.options()
-	require.Equal(t, []string{"shell", "script"}, opts.Allow)
+	require.Equal(t, []string{"shell", "script", "container"}, opts.Allow)
+	require.Equal(t, "docker", opts.ContainerCLI)
 	require.Equal(t, 5*time.Second, opts.Timeout)
 	require.Equal(t, int64(4096), opts.MaxOutputBytes)
-	for _, bad := range [][]string{{"--allow-run", "shell,container"}, {"--run-timeout", "0s"}, {"--run-timeout", "25h"}, {"--run-max-output-bytes", "0"}} {
+	for _, bad := range [][]string{{"--allow-run", "shell,kubernetes"}, {"--run-timeout", "0s"}, {"--run-timeout", "25h"}, {"--run-max-output-bytes", "0"}} {
 		_, err := parseServeConfig(&environment{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}, bad)
 		require.Error(t, err, "%v", bad)
 	}

@@ -14,7 +14,7 @@ import (
 // unsupportedTasks are the task types cairn refuses at deploy, with the reason.
 var unsupportedTasks = map[string]string{
 	"call": "only call: http, call: openapi, call: grpc and call: asyncapi are supported by cairn yet",
-	"run":  "cairn runs workflows, shell commands and scripts, not containers: this node has no container runtime",
+	"run":  "run needs exactly one of workflow, shell, script or container",
 }
 
 // MaxTasks bounds the tasks of one document (every list, nested ones included), and MaxDepth how

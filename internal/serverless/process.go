@@ -8,14 +8,19 @@ import (
 	"time"
 )
 
-// kindProcess is a `run: shell` or `run: script` task: a child process of the node.
+// kindProcess is a `run: shell`, `run: script` or `run: container` task: a child process of the
+// node (for a container, the container runtime's CLI).
 const kindProcess = "process"
 
-// RunOptions say which processes `run: shell` and `run: script` tasks may start on this node and
-// bound each one. A document that needs a runner the node does not allow is refused at deploy.
+// RunOptions say which processes `run: shell`, `run: script` and `run: container` tasks may start
+// on this node and bound each one. A document that needs a runner the node does not allow is
+// refused at deploy.
 type RunOptions struct {
-	// Allow names the runners this node allows: "shell", "script". None by default.
+	// Allow names the runners this node allows: "shell", "script", "container". None by default.
 	Allow []string
+	// ContainerCLI is the container runtime's CLI that runs `run: container` (a name on PATH or a
+	// path); empty: podman if on PATH, else docker.
+	ContainerCLI string
 	// Timeout bounds one process (DefaultRunTimeout when zero); a task's timeout bounds it too.
 	Timeout time.Duration
 	// MaxOutputBytes bounds what a process writes to stdout and stderr together
@@ -30,7 +35,7 @@ const (
 )
 
 // Runners are the runners RunOptions.Allow may name.
-var Runners = []string{"shell", "script"}
+var Runners = []string{"shell", "script", "container"}
 
 // processStepMargin is how much longer than its process a process task's step may run: time to
 // store its outcome before the engine's step timeout would cut it short.
@@ -56,9 +61,9 @@ var interpreters = map[string]struct{ program, ext string }{
 // The outputs a process task may return (`return`).
 var processReturns = []string{"stdout", "stderr", "code", "all", "none"}
 
-// processSpec is a compiled `run: shell` or `run: script`.
+// processSpec is a compiled `run: shell`, `run: script` or `run: container`.
 type processSpec struct {
-	runner  string    // shell or script
+	runner  string    // shell, script or container
 	command *template // shell: the command, given to sh -c
 	program string    // script: the interpreter
 	ext     string    // script: the extension of the file the code is written to
@@ -67,12 +72,23 @@ type processSpec struct {
 	env     map[string]*template
 	stdin   *template
 	ret     string
+	// container: the image and how to run it (container.go)
+	container *containerSpec
 }
 
-// isRunProcess reports whether a task's run is a shell command or a script.
+// isRunProcess reports whether a task's run is a shell command, a script or a container.
 func isRunProcess(v any) bool {
 	m, ok := v.(map[string]any)
-	return ok && (m["shell"] != nil || m["script"] != nil) && m["workflow"] == nil && m["container"] == nil
+	if !ok || m["workflow"] != nil {
+		return false
+	}
+	n := 0
+	for _, k := range []string{"shell", "script", "container"} {
+		if m[k] != nil {
+			n++
+		}
+	}
+	return n == 1
 }
 
 func (c *compiler) compileRunProcess(t *task, run map[string]any, sc scope) error {
@@ -80,6 +96,8 @@ func (c *compiler) compileRunProcess(t *task, run map[string]any, sc scope) erro
 	ps := &processSpec{runner: "shell", ret: "stdout"}
 	if run["script"] != nil {
 		ps.runner = "script"
+	} else if run["container"] != nil {
+		ps.runner = "container"
 	}
 	body, ok := run[ps.runner].(map[string]any)
 	if !ok {
@@ -106,6 +124,10 @@ func (c *compiler) compileRunProcess(t *task, run map[string]any, sc scope) erro
 			return faultAt(bptr+"/command", "run: shell needs its command, a string")
 		}
 		if ps.command, err = compileTemplate(cmd, sc, bptr+"/command"); err != nil {
+			return err
+		}
+	} else if ps.runner == "container" {
+		if err := c.compileContainer(ps, body, bptr, sc); err != nil {
 			return err
 		}
 	} else if err := compileScript(ps, body, bptr); err != nil {

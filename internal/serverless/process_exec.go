@@ -25,40 +25,17 @@ import (
 // or the node stops), for the engine to handle.
 func (r *run) runProcess(sc workflow.StepContext, t *task, in any) (any, *Problem, error) {
 	ps := t.process
+	if ps.container != nil {
+		return r.runContainer(sc, t, in)
+	}
 	fail := func(title, format string, args ...any) *Problem {
 		return &Problem{Type: errTypeRuntime, Status: 500, Title: title, Detail: fmt.Sprintf(format, args...), Instance: t.path}
 	}
-	var args []string
-	if ps.args != nil {
-		v, p := r.evalTpl(t, ps.args, in, nil)
-		if p != nil {
-			return nil, p, nil
-		}
-		args = argvOf(v)
+	args, vars, stdin, p := r.processInputs(t, in)
+	if p != nil {
+		return nil, p, nil
 	}
-	env := []string{"PATH=" + os.Getenv("PATH")}
-	names := make([]string, 0, len(ps.env))
-	for k := range ps.env {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		v, p := r.evalTpl(t, ps.env[k], in, nil)
-		if p != nil {
-			return nil, p, nil
-		}
-		env = append(env, k+"="+textOf(v))
-	}
-	var stdin []byte
-	if ps.stdin != nil {
-		v, p := r.evalTpl(t, ps.stdin, in, nil)
-		if p != nil {
-			return nil, p, nil
-		}
-		if v != nil {
-			stdin = []byte(textOf(v))
-		}
-	}
+	env := append([]string{"PATH=" + os.Getenv("PATH")}, vars...)
 	dir, err := os.MkdirTemp("", "cairn-run-")
 	if err != nil {
 		return nil, fail("Process Not Started", "cannot make the process's directory: %v", err), nil
@@ -84,6 +61,16 @@ func (r *run) runProcess(sc workflow.StepContext, t *task, in any) (any, *Proble
 	ctx, cancel := context.WithTimeout(r.ctx, opts.Timeout)
 	defer cancel()
 	res, err := execute(ctx, argv, env, dir, stdin, opts.MaxOutputBytes)
+	return r.processOutcome(ctx, sc, t, in, res, err)
+}
+
+// processOutcome is the task's output, fault or step error once its process ended as res (err:
+// it could not start), ctx being the context it ran in.
+func (r *run) processOutcome(ctx context.Context, sc workflow.StepContext, t *task, in any, res processResult, err error) (any, *Problem, error) {
+	ps, opts := t.process, r.prog.run
+	fail := func(title, format string, args ...any) *Problem {
+		return &Problem{Type: errTypeRuntime, Status: 500, Title: title, Detail: fmt.Sprintf(format, args...), Instance: t.path}
+	}
 	switch {
 	case err != nil:
 		return nil, fail("Process Not Started", "%v", err), nil
@@ -114,6 +101,41 @@ func (r *run) runProcess(sc workflow.StepContext, t *task, in any) (any, *Proble
 		return in, nil, nil
 	}
 	return stdout, nil, nil
+}
+
+// processInputs evaluates a process task's arguments, environment (name=value, by name) and
+// stdin (nil: none) on its input.
+func (r *run) processInputs(t *task, in any) (args, env []string, stdin []byte, p *Problem) {
+	ps := t.process
+	if ps.args != nil {
+		v, p := r.evalTpl(t, ps.args, in, nil)
+		if p != nil {
+			return nil, nil, nil, p
+		}
+		args = argvOf(v)
+	}
+	names := make([]string, 0, len(ps.env))
+	for k := range ps.env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		v, p := r.evalTpl(t, ps.env[k], in, nil)
+		if p != nil {
+			return nil, nil, nil, p
+		}
+		env = append(env, k+"="+textOf(v))
+	}
+	if ps.stdin != nil {
+		v, p := r.evalTpl(t, ps.stdin, in, nil)
+		if p != nil {
+			return nil, nil, nil, p
+		}
+		if v != nil {
+			stdin = []byte(textOf(v))
+		}
+	}
+	return args, env, stdin, nil
 }
 
 // processResult is how a process ended and what it wrote.

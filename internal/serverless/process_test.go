@@ -310,7 +310,7 @@ do:
 }
 
 // A document that needs a runner the node does not allow is refused at deploy, naming it, and so
-// is what cairn does not run: await: false, a script's remote source, a container.
+// is what cairn does not run: await: false, a script's remote source.
 func TestRunRefusedAtDeploy(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
@@ -329,7 +329,7 @@ func TestRunRefusedAtDeploy(t *testing.T) {
 				"this node does not allow run: script (start it with --allow-run script)"},
 			{"not awaited", shellOnly, "do:\n  - sh: {run: {shell: {command: 'true'}, await: false}}\n", "/do/0/sh/run/await", "await: false"},
 			{"bad return", shellOnly, "do:\n  - sh: {run: {shell: {command: 'true'}, return: exitcode}}\n", "/do/0/sh/run/return", "return must be one of"},
-			{"container", shellOnly, "do:\n  - box: {run: {container: {image: alpine}}}\n", "/do/0/box/run", "no container runtime"},
+			{"container", shellOnly, "do:\n  - box: {run: {container: {image: alpine}}}\n", "/do/0/box/run/container", "this node does not allow run: container (start it with --allow-run container)"},
 			{"misspelt key", shellOnly, "do:\n  - sh: {run: {shell: {command: 'true', argumnets: [a]}}}\n", "/do/0/sh/run/shell/argumnets", "unknown key"},
 			{"bad environment name", shellOnly, "do:\n  - sh: {run: {shell: {command: 'true', environment: {'A=B': x}}}}\n", "/do/0/sh/run/shell/environment/A=B", "without ="},
 		}

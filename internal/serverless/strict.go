@@ -54,7 +54,9 @@ var (
 	// taskKinds are the keys of each kind of task, found by the first of taskKindOrder it has.
 	taskKindOrder = []string{"call", "run", "fork", "for", "do", "try", "set", "switch", "raise", "wait", "listen", "emit"}
 	taskKinds     = map[string]map[string]*shape{
-		"run": {"run": object("run", "await", "return", "container").
+		"run": {"run": object("run", "await", "return").
+			with("container", object("run: container", "image", "name", "command", "ports", "volumes", "environment", "stdin", "arguments", "pullPolicy").
+				with("lifetime", object("container lifetime", "cleanup", "after"))).
 			with("workflow", object("run: workflow", "namespace", "name", "version", "input")).
 			with("shell", object("run: shell", "command", "arguments", "environment", "stdin")).
 			with("script", object("run: script", "language", "code", "source", "arguments", "environment", "stdin"))},
