@@ -4,6 +4,8 @@ package serverless_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,12 +30,13 @@ func containerNode(t *testing.T, store *persistence.Store, opts serverless.RunOp
 
 // A container runs its command through /bin/sh -c with the arguments as $1, $2, the task's stdin
 // and environment (none of the node's), or the image's own command with the arguments; its output
-// is what return says, as for a process. A name given is the container's, kept after (cleanup
+// is what return says, as for a process; a volume maps a host directory. A name given is the container's, kept after (cleanup
 // never, the default); cleanup always removes it.
 func TestRunContainer(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		n, cli := containerNode(t, store, serverless.RunOptions{})
+		dir := t.TempDir()
 		serverless.RemoveContainer(cli, "cairn-test-env-run-container-"+string(store.Kind()))
 		t.Cleanup(func() { serverless.RemoveContainer(cli, "cairn-test-env-run-container-"+string(store.Kind())) })
 		def := n.deploy(t, `document: {dsl: '1.0.3', namespace: test, name: run-container-`+string(store.Kind())+`, version: '0.1.0'}
@@ -84,7 +87,16 @@ do:
       run:
         container: {image: `+serverless.TestImage+`, command: 'echo ignored', lifetime: {cleanup: always}}
         return: none
+  - volume:
+      run:
+        container:
+          image: `+serverless.TestImage+`
+          command: 'tr a-z A-Z < /data/in > /data/out'
+          volumes: {`+dir+`: /data}
+          lifetime: {cleanup: always}
+        return: none
 `)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "in"), []byte("through a volume"), 0o644))
 		w := n.waitEnded(t, n.start(t, def.Type, `{}`).ID)
 		require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
 		out := output(t, w).(map[string]any)
@@ -100,6 +112,9 @@ do:
 		require.NotContains(t, env, leakName, "the node's environment stays out of the container")
 		name := "cairn-test-env-run-container-" + string(store.Kind())
 		require.Equal(t, "exited", serverless.ContainerState(t, cli, name), "cleanup never keeps the named container")
+		got, err := os.ReadFile(filepath.Join(dir, "out"))
+		require.NoError(t, err)
+		require.Equal(t, "THROUGH A VOLUME", string(got))
 	})
 }
 
