@@ -4,6 +4,7 @@ package serverless_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -289,5 +290,44 @@ do:
 		got, err := store.WorkflowGet(context.Background(), w.ID)
 		require.NoError(t, err)
 		require.Equal(t, persistence.StatusCancelled, got.Status)
+	})
+}
+
+// ports publishes a container's port on the host: what the test sends to the host's port is what
+// the container reads.
+func TestRunContainerPorts(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		n, _ := containerNode(t, store, serverless.RunOptions{Timeout: 30 * time.Second})
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := l.Addr().String()
+		require.NoError(t, l.Close())
+		def := n.deploy(t, `document: {dsl: '1.0.3', namespace: test, name: ports, version: '0.1.0'}
+do:
+  - listen:
+      run:
+        container:
+          image: `+serverless.TestImage+`
+          command: 'nc -l -p 8080'
+          ports: {'`+addr+`': 8080}
+          lifetime: {cleanup: always}
+`)
+		w := n.start(t, def.Type, `{}`)
+		var ended *persistence.Workflow
+		require.Eventually(t, func() bool {
+			if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+				_, _ = c.Write([]byte("hello through a port\n"))
+				_ = c.Close()
+			}
+			time.Sleep(300 * time.Millisecond)
+			got, err := store.WorkflowGet(context.Background(), w.ID)
+			if err == nil && got.Status.Terminal() {
+				ended = got
+			}
+			return ended != nil
+		}, 30*time.Second, 100*time.Millisecond)
+		require.Equal(t, persistence.StatusFinished, ended.Status, lastError(ended))
+		require.Equal(t, "hello through a port\n", output(t, ended))
 	})
 }
