@@ -37,6 +37,8 @@ type compiler struct {
 	timeouts map[string]any // use.timeouts
 	// functions are use.functions: a call of a name not among them is served by name (function.go).
 	functions map[string]any
+	// authentications and catalogs are use.authentications and use.catalogs (auth.go, catalog.go).
+	authentications, catalogs map[string]any
 	// run is what processes this node allows (run: shell, run: script).
 	run RunOptions
 }
@@ -102,6 +104,8 @@ func (c *compiler) compileDocument(doc map[string]any) error {
 		c.retries, _ = use["retries"].(map[string]any)
 		c.timeouts, _ = use["timeouts"].(map[string]any)
 		c.functions, _ = use["functions"].(map[string]any)
+		c.authentications, _ = use["authentications"].(map[string]any)
+		c.catalogs, _ = use["catalogs"].(map[string]any)
 	}
 	root := &task{name: "", path: "", kind: kindRoot}
 	if v, ok := doc["timeout"]; ok {

@@ -53,6 +53,7 @@ type httpCall struct {
 	user     *template
 	password *template
 	bearer   *template
+	oauth    *oauthSpec // oauth2 or oidc (auth.go)
 }
 
 var uriParam = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -73,8 +74,8 @@ func (c *compiler) compileHTTP(t *task, def map[string]any, sc scope) error {
 	eptr := ptr + "/endpoint"
 	if m, ok := endpoint.(map[string]any); ok {
 		endpoint = m["uri"]
-		if auth, ok := m["authentication"].(map[string]any); ok {
-			if err := h.compileAuth(auth, sc, eptr+"/authentication"); err != nil {
+		if auth, ok := m["authentication"]; ok {
+			if err := c.compileAuth(h, auth, sc, eptr+"/authentication"); err != nil {
 				return err
 			}
 		}
@@ -117,31 +118,11 @@ func (c *compiler) compileHTTP(t *task, def map[string]any, sc scope) error {
 	return nil
 }
 
-func (h *httpCall) compileAuth(auth map[string]any, sc scope, ptr string) error {
-	var err error
-	switch {
-	case auth["basic"] != nil:
-		b, _ := auth["basic"].(map[string]any)
-		if h.user, err = compileTemplate(b["username"], sc, ptr+"/basic/username"); err != nil {
-			return err
-		}
-		h.password, err = compileTemplate(b["password"], sc, ptr+"/basic/password")
-		return err
-	case auth["bearer"] != nil:
-		b, _ := auth["bearer"].(map[string]any)
-		h.bearer, err = compileTemplate(b["token"], sc, ptr+"/bearer/token")
-		return err
-	}
-	for k := range auth {
-		return faultAt(ptr+"/"+escapePointer(k), "authentication %q is not supported by cairn yet (basic and bearer are)", k)
-	}
-	return faultAt(ptr, "authentication needs basic or bearer")
-}
-
 // httpRunner makes the calls of a program, within its options.
 type httpRunner struct {
 	opts   HTTPOptions
 	client *http.Client
+	tokens tokenCache // OAuth2 tokens and OpenID configurations, shared by the node's steps
 }
 
 type allowPrivateKey struct{}
@@ -235,7 +216,9 @@ type httpRequest struct {
 	user     string
 	password string
 	bearer   string
-	output   string // content, response or raw
+	// issued marks a bearer token the node obtained (OAuth2, OpenID Connect): hidden as a secret.
+	issued bool
+	output string // content, response or raw
 }
 
 // callHTTP makes the call of task t with its (transformed) input and returns its output.
@@ -331,6 +314,13 @@ func (r *run) evalAuth(t *task, h *httpCall, in any, req *httpRequest) *Problem 
 			return p
 		}
 		req.bearer = fmt.Sprint(tok)
+	}
+	if h.oauth != nil {
+		tok, p := r.oauthToken(t, h.oauth, in)
+		if p != nil {
+			return p
+		}
+		req.bearer, req.issued = tok, true
 	}
 	return nil
 }
