@@ -39,6 +39,8 @@ type compiler struct {
 	functions map[string]any
 	// authentications and catalogs are use.authentications and use.catalogs (auth.go, catalog.go).
 	authentications, catalogs map[string]any
+	// calling and checked are the functions being compiled and those already checked (function_inline.go).
+	calling, checked map[string]bool
 	// run is what processes this node allows (run: shell, run: script).
 	run RunOptions
 }
