@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+	"golang.org/x/sync/singleflight"
 )
 
 // The error types of a refused authentication (the DSL's standard errors).
@@ -123,11 +124,6 @@ type oauthConfig struct {
 // checkOAuth refuses at deploy what cairn cannot do with the literal properties of an oauth2 or
 // oidc authentication (those given by expressions are checked when the call runs).
 func checkOAuth(props map[string]any, oidc bool, ptr string) error {
-	for _, k := range []string{"subject", "actor"} {
-		if props[k] != nil {
-			return faultAt(ptr+"/"+k, "token exchange (%s) is not supported by cairn yet", k)
-		}
-	}
 	if _, err := parseOAuth(props, oidc, true); err != nil {
 		return faultAt(ptr+"/"+err.field, "%s", err.msg)
 	}
@@ -167,6 +163,11 @@ func parseOAuth(v any, oidc, lenient bool) (*oauthConfig, *oauthError) {
 			out = append(out, s)
 		}
 		return out, nil
+	}
+	for _, k := range []string{"subject", "actor"} {
+		if m[k] != nil {
+			return nil, &oauthError{k, fmt.Sprintf("token exchange (%s) is not supported by cairn yet", k)}
+		}
 	}
 	c := &oauthConfig{tokenPath: "/oauth2/token", clientAuth: "client_secret_post"}
 	if s, ok := m["authority"].(string); ok && s != "" {
@@ -226,36 +227,63 @@ func parseOAuth(v any, oidc, lenient bool) (*oauthConfig, *oauthError) {
 	return c, nil
 }
 
-// oauthToken is the access token of an oauth2 or oidc authentication: a cached one until shortly
-// before it expires, else one requested from the authority's token endpoint.
-func (r *run) oauthToken(t *task, o *oauthSpec, in any) (string, *Problem) {
+// oauthToken is the access token of an oauth2 or oidc authentication, and its key in the node's
+// cache: a cached one until shortly before it expires, else one requested from the authority's
+// token endpoint (once for all the steps that want it at the same time).
+func (r *run) oauthToken(t *task, o *oauthSpec, in any) (string, string, *Problem) {
 	v, p := r.evalTpl(t, o.props, in, nil)
 	if p != nil {
-		return "", p
+		return "", "", p
 	}
 	cfg, oe := parseOAuth(v, o.oidc, false)
 	if oe != nil {
-		return "", &Problem{Type: errTypeValidation, Status: 400, Title: "Invalid Authentication", Detail: oe.msg, Instance: t.path}
+		return "", "", &Problem{Type: errTypeValidation, Status: 400, Title: "Invalid Authentication", Detail: oe.msg, Instance: t.path}
 	}
 	tokenURL := joinURL(cfg.authority, cfg.tokenPath)
 	if o.oidc {
 		if tokenURL, p = r.discoverTokenURL(t, cfg); p != nil {
-			return "", p
+			return "", "", p
 		}
 	}
 	cache := &r.prog.http.tokens
 	key := cacheKey("token", tokenURL, cfg.grant, cfg.clientAuth, cfg.clientID, cfg.clientSecret, cfg.username, cfg.pass,
 		strings.Join(cfg.scopes, " "), strings.Join(cfg.audiences, " "))
 	if tok, ok := cache.get(key, time.Now()); ok {
-		return tok, nil
+		return tok, key, nil
 	}
+	v, err, _ := cache.flight.Do(key, func() (any, error) {
+		if tok, ok := cache.get(key, time.Now()); ok {
+			return tok, nil
+		}
+		tok, p := r.requestToken(t, cfg, tokenURL)
+		if p != nil {
+			return nil, &ProblemError{Problem: *p}
+		}
+		until := time.Now().Add(tokenNoExpiry)
+		if !tok.Expiry.IsZero() {
+			until = tok.Expiry.Add(-tokenMargin)
+		}
+		cache.put(key, tok.AccessToken, until)
+		return tok.AccessToken, nil
+	})
+	if err != nil {
+		// Each step gets its own copy: the Problem is changed where it is stored.
+		p := err.(*ProblemError).Problem
+		p.Instance = t.path
+		return "", "", &p
+	}
+	return v.(string), key, nil
+}
+
+// requestToken requests a token from an endpoint, within the node's HTTP options.
+func (r *run) requestToken(t *task, cfg *oauthConfig, tokenURL string) (*oauth2.Token, *Problem) {
 	u, err := url.Parse(tokenURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", &Problem{Type: errTypeValidation, Status: 400, Title: "Invalid Authentication", Detail: fmt.Sprintf("the token endpoint %q is not an http or https URI", r.prog.redact.text(tokenURL)), Instance: t.path}
+		return nil, &Problem{Type: errTypeValidation, Status: 400, Title: "Invalid Authentication", Detail: fmt.Sprintf("the token endpoint %q is not an http or https URI", r.prog.redact.text(tokenURL)), Instance: t.path}
 	}
 	hr := r.prog.http
 	if err := hr.opts.check(u.Hostname()); err != nil {
-		return "", &Problem{Type: errTypeCommunication, Status: 403, Title: "Host Not Allowed", Detail: err.Error(), Instance: t.path}
+		return nil, &Problem{Type: errTypeCommunication, Status: 403, Title: "Host Not Allowed", Detail: err.Error(), Instance: t.path}
 	}
 	ctx := context.WithValue(hr.opts.AllowPrivate(r.ctx, u.Hostname()), oauth2.HTTPClient, hr.client)
 	style := oauth2.AuthStyleInParams
@@ -275,14 +303,9 @@ func (r *run) oauthToken(t *task, o *oauthSpec, in any) (string, *Problem) {
 		tok, err = cc.Token(ctx)
 	}
 	if err != nil {
-		return "", r.tokenRefused(t, u, err)
+		return nil, r.tokenRefused(t, u, err)
 	}
-	until := time.Now().Add(tokenNoExpiry)
-	if !tok.Expiry.IsZero() {
-		until = tok.Expiry.Add(-tokenMargin)
-	}
-	cache.put(key, tok.AccessToken, until)
-	return tok.AccessToken, nil
+	return tok, nil
 }
 
 // tokenRefused is the Problem of a token request that failed. An endpoint's refusal is an
@@ -392,6 +415,7 @@ func cacheKey(parts ...string) string {
 type tokenCache struct {
 	mu      sync.Mutex
 	entries map[string]cachedValue
+	flight  singleflight.Group
 }
 
 type cachedValue struct {
@@ -407,6 +431,12 @@ func (c *tokenCache) get(key string, now time.Time) (string, bool) {
 		return "", false
 	}
 	return e.value, true
+}
+
+func (c *tokenCache) forget(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, key)
 }
 
 func (c *tokenCache) put(key, value string, until time.Time) {

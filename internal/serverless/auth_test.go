@@ -25,10 +25,11 @@ type authServer struct {
 	mu       sync.Mutex
 	requests []map[string]string // the token requests: their form and client authentication
 	expires  int
+	revoked  map[string]bool // tokens the API refuses
 }
 
 func newAuthServer(t *testing.T) *authServer {
-	s := &authServer{expires: 3600}
+	s := &authServer{expires: 3600, revoked: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /realm/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -68,6 +69,13 @@ func newAuthServer(t *testing.T) *authServer {
 	mux.HandleFunc("POST /realm/protocol/token", token)
 	mux.HandleFunc("POST /custom/token", token)
 	mux.HandleFunc("GET /api", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		revoked := s.revoked[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+		s.mu.Unlock()
+		if revoked {
+			http.Error(w, "revoked", http.StatusUnauthorized)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"authorization": r.Header.Get("Authorization")})
 	})
@@ -113,7 +121,8 @@ func TestOAuth2Authentication(t *testing.T) {
 		s := newAuthServer(t)
 		n := newNodeWith(t, store, serverless.Options{HTTP: serverless.HTTPOptions{Allow: []string{"127.0.0.1"}},
 			Secrets: map[string]any{"client": "s3cret", "oidcClient": map[string]any{"authority": s.URL + "/realm", "grant": "password",
-				"client": map[string]any{"id": "cairn", "secret": "s3cret"}, "username": "ada", "password": "lovelace"}}})
+				"client": map[string]any{"id": "cairn", "secret": "s3cret"}, "username": "ada", "password": "lovelace"},
+				"codeClient": map[string]any{"authority": s.URL, "grant": "authorization_code", "client": map[string]any{"id": "cairn"}}}})
 		n.startWorker(t)
 		run := func(t *testing.T, doc string) *persistence.Workflow {
 			def := n.deploy(t, doc)
@@ -139,6 +148,20 @@ func TestOAuth2Authentication(t *testing.T) {
 			w := run(t, doc)
 			require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
 			require.Equal(t, map[string]any{"scheme": "Bearer", "fromServer": true}, output(t, w))
+		})
+
+		t.Run("a token the API refuses is not used again", func(t *testing.T) {
+			s.mu.Lock()
+			s.revoked["tok-1"] = true
+			s.mu.Unlock()
+			before := len(s.tokenRequests())
+			w := run(t, authDoc("revoked", "", clientCredentials, s.URL))
+			require.Equal(t, persistence.StatusFailed, w.Status)
+			require.Equal(t, float64(401), problemFields(t, w)["status"])
+			require.Len(t, s.tokenRequests(), before, "the cached token was used")
+			w = run(t, authDoc("renewed", "", clientCredentials, s.URL))
+			require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
+			require.Len(t, s.tokenRequests(), before+1, "a new token replaced the refused one")
 		})
 
 		t.Run("OpenID Connect discovery, the password grant and a secret's properties", func(t *testing.T) {
@@ -181,6 +204,14 @@ func TestOAuth2Authentication(t *testing.T) {
 			p = problemFields(t, w)
 			require.Equal(t, "https://serverlessworkflow.io/spec/1.0.0/errors/authorization", p["type"])
 			require.Equal(t, float64(403), p["status"])
+		})
+
+		t.Run("a secret's properties cairn cannot use fault with a validation error", func(t *testing.T) {
+			w := run(t, authDoc("code", "", `{oauth2: {use: codeClient}}`, s.URL))
+			require.Equal(t, persistence.StatusFailed, w.Status)
+			p := problemFields(t, w)
+			require.Equal(t, "https://serverlessworkflow.io/spec/1.0.0/errors/validation", p["type"])
+			require.Equal(t, "Invalid Authentication", p["title"])
 		})
 
 		t.Run("a token that expires within the margin is not kept", func(t *testing.T) {

@@ -217,8 +217,9 @@ type httpRequest struct {
 	password string
 	bearer   string
 	// issued marks a bearer token the node obtained (OAuth2, OpenID Connect): hidden as a secret.
-	issued bool
-	output string // content, response or raw
+	issued   bool
+	tokenKey string // its key in the node's cache, forgotten when the endpoint refuses it
+	output   string // content, response or raw
 }
 
 // callHTTP makes the call of task t with its (transformed) input and returns its output.
@@ -316,11 +317,11 @@ func (r *run) evalAuth(t *task, h *httpCall, in any, req *httpRequest) *Problem 
 		req.bearer = fmt.Sprint(tok)
 	}
 	if h.oauth != nil {
-		tok, p := r.oauthToken(t, h.oauth, in)
+		tok, key, p := r.oauthToken(t, h.oauth, in)
 		if p != nil {
 			return p
 		}
-		req.bearer, req.issued = tok, true
+		req.bearer, req.issued, req.tokenKey = tok, true, key
 	}
 	return nil
 }
@@ -330,6 +331,9 @@ func (r *run) sendHTTP(t *task, req *httpRequest) (any, *Problem) {
 	resp, sent, raw, p := r.exchange(t, req)
 	if p != nil {
 		return nil, p
+	}
+	if resp.StatusCode == http.StatusUnauthorized && req.tokenKey != "" {
+		r.prog.http.tokens.forget(req.tokenKey) // revoked, say: the next attempt gets another
 	}
 	fail := func(typ string, status int, title, detail string) *Problem {
 		return &Problem{Type: typ, Status: status, Title: title, Detail: detail, Instance: t.path}

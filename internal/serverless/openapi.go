@@ -181,7 +181,7 @@ func (r *run) callOpenAPI(t *task, in any) (any, *Problem) {
 		u.RawQuery = query.Encode()
 	}
 	req.url = u
-	req.basic, req.user, req.password, req.bearer, req.issued = auth.basic, auth.user, auth.password, auth.bearer, auth.issued
+	req.basic, req.user, req.password, req.bearer, req.issued, req.tokenKey = auth.basic, auth.user, auth.password, auth.bearer, auth.issued, auth.tokenKey
 	return r.sendHTTP(t, req)
 }
 
