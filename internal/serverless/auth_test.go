@@ -214,6 +214,18 @@ func TestOAuth2Authentication(t *testing.T) {
 			require.Equal(t, "Invalid Authentication", p["title"])
 		})
 
+		t.Run("steps that want a token at once share one request", func(t *testing.T) {
+			before := len(s.tokenRequests())
+			auth := fmt.Sprintf(`{oauth2: {authority: '%s', grant: client_credentials, client: {id: cairn, secret: s3cret}, scopes: [fork]}}`, s.URL)
+			var branches strings.Builder
+			for i := range 4 {
+				fmt.Fprintf(&branches, "          - b%d: {call: http, with: {method: get, endpoint: {uri: '%s/api', authentication: %s}}}\n", i, s.URL, auth)
+			}
+			w := run(t, fmt.Sprintf("document: {dsl: '1.0.0', namespace: auth, name: fork, version: '1.0.0'}\ndo:\n  - all:\n      fork:\n        branches:\n%s", branches.String()))
+			require.Equal(t, persistence.StatusFinished, w.Status, lastError(w))
+			require.Len(t, s.tokenRequests(), before+1)
+		})
+
 		t.Run("a token that expires within the margin is not kept", func(t *testing.T) {
 			s.mu.Lock()
 			s.expires = 10
