@@ -11,3 +11,9 @@ func KeyHeadsForTestOf(keys ...string) []keyHead {
 	}
 	return out
 }
+
+// HandoffForTest is the statement by which a completion on PostgreSQL hands slots on, with its
+// arguments, for the plan tests of the external test package.
+func (s *Store) HandoffForTest(p WorkflowClaimParams, f FlowSpec, keys []string, freed map[string]int) (string, []any) {
+	return s.flowHandoffQuery(p, f, keys, freed)
+}

@@ -225,6 +225,18 @@ func (s *Store) flowClaim(ctx context.Context, p WorkflowClaimParams, f FlowSpec
 		}
 		var cands []*Workflow
 		last := s.flowCursor(f.Type)
+		rates := flowRates{f: f, now: now, tats: map[string]time.Time{}}
+		scan, capped := flowCandidateLimit(p), false
+		if f.RateLimit > 0 && f.RateKey == nil && f.Concurrency == 0 && keys == nil {
+			// One rate for the type and nothing else: its bucket says how many may start, so the
+			// claim reads that many and one more (whether one is held back, and until when).
+			if err := rates.loadKeys(ctx, tx, []string{""}); err != nil {
+				return err
+			}
+			if n := rates.available(""); n < p.Limit {
+				p.Limit, scan, capped = n, n+1, true
+			}
+		}
 		switch {
 		case keys != nil:
 			if heads := freeHeads(f, holders, keys, len(keys), p.Limit); len(heads) > 0 {
@@ -238,15 +250,14 @@ func (s *Store) flowClaim(ctx context.Context, p WorkflowClaimParams, f FlowSpec
 				return err
 			}
 		default:
-			if cands, err = tx.flowCandidates(ctx, p, f, holders, now); err != nil {
+			if cands, err = tx.flowCandidates(ctx, p, f, holders, scan, now); err != nil {
 				return err
 			}
-			if cands, last, err = tx.flowFair(ctx, p, f, cands, holders, flowCandidateLimit(p), now); err != nil {
+			if cands, last, err = tx.flowFair(ctx, p, f, cands, holders, scan, now); err != nil {
 				return err
 			}
 		}
-		rates := flowRates{f: f, now: now, tats: map[string]time.Time{}}
-		if f.RateLimit > 0 {
+		if f.RateLimit > 0 && !capped {
 			if err := rates.load(ctx, tx, cands); err != nil {
 				return err
 			}
@@ -255,6 +266,9 @@ func (s *Store) flowClaim(ctx context.Context, p WorkflowClaimParams, f FlowSpec
 		displace := map[string]int{} // a full key -> newcomers waiting for its oldest holders to go
 		for _, c := range cands {
 			if len(ids) == p.Limit {
+				if capped && !rates.take(c) {
+					res.Throttled++ // the bucket is empty: this one waits for its next slot
+				}
 				break
 			}
 			key := flowKey(c.ConcurrencyKey)
@@ -322,7 +336,7 @@ func keyText(key string) string {
 
 // flowCandidates reads the due workflows of a flow-controlled type in claim order, leaving out
 // those waiting for a slot of a full key (when they only wait).
-func (s *Store) flowCandidates(ctx context.Context, p WorkflowClaimParams, f FlowSpec, holders map[string]int, now time.Time) ([]*Workflow, error) {
+func (s *Store) flowCandidates(ctx context.Context, p WorkflowClaimParams, f FlowSpec, holders map[string]int, scan int, now time.Time) ([]*Workflow, error) {
 	cols := flowCols(f)
 	where := `executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ?
 		AND executor_id IS NULL AND type = ? AND EXISTS (SELECT 1 FROM executors AS e WHERE e.id = ? AND e.stopped IS NULL)`
@@ -362,7 +376,7 @@ func (s *Store) flowCandidates(ctx context.Context, p WorkflowClaimParams, f Flo
 	}
 	var out []*Workflow
 	err := s.idb.NewRaw("SELECT "+cols+" FROM workflows WHERE "+where+" ORDER BY priority DESC, next_activation, id LIMIT ?"+lock,
-		append(args, flowCandidateLimit(p))...).Scan(ctx, &out)
+		append(args, scan)...).Scan(ctx, &out)
 	return out, err
 }
 

@@ -2,6 +2,8 @@ package persistence_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -34,4 +36,51 @@ func TestFlowKeyHeadsReadTheIndexInClaimOrder(t *testing.T) {
 	require.Contains(t, text, "workflows_flow_due_idx", text)
 	require.NotContains(t, text, "Sort", text)
 	require.NotContains(t, text, "Bitmap", text)
+}
+
+// On PostgreSQL, the completion that hands 100 keys' slots on counts each key's holders with one
+// short probe of workflows_flow_holders_idx, not a walk of every holder of the type per key: with
+// 3,000 holders over 1,000 keys, a few index pages a key.
+func TestFlowHandoffCountsEachKeysHoldersByItsKey(t *testing.T) {
+	t.Parallel()
+	store := dbtest.Open(t, persistence.KindPostgres)
+	ctx := context.Background()
+	_, err := store.DB().ExecContext(ctx, `INSERT INTO workflows (type, definition_version, status, state, next_activation,
+		executor_group, created, modified, concurrency_key)
+		SELECT 'flow.handoff', 1, CASE WHEN i <= 3000 THEN 'EXECUTING' ELSE 'CREATED' END, 'run',
+			now() - interval '1 hour' + (i || ' ms')::interval, 'default', now(), now(), 'k' || (i % 1000)
+		FROM generate_series(1, 6000) i`)
+	require.NoError(t, err)
+	_, err = store.DB().ExecContext(ctx, "VACUUM ANALYZE workflows")
+	require.NoError(t, err)
+	keys, freed := make([]string, 100), map[string]int{}
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%d", i*10)
+		freed[keys[i]] = 1
+	}
+	query, args := store.HandoffForTest(persistence.WorkflowClaimParams{Group: "default", Limit: 100, Now: persistence.Now()},
+		persistence.FlowSpec{Type: "flow.handoff", Concurrency: 10}, keys, freed)
+	tx, err := store.DB().BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }() // EXPLAIN ANALYZE runs the UPDATE: nothing of it stays
+	var plan []string
+	require.NoError(t, tx.NewRaw("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query, args...).Scan(ctx, &plan))
+	var nodes []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(strings.Join(plan, "")), &nodes))
+	var probe map[string]any
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		if n["Index Name"] == "workflows_flow_holders_idx" {
+			probe = n
+		}
+		children, _ := n["Plans"].([]any)
+		for _, c := range children {
+			walk(c.(map[string]any))
+		}
+	}
+	walk(map[string]any{"Plans": []any{nodes[0]["Plan"]}})
+	require.NotNil(t, probe, "the holders are counted from workflows_flow_holders_idx: %s", strings.Join(plan, ""))
+	loops, hits := probe["Actual Loops"].(float64), probe["Shared Hit Blocks"].(float64)
+	require.Equal(t, float64(100), loops, "one count per key")
+	require.LessOrEqual(t, hits/loops, 4.0, "pages read per key's count: %v", probe)
 }

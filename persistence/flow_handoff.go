@@ -77,6 +77,14 @@ func (s *Store) claimIDs(ctx context.Context, p WorkflowClaimParams, ids []int64
 // checked outside the probe (a type's workflows share its group): named inside, it would let a
 // planner with the statistics of a young table walk the due index for each key.
 func (s *Store) flowHandoffPostgres(ctx context.Context, p WorkflowClaimParams, f FlowSpec, keys []string, freed map[string]int) ([]*Workflow, error) {
+	query, args := s.flowHandoffQuery(p, f, keys, freed)
+	var out []*Workflow
+	err := s.idb.NewRaw(query, args...).Scan(ctx, &out)
+	return out, err
+}
+
+// flowHandoffQuery is flowHandoffPostgres's statement and its arguments.
+func (s *Store) flowHandoffQuery(p WorkflowClaimParams, f FlowSpec, keys []string, freed map[string]int) (string, []any) {
 	ns := make([]int, len(keys))
 	for i, k := range keys {
 		ns[i] = freed[k]
@@ -86,17 +94,15 @@ func (s *Store) flowHandoffPostgres(ctx context.Context, p WorkflowClaimParams, 
 	args := []any{f.Concurrency, f.Type, pgdialect.Array(keys), pgdialect.Array(ns)}
 	args = append(args, c.SetArgs...)
 	args = append(args, f.Type, now, p.Group)
-	var out []*Workflow
-	err := s.idb.NewRaw(`WITH k AS (
+	return `WITH k AS (
 			SELECT u.key, LEAST(u.freed, ? - (SELECT count(*) FROM workflows AS h WHERE h.type = ? AND h.concurrency_key = u.key
-				AND h.`+flowHeld+`)) AS n
+				AND h.` + flowHeld + `)) AS n
 			FROM unnest(?::text[], ?::int[]) AS u(key, freed))
-		UPDATE workflows AS t SET `+c.Set+` WHERE t.id = ANY(ARRAY(
+		UPDATE workflows AS t SET ` + c.Set + ` WHERE t.id = ANY(ARRAY(
 			SELECT w.id FROM k CROSS JOIN LATERAL (
-				SELECT id, executor_group FROM workflows WHERE type = ? AND concurrency_key = k.key AND `+flowIndexed+` AND status = 'CREATED'
+				SELECT id, executor_group FROM workflows WHERE type = ? AND concurrency_key = k.key AND ` + flowIndexed + ` AND status = 'CREATED'
 				AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL
 				ORDER BY priority DESC, next_activation, id LIMIT GREATEST(k.n, 0) FOR UPDATE SKIP LOCKED) AS w
 			WHERE w.executor_group = ?))
-		RETURNING t.*`, args...).Scan(ctx, &out)
-	return out, err
+		RETURNING t.*`, args
 }

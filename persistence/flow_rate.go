@@ -21,11 +21,9 @@ type flowRates struct {
 
 // interval is the time between two step starts of one key; tolerance is how far ahead of it a
 // burst may run (a tenth of the limit at once, at least one).
-func (r *flowRates) interval() time.Duration { return r.f.RatePeriod / time.Duration(r.f.RateLimit) }
-func (r *flowRates) tolerance() time.Duration {
-	burst := max(1, r.f.RateLimit/10)
-	return r.interval() * time.Duration(burst-1)
-}
+func (r *flowRates) interval() time.Duration  { return r.f.RatePeriod / time.Duration(r.f.RateLimit) }
+func (r *flowRates) tolerance() time.Duration { return r.interval() * time.Duration(r.burst()-1) }
+func (r *flowRates) burst() int               { return max(1, r.f.RateLimit/10) }
 
 func (r *flowRates) key(w *Workflow) string {
 	if r.f.RateKey == nil {
@@ -44,6 +42,11 @@ func (r *flowRates) load(ctx context.Context, tx *Store, cands []*Workflow) erro
 			keys = append(keys, k)
 		}
 	}
+	return r.loadKeys(ctx, tx, keys)
+}
+
+// loadKeys reads the TATs of rate keys.
+func (r *flowRates) loadKeys(ctx context.Context, tx *Store, keys []string) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -57,6 +60,19 @@ func (r *flowRates) load(ctx context.Context, tx *Store, cands []*Workflow) erro
 	return nil
 }
 
+// available is how many steps of a key may start now.
+func (r *flowRates) available(k string) int {
+	tat := r.tats[k]
+	if tat.Before(r.now) {
+		tat = r.now
+	}
+	ahead := r.now.Add(r.tolerance()).Sub(tat) // how far the key may still run ahead of now
+	if ahead < 0 {
+		return 0
+	}
+	return int(ahead/r.interval()) + 1
+}
+
 // take reports whether a candidate's key may start a step now, and counts it if so.
 func (r *flowRates) take(c *Workflow) bool {
 	k := r.key(c)
@@ -65,8 +81,10 @@ func (r *flowRates) take(c *Workflow) bool {
 		tat = r.now
 	}
 	if allowed := tat.Add(-r.tolerance()); allowed.After(r.now) {
-		if r.next.IsZero() || allowed.Before(r.next) {
-			r.next = allowed
+		// The claim that wakes for it takes a tenth of the burst at once, not one step a claim.
+		wake := allowed.Add(r.interval() * time.Duration(max(1, r.burst()/10)-1))
+		if r.next.IsZero() || wake.Before(r.next) {
+			r.next = wake
 		}
 		return false
 	}

@@ -51,11 +51,11 @@ func TestServeRunsDeployedDefinitions(t *testing.T) {
 			n := startNode(t, nil, "--database", url, "--definitions", examples, "--addr", "127.0.0.1:0", "--log-format", "json")
 
 			_, errs := n.graphqlErrors(t, deployMutation, map[string]any{"source": "document: {dsl: '1.0.0', namespace: t, name: bad, version: '1.0.0'}\n" +
-				"do:\n  - ok: {set: {x: 1}}\n  - fetch: {call: grpc, with: {proto: {endpoint: 'file://x.proto'}, service: {name: S, host: h}, method: m}}\n"})
+				"do:\n  - ok: {set: {x: 1}}\n  - fetch: {call: grpc, with: {proto: {endpoint: 'ftp://x.proto'}, service: {name: S, host: h}, method: m}}\n"})
 			require.Len(t, errs, 1)
 			ext, _ := errs[0]["extensions"].(map[string]any)
 			require.Equal(t, "INVALID_INPUT", ext["code"], errs)
-			require.Equal(t, "/do/1/fetch/call", ext["field"], errs)
+			require.Equal(t, "/do/1/fetch/with/proto/endpoint", ext["field"], errs)
 
 			doc := "document: {dsl: '1.0.0', namespace: t, name: hello, version: '2.0.0'}\ndo:\n  - greet: {set: {greeting: '${ \"hello \" + .name }'}}\n"
 			var deployed struct {

@@ -58,11 +58,13 @@ type serveConfig struct {
 	dashboardURL   string
 	httpTimeout    time.Duration
 	httpMaxBytes   int64
+	grpcProtoDir   string
 	secretsFile    string
 	limits         apiLimits
 	workflowLimits workflowLimits
 	exprs          exprLimits
 	run            runLimits
+	async          asyncLimits
 }
 
 func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
@@ -97,6 +99,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	fs.StringVar(&c.httpDeny, "http-deny", "", "host `patterns` that call: http tasks may never reach, comma-separated (wins over --http-allow)")
 	fs.DurationVar(&c.httpTimeout, "http-timeout", serverless.DefaultHTTPTimeout, "how long one call: http task's request may take")
 	fs.Int64Var(&c.httpMaxBytes, "http-max-response-bytes", serverless.DefaultMaxResponseBytes, "the largest response body a call: http task reads")
+	fs.StringVar(&c.grpcProtoDir, "grpc-proto-dir", "", "the `directory` call: grpc tasks read file: protos from (file://app/greet.proto is <directory>/app/greet.proto); empty: none")
 	fs.StringVar(&c.dashboardURL, "dashboard-url", "", "the dashboard's public base `URL` (https://cairn.example.com/): alert webhooks then link to the workflow's page")
 	fs.StringVar(&c.secretsFile, "secrets-file", "", "a YAML or JSON object `file` of secrets deployed definitions read as $secrets (besides CAIRN_SECRET_<NAME> variables)")
 	fs.StringVar(&c.origins, "allowed-origins", "", "browser `origins` besides the server's own allowed to call the API (CORS) and open websocket subscriptions, comma-separated host patterns (app.example.com, *.example.com) or scheme://host")
@@ -104,6 +107,7 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 	c.workflowLimits.register(fs)
 	c.exprs.register(fs)
 	c.run.register(fs)
+	c.async.register(fs)
 	positional, err := fs.parse(args, env.getenv, env.stdout)
 	if err != nil {
 		return nil, err
@@ -142,6 +146,9 @@ func parseServeConfig(env *environment, args []string) (*serveConfig, error) {
 		return nil, err
 	}
 	if err := c.workflowLimits.check(); err != nil {
+		return nil, err
+	}
+	if err := c.async.check(); err != nil {
 		return nil, err
 	}
 	if err := c.run.check(); err != nil {
@@ -272,7 +279,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 			DashboardURL: cfg.dashboardURL},
 		Documents: serverless.NewCompiler(serverless.Options{Secrets: secrets, Runtime: serverless.RuntimeOptions{Version: version}, HTTP: serverless.HTTPOptions{Allow: splitList(cfg.httpAllow),
 			Deny: splitList(cfg.httpDeny), Timeout: cfg.httpTimeout, MaxResponseBytes: cfg.httpMaxBytes}, Expressions: cfg.exprs.options(),
-			Run: cfg.run.options()}),
+			Run: cfg.run.options(), GRPC: serverless.GRPCOptions{ProtoDir: cfg.grpcProtoDir}, AsyncAPI: cfg.async.options()}),
 	})
 	if err != nil {
 		return err

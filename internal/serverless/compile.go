@@ -15,7 +15,7 @@ import (
 
 // unsupportedTasks are the task types cairn refuses at deploy, with the reason.
 var unsupportedTasks = map[string]string{
-	"call": "only call: http and call: openapi are supported by cairn yet",
+	"call": "only call: http, call: openapi, call: grpc and call: asyncapi are supported by cairn yet",
 	"run":  "cairn runs workflows, shell commands and scripts, not containers: this node has no container runtime",
 }
 
@@ -99,15 +99,17 @@ func (c *compiler) compileDocument(doc map[string]any) error {
 		}
 	}
 	if use, ok := doc["use"].(map[string]any); ok {
-		if ext, ok := use["extensions"].([]any); ok && len(ext) > 0 {
-			return faultAt("/use/extensions", "extensions are not supported by cairn yet: their tasks would not run")
-		}
 		c.errors, _ = use["errors"].(map[string]any)
 		c.retries, _ = use["retries"].(map[string]any)
 		c.timeouts, _ = use["timeouts"].(map[string]any)
 		c.functions, _ = use["functions"].(map[string]any)
 		c.authentications, _ = use["authentications"].(map[string]any)
 		c.catalogs, _ = use["catalogs"].(map[string]any)
+		if ext, ok := use["extensions"]; ok {
+			if err := c.compileExtensions(ext); err != nil {
+				return err
+			}
+		}
 	}
 	root := &task{name: "", path: "", kind: kindRoot}
 	if v, ok := doc["timeout"]; ok {
@@ -225,7 +227,7 @@ func isRunWorkflow(v any) bool {
 func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (*task, error) {
 	t := &task{name: name, path: ptr, def: def}
 	for key, reason := range unsupportedTasks {
-		if v, ok := def[key]; ok && !(key == "call" && (v == "http" || v == "openapi" || c.isFunctionCall(v))) && !(key == "run" && (isRunWorkflow(v) || isRunProcess(v))) {
+		if v, ok := def[key]; ok && !(key == "call" && (v == "http" || v == "openapi" || v == "grpc" || v == "asyncapi" || c.isFunctionCall(v))) && !(key == "run" && (isRunWorkflow(v) || isRunProcess(v))) {
 			what := key
 			if s, ok := v.(string); ok {
 				what = key + ": " + s
@@ -281,6 +283,10 @@ func (c *compiler) compileTask(name, ptr string, def map[string]any, sc scope) (
 		return t, c.compileHTTP(t, def, sc)
 	case def["call"] == "openapi":
 		return t, c.compileOpenAPI(t, def, sc)
+	case def["call"] == "grpc":
+		return t, c.compileGRPC(t, def, sc)
+	case def["call"] == "asyncapi":
+		return t, c.compileAsyncAPI(t, def, sc)
 	case c.isFunctionCall(def["call"]):
 		return t, c.compileFunctionCall(t, def, sc)
 	case isRunProcess(def["run"]):

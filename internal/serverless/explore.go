@@ -139,6 +139,17 @@ func (g *graph) enter(t *task) map[string]bool {
 			add(g.fault(t))
 			add(g.next(t, thenContinue))
 		}
+		if len(t.exts) > 0 {
+			add(g.extend(t))
+			return
+		}
+		add(g.enterTask(t))
+	})
+}
+
+// enterTask mirrors run.enterTask.
+func (g *graph) enterTask(t *task) map[string]bool {
+	return g.cached("enterTask:"+t.path, func(add func(map[string]bool)) {
 		if !composite(t.kind) {
 			add(one(t.path))
 			return
@@ -177,12 +188,20 @@ func (g *graph) complete(t *task, then string) map[string]bool {
 			add(one(stateEnd))
 			return
 		}
+		for _, i := range t.exts {
+			if a := g.p.exts[i].after; a != nil {
+				add(g.enter(a.body.tasks[0]))
+			}
+		}
 		add(g.next(t, then))
 	})
 }
 
 // next mirrors run.next: where it goes is afterThen's.
 func (g *graph) next(t *task, then string) map[string]bool {
+	if set, ok := g.nextInExtension(t, then); ok {
+		return set
+	}
 	f := afterThen(t, then)
 	switch f.kind {
 	case flowEndBranch:
@@ -196,6 +215,9 @@ func (g *graph) next(t *task, then string) map[string]bool {
 
 // exitList mirrors run.exitList.
 func (g *graph) exitList(l *taskList) map[string]bool {
+	if l.owner.kind == kindExt {
+		return g.leaveExtension(l, false)
+	}
 	return g.cached("exit:"+l.path, func(add func(map[string]bool)) {
 		if l.owner.kind == kindFor {
 			add(g.iterate(l.owner))
@@ -223,6 +245,11 @@ func (g *graph) fault(t *task) map[string]bool {
 			}
 			if owner.list == nil {
 				break
+			}
+		}
+		if e := extensionOf(t); e != nil {
+			for _, x := range e.targets {
+				add(g.fault(x))
 			}
 		}
 	})

@@ -124,20 +124,25 @@ func (r *run) align(t *task) *Problem {
 		around = append(around, l.owner)
 		catching = append(catching, l.catch)
 	}
+	// An extension's task runs above the frames of the task it extends: from its excursion's frame.
+	base := r.extensionBase(t)
+	if base < 0 {
+		return lostExtension(t)
+	}
 	keep := 0
-	for keep < len(around) && keep < len(r.st.Frames) {
-		owner, f := around[len(around)-1-keep], r.st.Frames[keep]
+	for keep < len(around) && base+keep < len(r.st.Frames) {
+		owner, f := around[len(around)-1-keep], r.st.Frames[base+keep]
 		if f.Path != owner.path || f.Catching != catching[len(around)-1-keep] {
 			break
 		}
 		keep++
 	}
-	if keep == len(around) && keep == len(r.st.Frames) {
+	if keep == len(around) && base+keep == len(r.st.Frames) {
 		return nil
 	}
 	// What the task that ran last waited for is not t's: t's own timeout starts now.
 	r.st.TaskDeadline, r.st.WaitUntil, r.st.Listen = startDeadline(r.now, t.timeout), nil, nil
-	r.st.Frames = r.st.Frames[:keep]
+	r.st.Frames = r.st.Frames[:base+keep]
 	for i := len(around) - 1 - keep; i >= 0; i-- {
 		owner := around[i]
 		f := frame{Path: owner.path, Input: r.st.Data, Deadline: startDeadline(r.now, owner.timeout), Catching: catching[i]}

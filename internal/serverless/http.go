@@ -296,7 +296,8 @@ func (r *run) callHTTP(t *task, in any) (any, *Problem) {
 	return r.sendHTTP(t, req)
 }
 
-// evalAuth evaluates a call's basic or bearer authentication into its request.
+// evalAuth evaluates a call's authentication into its request: basic, bearer, or the token of
+// an oauth2 or oidc one (auth.go).
 func (r *run) evalAuth(t *task, h *httpCall, in any, req *httpRequest) *Problem {
 	if h.user != nil {
 		user, p1 := r.evalTpl(t, h.user, in, nil)

@@ -46,10 +46,16 @@ func (c *compiler) compileListenForeach(t *task, raw any, sc scope) error {
 // foreachOf is the loop of a listen task's foreach (nil: none), placed where the task is: once it
 // ends, the flow goes on as after the task.
 func foreachOf(t *task) *task {
-	if t.kind != kindListen || t.listenSpec == nil || t.listenSpec.foreach == nil {
+	var f *task
+	switch {
+	case t.kind == kindListen && t.listenSpec != nil:
+		f = t.listenSpec.foreach
+	case t.kind == kindAsyncAPI && t.async != nil && t.async.sub != nil:
+		f = t.async.sub.foreach
+	}
+	if f == nil {
 		return nil
 	}
-	f := t.listenSpec.foreach
 	f.list, f.index = t.list, t.index
 	return f
 }

@@ -49,6 +49,11 @@ type frame struct {
 	Error    any       `json:"error,omitempty"`
 	// Deadline is when the composite task (or the workflow) times out.
 	Deadline *time.Time `json:"deadline,omitempty"`
+	// Extends, Rest and Then are an extension's excursion (extension.go): the task it runs around,
+	// the extensions whose lists run after this one, and the flow directive to follow afterwards.
+	Extends string `json:"extends,omitempty"`
+	Rest    []int  `json:"rest,omitempty"`
+	Then    string `json:"then,omitempty"`
 	// entered says the frame was entered by this step: its input and items are to be stored.
 	entered bool
 }
@@ -68,6 +73,8 @@ type data struct {
 	Listen *listenState `json:"listen,omitempty"`
 	// TaskStarted is when the task to run (or running) started ($task.startedAt).
 	TaskStarted *taskStart `json:"taskStarted,omitempty"`
+	// Extended are the extensions whose after lists run once a task completes, by its path.
+	Extended map[string][]int `json:"extended,omitempty"`
 }
 
 // run moves through a program from one task to the next, evaluating as it goes. The moves are
@@ -114,7 +121,7 @@ func (r *run) vars(t *task, input any, extra map[string]any) map[string]any {
 		"$input":         input,
 		"$secrets":       secrets,
 		"$secret":        secrets,
-		"$task":          r.taskArg(t, nil),
+		"$task":          r.taskArgOf(t, nil),
 		"$workflow":      lazyArg(r.workflowArg),
 		"$runtime":       lazyArg(r.prog.runtimeArg),
 		"$authorization": r.auth,
@@ -189,6 +196,14 @@ func (r *run) enter(t *task) target {
 			return r.next(t, thenContinue) // skipped: its output is its input
 		}
 	}
+	if len(t.exts) > 0 {
+		return r.extend(t)
+	}
+	return r.enterTask(t)
+}
+
+// enterTask goes into task t once its if held and its extensions' before lists ran.
+func (r *run) enterTask(t *task) target {
 	if !composite(t.kind) {
 		return target{leaf: t}
 	}
@@ -259,7 +274,7 @@ func (r *run) iterate(t *task) target {
 // export.schema, then the flow directive.
 func (r *run) complete(t *task, input, raw any, then string) target {
 	out := raw
-	extra := map[string]any{"$input": input, "$task": r.taskArg(t, raw)}
+	extra := map[string]any{"$input": input, "$task": r.taskArgOf(t, raw)}
 	if t.outputAs != nil {
 		v, p := r.evalTpl(t, t.outputAs, raw, extra)
 		if p != nil {
@@ -293,11 +308,14 @@ func (r *run) complete(t *task, input, raw any, then string) target {
 		r.st.Output = out
 		return target{end: true}
 	}
-	return r.next(t, then)
+	return r.completeExtended(t, input, then)
 }
 
 // next follows a flow directive after task t completed (where it goes: afterThen).
 func (r *run) next(t *task, then string) target {
+	if tg, ok := r.nextInExtension(t, then); ok {
+		return tg
+	}
 	f := afterThen(t, then)
 	switch f.kind {
 	case flowEndBranch:
@@ -315,6 +333,9 @@ func (r *run) next(t *task, then string) target {
 // exitList leaves a list of tasks: its owner loops again (for) or completes.
 func (r *run) exitList(l *taskList) target {
 	owner := l.owner
+	if owner.kind == kindExt {
+		return r.leaveExtension(l, false)
+	}
 	if owner.kind == kindFor {
 		f := r.top()
 		more := r.choice(2, func() int { return map[bool]int{true: 0, false: 1}[f.Index+1 < f.Count] })
@@ -329,6 +350,9 @@ func (r *run) exitList(l *taskList) target {
 		}
 	}
 	f := r.pop()
+	if owner.itemsOut {
+		return r.complete(owner, f.Input, f.Items, owner.then)
+	}
 	return r.complete(owner, f.Input, r.st.Data, owner.then)
 }
 
@@ -352,6 +376,7 @@ func (r *run) fault(t *task, p *Problem) target {
 		if r.choice(2, func() int { return map[bool]int{true: 0, false: 1}[r.catches(owner, p)] }) == 1 {
 			continue
 		}
+		r.dropExtended(owner.path + "/")
 		if c.retry != nil {
 			var delay time.Duration
 			if r.choice(2, func() int {

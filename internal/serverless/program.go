@@ -22,6 +22,7 @@ const (
 	kindEmit    = "emit"
 	kindCall    = "call"    // call: http
 	kindOpenAPI = "openapi" // call: openapi
+	kindGRPC    = "grpc"    // call: grpc
 	kindRun     = "run"     // run: workflow
 	kindFork    = "fork"    // its branches run as child workflows of the same definition version
 )
@@ -29,7 +30,7 @@ const (
 // composite reports whether a kind holds task lists of its own; such a task is structure, entered
 // and left by the steps of the tasks around it, and only the tasks in its lists are states.
 func composite(kind string) bool {
-	return kind == kindRoot || kind == kindDo || kind == kindFor || kind == kindTry
+	return kind == kindRoot || kind == kindDo || kind == kindFor || kind == kindTry || kind == kindExt
 }
 
 // program is a compiled document: the tree of its tasks.
@@ -54,12 +55,18 @@ type program struct {
 	sched scheduleSpec
 	// run bounds the processes of run: shell and run: script tasks.
 	run RunOptions
+	// grpc bounds call: grpc tasks.
+	grpc GRPCOptions
 	// doc is the document as parsed ($workflow.definition); runtime is $runtime's.
 	doc     map[string]any
 	runtime RuntimeOptions
 	// usesTask says an expression of the document reads $task: the start of each task and a
 	// composite task's raw input are then kept.
 	usesTask bool
+	// exts are the document's extensions (extension.go).
+	exts []*extSpec
+	// async bounds call: asyncapi tasks.
+	async AsyncAPIOptions
 }
 
 // taskList is one list of tasks (a `do`, a `try`, a `catch.do`) and the task that owns it.
@@ -107,6 +114,7 @@ type task struct {
 	forEach    string
 	forAt      string
 	forIn      *expr
+	itemsOut   bool // the loop's output is its items (a subscription's foreach), not its data
 	while      *expr
 	body       *taskList // do, for, root: the tasks it runs; try: its try list
 	catch      *catchSpec
@@ -116,10 +124,16 @@ type task struct {
 	emit       *template
 	http       *httpCall
 	openapi    *openapiCall
+	grpc       *grpcCall
+	async      *asyncCall // call: asyncapi
 	run        *runWorkflow
 	fork       *forkSpec
 	function   *functionCall
 	process    *processSpec
+	// exts are the extensions that may apply to the task, in the order declared; ext is the
+	// extension whose list a kindExt task owns (extension.go).
+	exts []int
+	ext  *extSpec
 }
 
 type switchCase struct {

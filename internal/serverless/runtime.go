@@ -30,6 +30,7 @@ const (
 	varDeadline     = "deadline"
 	varListen       = "listen"
 	varTaskStarted  = "taskStarted"
+	varExtended     = "extended"
 )
 
 // The names of the states that are not tasks.
@@ -42,7 +43,7 @@ const (
 // load reads a step's data from the workflow's variables.
 func (p *program) load(sc workflow.StepContext) (*run, error) {
 	st := &data{}
-	for key, dst := range map[string]any{varInput: &st.Input, varData: &st.Data, varContext: &st.Context, varWaitUntil: &st.WaitUntil, varBranch: &st.Branch, varTaskDeadline: &st.TaskDeadline, varListen: &st.Listen, varTaskStarted: &st.TaskStarted} {
+	for key, dst := range map[string]any{varInput: &st.Input, varData: &st.Data, varContext: &st.Context, varWaitUntil: &st.WaitUntil, varBranch: &st.Branch, varTaskDeadline: &st.TaskDeadline, varListen: &st.Listen, varTaskStarted: &st.TaskStarted, varExtended: &st.Extended} {
 		if _, err := sc.Var(key, dst); err != nil {
 			return nil, err
 		}
@@ -65,7 +66,7 @@ func (r *run) save(sc workflow.StepContext) error {
 		key string
 		v   any
 	}{{varInput, r.st.Input}, {varData, r.st.Data}, {varContext, r.st.Context}, {varTaskDeadline, r.st.TaskDeadline},
-		{varBranch, r.st.Branch}, {varWaitUntil, r.st.WaitUntil}, {varListen, r.st.Listen}, {varTaskStarted, r.st.TaskStarted}} {
+		{varBranch, r.st.Branch}, {varWaitUntil, r.st.WaitUntil}, {varListen, r.st.Listen}, {varTaskStarted, r.st.TaskStarted}, {varExtended, r.st.Extended}} {
 		if err := setChanged(sc, kv.key, kv.v); err != nil {
 			return err
 		}
@@ -355,12 +356,20 @@ func (r *run) runTask(sc workflow.StepContext, t *task) target {
 			return r.fault(t, p)
 		}
 		return r.complete(t, in, out, t.then)
+	case kindGRPC:
+		out, p := r.callGRPC(t, in)
+		if p != nil {
+			return r.fault(t, p)
+		}
+		return r.complete(t, in, out, t.then)
 	case kindOpenAPI:
 		out, p := r.callOpenAPI(t, in)
 		if p != nil {
 			return r.fault(t, p)
 		}
 		return r.complete(t, in, out, t.then)
+	case kindAsyncAPI:
+		return r.runAsyncAPI(t, in)
 	case kindProcess:
 		out, p, err := r.runProcess(sc, t, in)
 		if err != nil {

@@ -37,6 +37,10 @@ type Options struct {
 	Run RunOptions
 	// Runtime is what expressions read as $runtime.
 	Runtime RuntimeOptions
+	// GRPC bounds call: grpc tasks (with HTTP: hosts, timeout, sizes).
+	GRPC GRPCOptions
+	// AsyncAPI bounds `call: asyncapi` tasks.
+	AsyncAPI AsyncAPIOptions
 }
 
 // Compiler is cairn's workflow.DocumentCompiler for Serverless Workflow documents.
@@ -49,6 +53,8 @@ type Compiler struct {
 	exprs     ExpressionOptions
 	run       RunOptions
 	runtime   RuntimeOptions
+	grpc      GRPCOptions
+	async     AsyncAPIOptions
 }
 
 var _ workflow.DocumentCompiler = (*Compiler)(nil)
@@ -60,7 +66,7 @@ func NewCompiler(opts Options) *Compiler {
 		secrets = map[string]any{}
 	}
 	return &Compiler{http: newHTTPRunner(opts.HTTP), secrets: secrets, redact: newRedactor(secrets), functions: opts.Functions, exprs: opts.Expressions.withDefaults(),
-		run: opts.Run.withDefaults(), runtime: opts.Runtime.withDefaults()}
+		run: opts.Run.withDefaults(), runtime: opts.Runtime.withDefaults(), grpc: opts.GRPC, async: opts.AsyncAPI.withDefaults()}
 }
 
 // Install makes an engine deploy and run Serverless Workflow documents.
@@ -75,7 +81,7 @@ func (c *Compiler) Compile(source []byte) (*workflow.CompiledDocument, error) {
 		return nil, err
 	}
 	p.http, p.secrets, p.redact, p.functions = c.http, c.secrets, c.redact, c.functions
-	p.exprs, p.runtime = c.exprs, c.runtime
+	p.exprs, p.runtime, p.grpc, p.async = c.exprs, c.runtime, c.grpc, c.async
 	return &workflow.CompiledDocument{Definition: p.definition(), Canonical: canonical, Label: p.label, Schedule: p.sched.cron}, nil
 }
 
@@ -99,6 +105,7 @@ func compile(source []byte, run RunOptions) (*program, []byte, error) {
 		return nil, nil, sdkFault(doc, err)
 	}
 	c.prog.index(c.prog.root)
+	c.prog.weave()
 	c.prog.usesTask = usesArg(string(canonical), "$task")
 	c.prog.runtime = RuntimeOptions{}.withDefaults()
 	return c.prog, canonical, nil
@@ -137,6 +144,9 @@ func forSDK(doc map[string]any, canonical []byte) []byte {
 	keep := copyOf["use"]
 	delete(copyOf, "use")
 	inline(copyOf)
+	if u, ok := keep.(map[string]any); ok {
+		inline(u["extensions"]) // the extensions' tasks are tasks like the document's
+	}
 	copyOf["use"] = keep
 	out, err := json.Marshal(copyOf)
 	if err != nil {
@@ -267,6 +277,9 @@ func (p *program) definition() workflow.Definition {
 		s.Retry = &workflow.RetryPolicy{MaxAttempts: 3, MinBackoff: defaultBackoff, MaxBackoff: 10 * defaultBackoff}
 		if t.kind == kindProcess {
 			s.Timeout = p.run.Timeout + processStepMargin
+		}
+		if t.kind == kindAsyncAPI {
+			s.Timeout = p.async.withDefaults().MaxSubscribeTime + asyncStepMargin
 		}
 		d.States = append(d.States, s)
 		if t.kind == kindFork || (t.kind == kindRun && t.run.await) {

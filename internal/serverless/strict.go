@@ -74,11 +74,18 @@ var (
 	callWith = map[string]*shape{
 		"http":    object("call: http with", "method", "endpoint", "headers", "body", "query", "output", "redirect"),
 		"openapi": object("call: openapi with", "document", "operationId", "parameters", "authentication", "output", "redirect"),
+		"asyncapi": object("call: asyncapi with", "document", "channel", "operation", "protocol", "authentication").
+			with("server", object("asyncapi server", "name", "variables")).
+			with("message", object("asyncapi message", "payload", "headers")).
+			with("subscription", object("asyncapi subscription", "filter").
+				with("consume", object("asyncapi consume", "amount", "for", "while", "until")).
+				with("foreach", object("subscription foreach", "item", "at", "output", "export").with("do", taskListShape))),
 	}
 
 	documentShape = object("workflow document", "input", "output", "schedule").
 			with("document", object("document", "dsl", "namespace", "name", "version", "title", "summary", "tags", "metadata")).
-			with("use", object("use", "authentications", "extensions", "secrets", "catalogs").
+			with("use", object("use", "authentications", "secrets", "catalogs").
+				with("extensions", &shape{what: "extensions", list: object("extension", "extend", "when").with("before", taskListShape).with("after", taskListShape)}).
 				with("errors", &shape{what: "errors", each: errorShape}).
 				with("functions", &shape{what: "functions", each: taskShape}).
 				with("retries", &shape{what: "retries", each: retryShape}).
