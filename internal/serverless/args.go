@@ -196,6 +196,9 @@ func (r *run) authorize(req *httpRequest) {
 		}
 	case req.bearer != "":
 		r.auth = map[string]any{"scheme": "Bearer", "parameter": req.bearer}
+		if req.issued {
+			r.authRedact = newRedactor(map[string]any{"parameter": req.bearer})
+		}
 	}
 }
 

@@ -98,7 +98,7 @@ func (c *compiler) compileAsyncAPI(t *task, def map[string]any, sc scope) error 
 	if m, ok := endpoint.(map[string]any); ok {
 		endpoint = m["uri"]
 		if auth, ok := m["authentication"].(map[string]any); ok {
-			if err := a.docAuth.compileAuth(auth, sc, dptr+"/authentication"); err != nil {
+			if err := c.compileAuth(a.docAuth, auth, sc, dptr+"/authentication"); err != nil {
 				return err
 			}
 		}
@@ -136,9 +136,9 @@ func (c *compiler) compileAsyncAPI(t *task, def map[string]any, sc scope) error 
 	if auth, ok := with["authentication"]; ok {
 		m, isMap := auth.(map[string]any)
 		if !isMap {
-			return faultAt(ptr+"/authentication", "authentication must be an object (basic or bearer): named policies are not supported by cairn yet")
+			return faultAt(ptr+"/authentication", "authentication must be an object: a scheme, or use and the name of one in use.authentications")
 		}
-		if err := a.auth.compileAuth(m, sc, ptr+"/authentication"); err != nil {
+		if err := c.compileAuth(a.auth, m, sc, ptr+"/authentication"); err != nil {
 			return err
 		}
 	}

@@ -35,6 +35,10 @@ type compiler struct {
 	timeouts map[string]any // use.timeouts
 	// functions are use.functions: a call of a name not among them is served by name (function.go).
 	functions map[string]any
+	// authentications and catalogs are use.authentications and use.catalogs (auth.go, catalog.go).
+	authentications, catalogs map[string]any
+	// calling and checked are the functions being compiled and those already checked (function_inline.go).
+	calling, checked map[string]bool
 	// run is what processes this node allows (run: shell, run: script).
 	run RunOptions
 }
@@ -99,6 +103,8 @@ func (c *compiler) compileDocument(doc map[string]any) error {
 		c.retries, _ = use["retries"].(map[string]any)
 		c.timeouts, _ = use["timeouts"].(map[string]any)
 		c.functions, _ = use["functions"].(map[string]any)
+		c.authentications, _ = use["authentications"].(map[string]any)
+		c.catalogs, _ = use["catalogs"].(map[string]any)
 		if ext, ok := use["extensions"]; ok {
 			if err := c.compileExtensions(ext); err != nil {
 				return err

@@ -34,7 +34,6 @@ func TestDeployRefusesFaultsAtTheirPointer(t *testing.T) {
 		{"undefined retry", header + "do:\n  - a:\n      try:\n        - b: {set: {x: 1}}\n      catch: {retry: missing}\n", "/do/0/a/catch/retry"},
 		{"two billion retries", header + "do:\n  - a:\n      try:\n        - b: {set: {x: 1}}\n      catch: {retry: {limit: {attempt: {count: 2000000000}}}}\n", "/do/0/a/catch/retry/limit/attempt/count"},
 		{"endless retry", header + "do:\n  - a:\n      try:\n        - b: {set: {x: 1}}\n      catch: {retry: {delay: PT1S}}\n", "/do/0/a/catch/retry/limit"},
-		{"call of a function defined in use.functions", header + "use:\n  functions:\n    lookup: {call: http, with: {method: get, endpoint: 'https://example.com'}}\ndo:\n  - ok: {set: {x: 1}}\n  - fetch: {call: lookup, with: {id: 1}}\n", "/do/1/fetch/call"},
 		{"openapi document not http", header + "do:\n  - fetch: {call: openapi, with: {document: {endpoint: 'file:///etc/api.json'}, operationId: get}}\n", "/do/0/fetch/with/document/endpoint"},
 		{"openapi without operation", header + "do:\n  - fetch: {call: openapi, with: {document: {endpoint: 'https://example.com/api.json'}}}\n", "/do/0/fetch/with/operationId"},
 		{"fork branch that jumps to another", header + "do:\n  - f:\n      fork:\n        branches:\n          - a: {set: {x: 1}, then: b}\n          - b: {set: {x: 2}}\n", "/do/0/f/fork/branches/0/a/then"},

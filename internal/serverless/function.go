@@ -31,22 +31,28 @@ var builtInCalls = map[string]bool{"http": true, "grpc": true, "openapi": true, 
 type functionCall struct {
 	name string
 	with *template // nil: the task's input is the arguments
+	// catalog is where a cataloged function's definition is fetched (catalog.go).
+	catalog *catalogRef
 }
 
-// isFunctionCall reports whether a task's `call` names a function the document does not define
-// (use.functions): one served by a Go Function or by remote workers.
+// isFunctionCall reports whether a task's `call` names a function: one the document defines
+// (use.functions), a cataloged one (name:version@catalog, or the URI of its function.yaml), or
+// else one served by a Go Function or by remote workers.
 func (c *compiler) isFunctionCall(v any) bool {
 	name, ok := v.(string)
-	if !ok || name == "" || builtInCalls[name] {
-		return false
-	}
-	_, defined := c.functions[name]
-	return !defined
+	return ok && name != "" && !builtInCalls[name]
 }
 
 func (c *compiler) compileFunctionCall(t *task, def map[string]any, sc scope) error {
+	name := def["call"].(string)
+	if fdef, defined := c.functions[name]; defined {
+		return c.compileInlineFunction(t, def, name, fdef, sc)
+	}
+	if isCatalogRef(name) {
+		return c.compileCatalogCall(t, def, name, sc)
+	}
 	t.kind = kindFunction
-	fc := &functionCall{name: def["call"].(string)}
+	fc := &functionCall{name: name}
 	if err := workflow.CheckString("call", fc.name, workflow.MaxKeyLength); err != nil {
 		return faultAt(t.path+"/call", "the function's name is not valid: %v", err)
 	}
@@ -73,6 +79,9 @@ func (r *run) callFunction(sc workflow.StepContext, t *task, in any) (any, *Prob
 			return nil, p, nil
 		}
 		args = v
+	}
+	if t.function.catalog != nil {
+		return r.callCataloged(sc, t, args)
 	}
 	if f, ok := r.prog.functions[t.function.name]; ok {
 		out, err := f(sc, args)

@@ -76,11 +76,11 @@ func (c *compiler) compileGRPC(t *task, def map[string]any, sc scope) error {
 		switch auth := m["authentication"].(type) {
 		case nil:
 		case map[string]any:
-			if err := g.protoAuth.compileAuth(auth, sc, pptr+"/authentication"); err != nil {
+			if err := c.compileAuth(g.protoAuth, auth, sc, pptr+"/authentication"); err != nil {
 				return err
 			}
 		default:
-			return faultAt(pptr+"/authentication", "named authentication policies are not supported by cairn yet (basic and bearer are)")
+			return faultAt(pptr+"/authentication", "authentication must be an object: a scheme, or use and the name of one in use.authentications")
 		}
 		pptr += "/uri"
 	}
@@ -127,11 +127,11 @@ func (c *compiler) compileGRPC(t *task, def map[string]any, sc scope) error {
 	switch auth := svc["authentication"].(type) {
 	case nil:
 	case map[string]any:
-		if err := g.auth.compileAuth(auth, sc, ptr+"/service/authentication"); err != nil {
+		if err := c.compileAuth(g.auth, auth, sc, ptr+"/service/authentication"); err != nil {
 			return err
 		}
 	default:
-		return faultAt(ptr+"/service/authentication", "named authentication policies are not supported by cairn yet (basic and bearer are)")
+		return faultAt(ptr+"/service/authentication", "authentication must be an object: a scheme, or use and the name of one in use.authentications")
 	}
 	if a, ok := with["arguments"]; ok {
 		if _, isMap := a.(map[string]any); !isMap {

@@ -280,7 +280,7 @@ func TestGrpcDeploy(t *testing.T) {
 		{"a bad expression in the arguments", ok + "        service: {name: a.S, host: h}\n        arguments: {x: '${ .x + }'}\n", "/do/0/greet/with/arguments/x"},
 		{"a named authentication", ok + "        service: {name: a.S, host: h, authentication: mine}\n", "/do/0/greet/with/service/authentication"},
 		{"a named authentication of the proto", "        proto: {endpoint: {uri: 'https://example.com/greet.proto', authentication: mine}}\n        method: M\n        service: {name: a.S, host: h}\n", "/do/0/greet/with/proto/endpoint/authentication"},
-		{"oauth2", ok + "        service: {name: a.S, host: h, authentication: {oauth2: {authority: 'https://a'}}}\n", "/do/0/greet/with/service/authentication/oauth2"},
+		{"digest", ok + "        service: {name: a.S, host: h, authentication: {digest: {username: a, password: b}}}\n", "/do/0/greet/with/service/authentication/digest"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := n.engine.Deploy(context.Background(), header+tc.with, "")

@@ -53,6 +53,7 @@ type httpCall struct {
 	user     *template
 	password *template
 	bearer   *template
+	oauth    *oauthSpec // oauth2 or oidc (auth.go)
 }
 
 var uriParam = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -73,8 +74,8 @@ func (c *compiler) compileHTTP(t *task, def map[string]any, sc scope) error {
 	eptr := ptr + "/endpoint"
 	if m, ok := endpoint.(map[string]any); ok {
 		endpoint = m["uri"]
-		if auth, ok := m["authentication"].(map[string]any); ok {
-			if err := h.compileAuth(auth, sc, eptr+"/authentication"); err != nil {
+		if auth, ok := m["authentication"]; ok {
+			if err := c.compileAuth(h, auth, sc, eptr+"/authentication"); err != nil {
 				return err
 			}
 		}
@@ -117,31 +118,11 @@ func (c *compiler) compileHTTP(t *task, def map[string]any, sc scope) error {
 	return nil
 }
 
-func (h *httpCall) compileAuth(auth map[string]any, sc scope, ptr string) error {
-	var err error
-	switch {
-	case auth["basic"] != nil:
-		b, _ := auth["basic"].(map[string]any)
-		if h.user, err = compileTemplate(b["username"], sc, ptr+"/basic/username"); err != nil {
-			return err
-		}
-		h.password, err = compileTemplate(b["password"], sc, ptr+"/basic/password")
-		return err
-	case auth["bearer"] != nil:
-		b, _ := auth["bearer"].(map[string]any)
-		h.bearer, err = compileTemplate(b["token"], sc, ptr+"/bearer/token")
-		return err
-	}
-	for k := range auth {
-		return faultAt(ptr+"/"+escapePointer(k), "authentication %q is not supported by cairn yet (basic and bearer are)", k)
-	}
-	return faultAt(ptr, "authentication needs basic or bearer")
-}
-
 // httpRunner makes the calls of a program, within its options.
 type httpRunner struct {
 	opts   HTTPOptions
 	client *http.Client
+	tokens tokenCache // OAuth2 tokens and OpenID configurations, shared by the node's steps
 }
 
 type allowPrivateKey struct{}
@@ -235,6 +216,9 @@ type httpRequest struct {
 	user     string
 	password string
 	bearer   string
+	// issued marks a bearer token the node obtained (OAuth2, OpenID Connect): hidden as a secret.
+	issued   bool
+	tokenKey string // its key in the node's cache, forgotten when the endpoint refuses it
 	output   string // content, response or raw
 }
 
@@ -312,7 +296,8 @@ func (r *run) callHTTP(t *task, in any) (any, *Problem) {
 	return r.sendHTTP(t, req)
 }
 
-// evalAuth evaluates a call's basic or bearer authentication into its request.
+// evalAuth evaluates a call's authentication into its request: basic, bearer, or the token of
+// an oauth2 or oidc one (auth.go).
 func (r *run) evalAuth(t *task, h *httpCall, in any, req *httpRequest) *Problem {
 	if h.user != nil {
 		user, p1 := r.evalTpl(t, h.user, in, nil)
@@ -332,6 +317,13 @@ func (r *run) evalAuth(t *task, h *httpCall, in any, req *httpRequest) *Problem 
 		}
 		req.bearer = fmt.Sprint(tok)
 	}
+	if h.oauth != nil {
+		tok, key, p := r.oauthToken(t, h.oauth, in)
+		if p != nil {
+			return p
+		}
+		req.bearer, req.issued, req.tokenKey = tok, true, key
+	}
 	return nil
 }
 
@@ -340,6 +332,9 @@ func (r *run) sendHTTP(t *task, req *httpRequest) (any, *Problem) {
 	resp, sent, raw, p := r.exchange(t, req)
 	if p != nil {
 		return nil, p
+	}
+	if resp.StatusCode == http.StatusUnauthorized && req.tokenKey != "" {
+		r.prog.http.tokens.forget(req.tokenKey) // revoked, say: the next attempt gets another
 	}
 	fail := func(typ string, status int, title, detail string) *Problem {
 		return &Problem{Type: typ, Status: status, Title: title, Detail: detail, Instance: t.path}

@@ -38,8 +38,8 @@ func (c *compiler) compileOpenAPI(t *task, def map[string]any, sc scope) error {
 	endpoint := doc["endpoint"]
 	if m, ok := endpoint.(map[string]any); ok {
 		endpoint = m["uri"]
-		if auth, ok := m["authentication"].(map[string]any); ok {
-			if err := o.docAuth.compileAuth(auth, sc, dptr+"/authentication"); err != nil {
+		if auth, ok := m["authentication"]; ok {
+			if err := c.compileAuth(o.docAuth, auth, sc, dptr+"/authentication"); err != nil {
 				return err
 			}
 		}
@@ -61,8 +61,8 @@ func (c *compiler) compileOpenAPI(t *task, def map[string]any, sc scope) error {
 			return err
 		}
 	}
-	if auth, ok := with["authentication"].(map[string]any); ok {
-		if err := o.call.compileAuth(auth, sc, ptr+"/authentication"); err != nil {
+	if auth, ok := with["authentication"]; ok {
+		if err := c.compileAuth(o.call, auth, sc, ptr+"/authentication"); err != nil {
 			return err
 		}
 	}
@@ -181,7 +181,7 @@ func (r *run) callOpenAPI(t *task, in any) (any, *Problem) {
 		u.RawQuery = query.Encode()
 	}
 	req.url = u
-	req.basic, req.user, req.password, req.bearer = auth.basic, auth.user, auth.password, auth.bearer
+	req.basic, req.user, req.password, req.bearer, req.issued, req.tokenKey = auth.basic, auth.user, auth.password, auth.bearer, auth.issued, auth.tokenKey
 	return r.sendHTTP(t, req)
 }
 
