@@ -37,14 +37,7 @@ var divergent = map[string]struct {
 	reason  string
 	fault   map[string]any
 	replace [2]string
-}{
-	"try.feature/Try Handle Caught Error": {
-		reason: "the feature catches type https://serverlessworkflow.io/dsl/errors/types/communication, which the DSL reference does not define; " +
-			"its table of standard error types names " + errCommunication + ", which cairn raises",
-		fault:   map[string]any{"type": errCommunication, "status": float64(404), "instance": "/do/0/tryGetPet/try/0/getPet"},
-		replace: [2]string{"https://serverlessworkflow.io/dsl/errors/types/communication", errCommunication},
-	},
-}
+}{}
 
 const errCommunication = "https://serverlessworkflow.io/spec/1.0.0/errors/communication"
 

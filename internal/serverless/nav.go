@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/cairnflow/cairn/workflow"
@@ -423,6 +424,11 @@ func (r *run) catches(owner *task, p *Problem) bool {
 		if k == "details" {
 			k = "detail"
 		}
+		if k == "type" {
+			if s, ok := want.(string); ok {
+				want = standardErrorType(s)
+			}
+		}
 		if fmt.Sprint(pv[k]) != fmt.Sprint(want) {
 			return false
 		}
@@ -441,6 +447,23 @@ func (r *run) catches(owner *task, p *Problem) bool {
 		}
 	}
 	return true
+}
+
+// legacyErrorTypes is the prefix of the standard error types as some documents and the
+// conformance features write them (https://serverlessworkflow.io/dsl/errors/types/communication);
+// the DSL reference's table names them under standardErrorTypes, as cairn raises them.
+const (
+	legacyErrorTypes   = "https://serverlessworkflow.io/dsl/errors/types/"
+	standardErrorTypes = "https://serverlessworkflow.io/spec/1.0.0/errors/"
+)
+
+// standardErrorType returns the type a catch filter names, a standard type written the legacy
+// way as the DSL reference writes it.
+func standardErrorType(s string) string {
+	if rest, ok := strings.CutPrefix(s, legacyErrorTypes); ok && rest != "" && !strings.Contains(rest, "/") {
+		return standardErrorTypes + rest
+	}
+	return s
 }
 
 // retryDelay says whether a try task's retry policy runs its tasks again, and after how long.
