@@ -39,8 +39,6 @@ var divergent = map[string]struct {
 	replace [2]string
 }{}
 
-const errCommunication = "https://serverlessworkflow.io/spec/1.0.0/errors/communication"
-
 // fakeEndpoints serves what the features call on petstore.swagger.io and httpbin.org.
 func fakeEndpoints() http.Handler {
 	mux := http.NewServeMux()
