@@ -26,6 +26,9 @@ type flowPool struct {
 	// pool's completions released since its last claim.
 	keyed map[string]bool
 	freed map[string]map[string]int // type -> key -> claims that did not serve it yet
+	// retryAt is when the claim loop claims again for keys whose workflows a claim found locked
+	// by another transaction (zero: none waits).
+	retryAt time.Time
 }
 
 // noteFreed records the keys of the flow-controlled workflows a completion released, for the
@@ -62,13 +65,18 @@ func (w *Worker) hintLocked(typ, key string, missed int) {
 	}
 }
 
-// maxHintMisses is how many claims for a key may serve nothing of it before its hint is dropped:
-// a claim skips a due workflow that another transaction has locked for a moment.
-const maxHintMisses = 3
+// hintRetry is how long the pool waits before it claims again for a key whose due workflow a
+// claim found locked by another transaction (SKIP LOCKED), after the key's nth such miss: 5 ms,
+// doubling, at most a second. The key stays hinted until a claim takes its workflow or no longer
+// finds it due, so a lock held however long never strands it.
+func hintRetry(n int) time.Duration {
+	return min(5*time.Millisecond<<min(n, 8), time.Second)
+}
 
 // keepHints notes again the keys of a type that a claim did not serve (none of claimed has them):
-// all of them when the claim was full, else those whose workflow it chose but could not take
-// (skipped), fewer than maxHintMisses times; it reports whether it kept any.
+// all of them when the claim was full (the next claim, when slots free, takes them), and those
+// whose workflow it chose but could not take (skipped), to be claimed again after hintRetry. It
+// reports whether it kept any for lack of room.
 func (w *Worker) keepHints(typ string, keys []string, missed map[string]int, claimed []*persistence.Workflow, full bool, skipped []string) bool {
 	served := make(map[string]bool, len(claimed))
 	for _, c := range claimed {
@@ -83,9 +91,11 @@ func (w *Worker) keepHints(typ string, keys []string, missed map[string]int, cla
 		case full:
 			w.hintLocked(typ, k, missed[k])
 			kept = true
-		case missed[k]+1 < maxHintMisses && slices.Contains(skipped, k):
+		case slices.Contains(skipped, k):
 			w.hintLocked(typ, k, missed[k]+1)
-			kept = true
+			if at := time.Now().Add(hintRetry(missed[k])); w.flow.retryAt.IsZero() || at.Before(w.flow.retryAt) {
+				w.flow.retryAt = at
+			}
 		}
 	}
 	return kept
@@ -114,11 +124,13 @@ func (w *Worker) rateLimited(typ string) bool {
 // interval, or less when a throttled workflow may run sooner.
 func (w *Worker) nextPoll() time.Duration {
 	w.flow.mu.Lock()
-	next := w.flow.nextSlot
+	next, retry := w.flow.nextSlot, w.flow.retryAt
 	w.flow.mu.Unlock()
 	d := w.opts.PollInterval
-	if !next.IsZero() {
-		d = min(d, max(time.Until(next), time.Millisecond))
+	for _, at := range []time.Time{next, retry} {
+		if !at.IsZero() {
+			d = min(d, max(time.Until(at), time.Millisecond))
+		}
 	}
 	return d
 }
@@ -158,6 +170,9 @@ func (w *Worker) claim(ctx context.Context, limit int, sweep bool) ([]*persisten
 	// before its hint came, so it is due at that time.
 	hinted := make(map[string][]string, len(flows))
 	missed := make(map[string]map[string]int, len(flows))
+	w.flow.mu.Lock()
+	w.flow.retryAt = time.Time{} // this claim serves the keys that waited for it
+	w.flow.mu.Unlock()
 	for _, f := range flows {
 		hinted[f.Type], missed[f.Type] = w.takeFreed(f.Type)
 	}
@@ -208,6 +223,9 @@ func (w *Worker) claim(ctx context.Context, limit int, sweep bool) ([]*persisten
 		}
 		if res.More && len(res.Claimed) < params.Limit {
 			w.poke() // the keys past those it looked at: the next claim goes on
+		}
+		if len(res.Missed) > 0 && keyed[f.Type] {
+			w.keepHints(f.Type, res.Missed, nil, res.Claimed, false, res.Missed) // claimed for again after hintRetry
 		}
 		took(res)
 	}

@@ -95,3 +95,44 @@ func TestFlowStartHintsAreNotLostToABusyPool(t *testing.T) {
 		}
 	})
 }
+
+// A hinted key whose due workflow another transaction holds locked when the claim comes is claimed
+// once the lock is gone, however long it is held, with no poll to fall back on: the claim skips the
+// locked row (SKIP LOCKED), and the pool claims for the key again, later each time, until it runs.
+// SQLite has no row locks (one writer): there the workflow simply runs. On every backend.
+func TestFlowHintOfALockedWorkflowIsKeptUntilItRuns(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		k := newKeyTracker()
+		fc := &workflow.FlowControl{Concurrency: &workflow.Concurrency{Limit: 1, Key: ".customer"}}
+		release := make(chan struct{})
+		blocker := workflow.Definition{Type: "t.blocker", States: []workflow.State{
+			{Name: "hold", Kind: workflow.Start, Next: []string{"done"}, Handler: func(workflow.StepContext) (workflow.Next, error) {
+				<-release
+				return workflow.MoveTo("done"), nil
+			}},
+			{Name: "done", Kind: workflow.End}}}
+		b := setup(t, store, twoSteps("t.locked", k, fc), blocker)
+		opts := steadyOptions()
+		opts.PollInterval = time.Hour
+		opts.Concurrency = 1
+		b.startWorker(t, opts)
+		held := b.start(t, "t.blocker", `{}`)
+		b.waitStatus(t, held.ID, persistence.StatusExecuting) // the pool's one slot is taken
+		w := b.start(t, "t.locked", `{"customer": "p"}`)      // its hint waits for a free slot
+		if store.Kind() != persistence.KindSQLite {
+			tx, err := store.DB().BeginTx(ctx, nil)
+			require.NoError(t, err)
+			var id int64
+			require.NoError(t, tx.QueryRowContext(ctx, "SELECT id FROM workflows WHERE id = ? FOR UPDATE", w.ID).Scan(&id))
+			close(release) // the slot frees: the claim for the key finds its workflow locked
+			time.Sleep(500 * time.Millisecond)
+			require.NoError(t, tx.Rollback())
+		} else {
+			close(release)
+		}
+		b.waitStatus(t, held.ID, persistence.StatusFinished)
+		b.waitStatus(t, w.ID, persistence.StatusFinished)
+	})
+}
