@@ -275,10 +275,10 @@ func (s *Store) flowClaim(ctx context.Context, p WorkflowClaimParams, f FlowSpec
 			needSlot := f.Concurrency > 0 && (f.StepScope || c.Status == StatusCreated)
 			if needSlot && holders[key] >= f.Concurrency {
 				switch {
-				case f.CancelNewest && c.Status == StatusCreated:
+				case f.CancelNewest && c.Status == StatusCreated && c.Started == nil: // never ran: a new start
 					res.Cancel = append(res.Cancel, FlowCancel{ID: c.ID, Reason: fmt.Sprintf("concurrency %s is full (%d of %d running)",
 						keyText(key), holders[key], f.Concurrency)})
-				case f.CancelInProgress && c.Status == StatusCreated:
+				case f.CancelInProgress && c.Status == StatusCreated && c.Started == nil:
 					displace[key]++
 				}
 				continue
@@ -458,7 +458,7 @@ func (s *Store) WorkflowDebounce(ctx context.Context, typ, key string, input jso
 		lock = " FOR " + l
 	}
 	var ids []int64
-	if err := s.idb.NewRaw("SELECT id FROM workflows WHERE type = ? AND debounce_key = ? AND status = 'CREATED' AND executor_id IS NULL ORDER BY id LIMIT 1"+lock,
+	if err := s.idb.NewRaw("SELECT id FROM workflows WHERE type = ? AND debounce_key = ? AND status = 'CREATED' AND executor_id IS NULL AND started IS NULL ORDER BY id LIMIT 1"+lock,
 		typ, key).Scan(ctx, &ids); err != nil {
 		return nil, fmt.Errorf("error debouncing a start of %s: %w", typ, err)
 	}

@@ -210,7 +210,7 @@ const headsPerStatement = 32
 
 // flowCols are the columns a flow claim reads of its candidates.
 func flowCols(f FlowSpec) string {
-	cols := "id, concurrency_key, status, priority, next_activation"
+	cols := "id, concurrency_key, status, priority, next_activation, started"
 	if f.RateKey != nil {
 		cols += ", input"
 	}

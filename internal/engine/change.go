@@ -108,6 +108,9 @@ func (e *Engine) changeManyIn(ctx context.Context, tx *persistence.Store, op cha
 		c := &changing{p: p, read: *w, w: w, fromStatus: w.Status}
 		held, deadline := w.ExecutorID, w.StepDeadline
 		vars, err := op.fn(ctx, tx, w, def)
+		if err == nil && held == nil {
+			err = e.waitForSlot(ctx, c.fromStatus, w)
+		}
 		if err == nil {
 			// An operation never takes a claim away: a step still running keeps its workflow until
 			// it ends and lets go (its result fenced off by the version), so that no second attempt

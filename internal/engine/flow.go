@@ -150,6 +150,26 @@ func (c *FlowControlled) Spec() persistence.FlowSpec {
 	return s
 }
 
+// waitForSlot makes a workflow that an operation brings back to run (resumed from PAUSED, retried
+// from FAILED or MANUAL) wait CREATED for a slot of its key when its type has a WORKFLOW-scope
+// concurrency limit: it gave its slot up when it stopped, and runs again only once a claim or a
+// completion hands it one, so that the key never runs more than its limit. Its `started` stays
+// set: the strategies CANCEL_NEWEST and CANCEL_IN_PROGRESS and debounce treat it as a workflow that
+// ran before, not as a new start.
+func (e *Engine) waitForSlot(ctx context.Context, from persistence.Status, w *persistence.Workflow) error {
+	if from.HoldsSlot() || from == persistence.StatusCreated || w.Status != persistence.StatusInProgress {
+		return nil
+	}
+	all, err := e.FlowControls(ctx)
+	if err != nil {
+		return err
+	}
+	if c := all[w.Type]; c != nil && c.compileErr == nil && c.Flow.Concurrency != nil && c.Flow.Concurrency.Scope != workflow.ScopeStep {
+		w.Status = persistence.StatusCreated
+	}
+	return nil
+}
+
 // FlowTypes returns the flow-controlled types of an executor group among types, sorted.
 func (e *Engine) FlowTypes(ctx context.Context, types []string) ([]*FlowControlled, error) {
 	all, err := e.FlowControls(ctx)
