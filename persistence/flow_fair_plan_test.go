@@ -40,7 +40,7 @@ func TestFlowKeyHeadsReadTheIndexInClaimOrder(t *testing.T) {
 
 // On PostgreSQL, the completion that hands 100 keys' slots on counts each key's holders with one
 // short probe of workflows_flow_holders_idx, not a walk of every holder of the type per key: with
-// 3,000 holders over 1,000 keys, a few index pages a key.
+// 3,000 holders over 1,000 keys, a few index pages a key (the index's root and a leaf).
 func TestFlowHandoffCountsEachKeysHoldersByItsKey(t *testing.T) {
 	t.Parallel()
 	store := dbtest.Open(t, persistence.KindPostgres)
@@ -80,7 +80,9 @@ func TestFlowHandoffCountsEachKeysHoldersByItsKey(t *testing.T) {
 	}
 	walk(map[string]any{"Plans": []any{nodes[0]["Plan"]}})
 	require.NotNil(t, probe, "the holders are counted from workflows_flow_holders_idx: %s", strings.Join(plan, ""))
-	loops, hits := probe["Actual Loops"].(float64), probe["Shared Hit Blocks"].(float64)
+	loops, hits, fetches := probe["Actual Loops"].(float64), probe["Shared Hit Blocks"].(float64), probe["Heap Fetches"].(float64)
 	require.Equal(t, float64(100), loops, "one count per key")
-	require.LessOrEqual(t, hits/loops, 4.0, "pages read per key's count: %v", probe)
+	// The index's own pages: a heap fetch reads a page of the table for a holder whose page is not
+	// yet all-visible (VACUUM cannot mark it while another test's transaction is open).
+	require.LessOrEqual(t, (hits-fetches)/loops, 3.0, "index pages read per key's count: %v", probe)
 }
