@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"time"
 
@@ -275,17 +274,9 @@ func (r *run) runAsyncAPI(t *task, in any) target {
 		return r.fault(t, &Problem{Type: errTypeValidation, Status: 400, Title: "Invalid AsyncAPI Call", Detail: fmt.Sprintf(format, args...), Instance: t.path})
 	}
 	docURL, _ := url.Parse(a.document)
-	fetch := &httpRequest{method: http.MethodGet, url: docURL, headers: map[string]string{"Accept": "application/json, application/yaml"}}
-	if p := r.evalAuth(t, a.docAuth, in, fetch); p != nil {
-		return r.fault(t, p)
-	}
-	resp, _, raw, p := r.exchange(t, fetch)
+	raw, p := r.fetchResource(t, docURL, "application/json, application/yaml", a.docAuth, in, "AsyncAPI Document")
 	if p != nil {
 		return r.fault(t, p)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return r.fault(t, &Problem{Type: errTypeCommunication, Status: resp.StatusCode, Title: "AsyncAPI Document Unavailable",
-			Detail: fmt.Sprintf("GET %s: %s", a.document, resp.Status), Instance: t.path})
 	}
 	doc, err := parseAsyncAPI(raw)
 	if err != nil {

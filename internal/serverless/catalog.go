@@ -2,7 +2,6 @@ package serverless
 
 import (
 	"fmt"
-	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -186,19 +185,9 @@ func (r *run) catalogTask(t *task, args any) (*task, *Problem) {
 		if err != nil {
 			return nil, invalid("%q is not a URI", ref.url)
 		}
-		req := &httpRequest{method: http.MethodGet, url: u, headers: map[string]string{"Accept": "application/yaml, application/json, text/plain"}}
-		if ref.auth != nil {
-			if p := r.evalAuth(t, ref.auth, args, req); p != nil {
-				return nil, p
-			}
-		}
-		resp, _, raw, p := r.exchange(t, req)
+		raw, p := r.fetchResource(t, u, "application/yaml, application/json, text/plain", ref.auth, args, "Function")
 		if p != nil {
 			return nil, p
-		}
-		if resp.StatusCode < 200 || resp.StatusCode > 299 {
-			return nil, &Problem{Type: errTypeCommunication, Status: resp.StatusCode, Title: "Function Unavailable",
-				Detail: fmt.Sprintf("GET %s: %s", u.Redacted(), resp.Status), Instance: t.path}
 		}
 		if len(raw) > maxFunctionBytes {
 			return nil, invalid("the function at %s is larger than %d bytes", u.Redacted(), maxFunctionBytes)

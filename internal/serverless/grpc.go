@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"math"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"path"
@@ -226,19 +225,7 @@ func (r *run) readProto(t *task, in any) ([]byte, *Problem) {
 	g := t.grpc
 	if g.protoFile == "" {
 		u, _ := url.Parse(g.proto)
-		fetch := &httpRequest{method: http.MethodGet, url: u, headers: map[string]string{"Accept": "text/plain, */*"}}
-		if p := r.evalAuth(t, g.protoAuth, in, fetch); p != nil {
-			return nil, p
-		}
-		resp, _, raw, p := r.exchange(t, fetch)
-		if p != nil {
-			return nil, p
-		}
-		if resp.StatusCode < 200 || resp.StatusCode > 299 {
-			return nil, &Problem{Type: errTypeCommunication, Status: resp.StatusCode, Title: "Proto Unavailable",
-				Detail: fmt.Sprintf("GET %s: %s", u.Redacted(), resp.Status), Instance: t.path}
-		}
-		return raw, nil
+		return r.fetchResource(t, u, "text/plain, */*", g.protoAuth, in, "Proto")
 	}
 	unavailable := func(status int, detail string) *Problem {
 		return &Problem{Type: errTypeRuntime, Status: status, Title: "Proto Unavailable", Detail: detail, Instance: t.path}

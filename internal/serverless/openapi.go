@@ -85,17 +85,9 @@ func (r *run) callOpenAPI(t *task, in any) (any, *Problem) {
 		return &Problem{Type: errTypeValidation, Status: 400, Title: "Invalid OpenAPI Call", Detail: fmt.Sprintf(format, args...), Instance: t.path}
 	}
 	docURL, _ := url.Parse(o.document)
-	fetch := &httpRequest{method: http.MethodGet, url: docURL, headers: map[string]string{"Accept": "application/json, application/yaml"}}
-	if p := r.evalAuth(t, o.docAuth, in, fetch); p != nil {
-		return nil, p
-	}
-	resp, _, raw, p := r.exchange(t, fetch)
+	raw, p := r.fetchResource(t, docURL, "application/json, application/yaml", o.docAuth, in, "OpenAPI Document")
 	if p != nil {
 		return nil, p
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &Problem{Type: errTypeCommunication, Status: resp.StatusCode, Title: "OpenAPI Document Unavailable",
-			Detail: fmt.Sprintf("GET %s: %s", o.document, resp.Status), Instance: t.path}
 	}
 	doc, err := parseOpenAPI(raw)
 	if err != nil {
@@ -293,4 +285,26 @@ func scalar(v any) string {
 		return string(b)
 	}
 	return fmt.Sprint(v)
+}
+
+// fetchResource GETs an external resource a task reads (an OpenAPI or AsyncAPI document, a proto,
+// a cataloged function) within the node's HTTP options, with the resource's authentication (nil:
+// none): its body, or the task's Problem, a communication error naming what was unavailable when
+// the answer is not 2xx.
+func (r *run) fetchResource(t *task, u *url.URL, accept string, auth *httpCall, in any, what string) ([]byte, *Problem) {
+	req := &httpRequest{method: http.MethodGet, url: u, headers: map[string]string{"Accept": accept}}
+	if auth != nil {
+		if p := r.evalAuth(t, auth, in, req); p != nil {
+			return nil, p
+		}
+	}
+	resp, _, raw, p := r.exchange(t, req)
+	if p != nil {
+		return nil, p
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, &Problem{Type: errTypeCommunication, Status: resp.StatusCode, Title: what + " Unavailable",
+			Detail: fmt.Sprintf("GET %s: %s", u.Redacted(), resp.Status), Instance: t.path}
+	}
+	return raw, nil
 }
