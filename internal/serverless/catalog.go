@@ -79,15 +79,8 @@ func (c *compiler) compileCatalogCall(t *task, def map[string]any, name string, 
 		return faultAt(ptr, "the function's URI is too long")
 	}
 	fc := &functionCall{name: name, catalog: ref}
-	if with, ok := def["with"]; ok {
-		x, err := compileValueOrExpr(with, sc, t.path+"/with")
-		if err != nil {
-			return err
-		}
-		fc.with = x
-	}
 	t.function = fc
-	return nil
+	return fc.compileWith(def, sc, t.path)
 }
 
 // rawGitHub is the URI of a GitHub repository's raw content for one of its pages: a repository

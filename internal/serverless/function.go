@@ -56,15 +56,19 @@ func (c *compiler) compileFunctionCall(t *task, def map[string]any, sc scope) er
 	if err := workflow.CheckString("call", fc.name, workflow.MaxKeyLength); err != nil {
 		return faultAt(t.path+"/call", "the function's name is not valid: %v", err)
 	}
-	if with, ok := def["with"]; ok {
-		x, err := compileValueOrExpr(with, sc, t.path+"/with")
-		if err != nil {
-			return err
-		}
-		fc.with = x
-	}
 	t.function = fc
-	return nil
+	return fc.compileWith(def, sc, t.path)
+}
+
+// compileWith compiles the call's `with`, its arguments (none: the task's input is).
+func (fc *functionCall) compileWith(def map[string]any, sc scope, ptr string) error {
+	with, ok := def["with"]
+	if !ok {
+		return nil
+	}
+	x, err := compileValueOrExpr(with, sc, ptr+"/with")
+	fc.with = x
+	return err
 }
 
 // callFunction runs a function call: with the node's Go Function when one is registered, else as
