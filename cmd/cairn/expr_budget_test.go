@@ -34,12 +34,34 @@ func peakRSSMB(t *testing.T, pid int) int {
 // startType starts a workflow of typ through GraphQL and returns its ID.
 func (n *node) startType(t *testing.T, typ string) string {
 	t.Helper()
+	return n.startWith(t, typ, map[string]any{})
+}
+
+// startWith starts a workflow of typ with input through GraphQL and returns its ID.
+func (n *node) startWith(t *testing.T, typ string, input map[string]any) string {
+	t.Helper()
 	var started struct {
 		StartWorkflow struct{ Workflow struct{ ID string } }
 	}
 	n.graphql(t, `mutation($input: StartWorkflowInput!) { startWorkflow(input: $input) { workflow { id } } }`,
-		map[string]any{"input": map[string]any{"type": typ, "input": map[string]any{}}}, &started)
+		map[string]any{"input": map[string]any{"type": typ, "input": input}}, &started)
 	return started.StartWorkflow.Workflow.ID
+}
+
+// finishedOutput waits up to a minute for a workflow to finish and returns its output.
+func (n *node) finishedOutput(t *testing.T, id string) map[string]any {
+	t.Helper()
+	var got struct {
+		Workflow struct {
+			Status string
+			Output map[string]any
+		}
+	}
+	waitFor(t, time.Minute, "workflow "+id+" finished", func() bool {
+		n.graphql(t, `query($id: ID!) { workflow(id: $id) { status output } }`, map[string]any{"id": id}, &got)
+		return got.Workflow.Status == "FINISHED"
+	})
+	return got.Workflow.Output
 }
 
 // waitStatus waits for a workflow to reach status and returns its problem (lastError).

@@ -82,27 +82,13 @@ func TestNodeKilledDuringGrpcCall(t *testing.T) {
 				"do:\n  - charge:\n      call: grpc\n      with:\n        proto: {endpoint: '" + protos.URL + "/shop.proto'}\n" +
 				"        service: {name: shop.Payments, host: localhost, port: " + strconv.Itoa(port) + "}\n" +
 				"        method: Charge\n        arguments: {amount: '${ .amount }'}\n"}, &deployed)
-			var started struct {
-				StartWorkflow struct{ Workflow struct{ ID string } }
-			}
-			first.graphql(t, `mutation($input: StartWorkflowInput!) { startWorkflow(input: $input) { workflow { id } } }`,
-				map[string]any{"input": map[string]any{"type": "shop.grpc-charge", "input": map[string]any{"amount": 5}}}, &started)
+			id := first.startWith(t, "shop.grpc-charge", map[string]any{"amount": 5})
 			waitFor(t, 30*time.Second, "the first call", func() bool { return calls.Load() >= 1 })
 			require.NoError(t, first.cmd.Process.Kill())
 			<-first.exited
 
 			second := startNode(t, nil, args...)
-			var got struct {
-				Workflow struct {
-					Status string
-					Output map[string]any
-				}
-			}
-			waitFor(t, time.Minute, "the workflow finished on the second node", func() bool {
-				second.graphql(t, `query($id: ID!) { workflow(id: $id) { status output } }`, map[string]any{"id": started.StartWorkflow.Workflow.ID}, &got)
-				return got.Workflow.Status == "FINISHED"
-			})
-			require.Equal(t, map[string]any{"charged": true, "amount": float64(5)}, got.Workflow.Output)
+			require.Equal(t, map[string]any{"charged": true, "amount": float64(5)}, second.finishedOutput(t, id))
 			require.Equal(t, int32(2), calls.Load(), "the call was made again after the node died")
 			require.Zero(t, second.stop(t), second.output())
 		})

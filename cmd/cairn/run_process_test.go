@@ -37,11 +37,7 @@ func TestNodeKilledDuringRunShell(t *testing.T) {
 				`          command: 'echo run >> "$1/runs"; if [ "$(wc -l < "$1/runs")" -eq 1 ]; then echo $$ > "$1/pid.tmp"; mv "$1/pid.tmp" "$1/pid"; exec sleep 60; fi; printf done'` + "\n" +
 				"          arguments: ['${ .dir }']\n" +
 				"      output: {as: '${ {out: .} }'}\n"}, &deployed)
-			var started struct {
-				StartWorkflow struct{ Workflow struct{ ID string } }
-			}
-			first.graphql(t, `mutation($input: StartWorkflowInput!) { startWorkflow(input: $input) { workflow { id } } }`,
-				map[string]any{"input": map[string]any{"type": "ops.job", "input": map[string]any{"dir": dir}}}, &started)
+			id := first.startWith(t, "ops.job", map[string]any{"dir": dir})
 			var pid int
 			waitFor(t, 30*time.Second, "the first run", func() bool {
 				raw, err := os.ReadFile(filepath.Join(dir, "pid"))
@@ -63,17 +59,7 @@ func TestNodeKilledDuringRunShell(t *testing.T) {
 			})
 
 			second := startNode(t, nil, args...)
-			var got struct {
-				Workflow struct {
-					Status string
-					Output map[string]any
-				}
-			}
-			waitFor(t, time.Minute, "the workflow finished on the second node", func() bool {
-				second.graphql(t, `query($id: ID!) { workflow(id: $id) { status output } }`, map[string]any{"id": started.StartWorkflow.Workflow.ID}, &got)
-				return got.Workflow.Status == "FINISHED"
-			})
-			require.Equal(t, map[string]any{"out": "done"}, got.Workflow.Output)
+			require.Equal(t, map[string]any{"out": "done"}, second.finishedOutput(t, id))
 			runs, err := os.ReadFile(filepath.Join(dir, "runs"))
 			require.NoError(t, err)
 			require.Equal(t, "run\nrun\n", string(runs), "the task ran again after its node died")
