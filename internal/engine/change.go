@@ -109,7 +109,7 @@ func (e *Engine) changeManyIn(ctx context.Context, tx *persistence.Store, op cha
 		held, deadline := w.ExecutorID, w.StepDeadline
 		vars, err := op.fn(ctx, tx, w, def)
 		if err == nil && held == nil {
-			err = e.waitForSlot(ctx, c.fromStatus, w)
+			err = e.waitForSlot(ctx, tx, c.fromStatus, w)
 		}
 		if err == nil {
 			// An operation never takes a claim away: a step still running keeps its workflow until

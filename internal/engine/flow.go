@@ -50,12 +50,18 @@ type flowState struct {
 // FlowControls returns the flow controls in force, by type, reading them again when older than
 // flowTTL (a read that fails keeps the last ones; with none, it is an error).
 func (e *Engine) FlowControls(ctx context.Context) (map[string]*FlowControlled, error) {
+	return e.flowControlsFrom(ctx, e.store)
+}
+
+// flowControlsFrom is FlowControls reading through s: inside a transaction, the transaction
+// itself (on SQLite, with its one connection, a read beside it would wait for it to end).
+func (e *Engine) flowControlsFrom(ctx context.Context, s *persistence.Store) (map[string]*FlowControlled, error) {
 	e.flow.mu.Lock()
 	defer e.flow.mu.Unlock()
 	if e.flow.types != nil && time.Since(e.flow.read) < flowTTL {
 		return e.flow.types, nil
 	}
-	types, err := e.readFlowControls(ctx)
+	types, err := e.readFlowControls(ctx, s)
 	if err != nil {
 		if e.flow.types == nil {
 			return nil, fmt.Errorf("error reading flow controls: %w", err)
@@ -76,14 +82,14 @@ func (e *Engine) ForgetFlowControls() {
 	e.flow.mu.Unlock()
 }
 
-func (e *Engine) readFlowControls(ctx context.Context) (map[string]*FlowControlled, error) {
+func (e *Engine) readFlowControls(ctx context.Context, s *persistence.Store) (map[string]*FlowControlled, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	defs, err := e.store.DefinitionList(ctx, persistence.DefinitionListParams{})
+	defs, err := s.DefinitionList(ctx, persistence.DefinitionListParams{})
 	if err != nil {
 		return nil, err
 	}
-	rows, err := e.store.FlowControlList(ctx)
+	rows, err := s.FlowControlList(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -156,11 +162,11 @@ func (c *FlowControlled) Spec() persistence.FlowSpec {
 // completion hands it one, so that the key never runs more than its limit. Its `started` stays
 // set: the strategies CANCEL_NEWEST and CANCEL_IN_PROGRESS and debounce treat it as a workflow that
 // ran before, not as a new start.
-func (e *Engine) waitForSlot(ctx context.Context, from persistence.Status, w *persistence.Workflow) error {
+func (e *Engine) waitForSlot(ctx context.Context, tx *persistence.Store, from persistence.Status, w *persistence.Workflow) error {
 	if from.HoldsSlot() || from == persistence.StatusCreated || w.Status != persistence.StatusInProgress {
 		return nil
 	}
-	all, err := e.FlowControls(ctx)
+	all, err := e.flowControlsFrom(ctx, tx)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 // A workflow brought back by an operator (resumed from PAUSED, retried from FAILED) under a
 // WORKFLOW limit of 1 per key waits CREATED for its key's slot while another workflow holds it,
 // and runs once the holder ends: it gave its slot up when it stopped, and never runs beside the
-// holder (on every backend).
+// holder (on every backend), whichever node brings it back.
 func TestFlowResumedAndRetriedWorkflowsWaitForTheirSlot(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
@@ -59,7 +59,10 @@ func TestFlowResumedAndRetriedWorkflowsWaitForTheirSlot(t *testing.T) {
 		_, err := b.engine.Pause(ctx, workflow.ChangeParams{ID: p.ID})
 		require.NoError(t, err)
 
-		resumed, err := b.engine.Resume(ctx, workflow.ChangeParams{ID: p.ID})
+		// Resumed by a node that has not read the flow controls yet: it reads them in the resume's
+		// own transaction (SQLite has one connection: a read beside it would wait for it).
+		cold := setup(t, store, def)
+		resumed, err := cold.engine.Resume(ctx, workflow.ChangeParams{ID: p.ID})
 		require.NoError(t, err)
 		require.Equal(t, persistence.StatusCreated, resumed.Status, "a resumed workflow waits for its slot")
 		retried, err := b.engine.Retry(ctx, workflow.RetryParams{ChangeParams: workflow.ChangeParams{ID: f.ID}})
