@@ -115,7 +115,7 @@ func claimsBefore(a, b *Workflow) bool {
 // would only wait, and the last key it looked up.
 func (s *Store) flowRotation(ctx context.Context, p WorkflowClaimParams, f FlowSpec, cursor string, holders map[string]int,
 	seen map[string]bool, now time.Time) ([]*Workflow, string, error) {
-	keys, last, err := s.flowKeysRound(ctx, f.Type, cursor, min(p.Limit, maxRotationKeys))
+	keys, last, _, err := s.flowKeysRound(ctx, f.Type, cursor, min(p.Limit, maxRotationKeys))
 	if err != nil {
 		return nil, "", err
 	}
@@ -134,16 +134,17 @@ func (s *Store) flowRotation(ctx context.Context, p WorkflowClaimParams, f FlowS
 }
 
 // flowKeysRound returns up to n keys with claimable work after cursor, going round to the first
-// key, and the last one.
-func (s *Store) flowKeysRound(ctx context.Context, typ, cursor string, n int) ([]string, string, error) {
+// key, the last one, and whether it went round (past the last key of the type).
+func (s *Store) flowKeysRound(ctx context.Context, typ, cursor string, n int) ([]string, string, bool, error) {
 	keys, err := s.flowKeysAfter(ctx, typ, cursor, n)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
-	if len(keys) < n && cursor != "" {
+	wrapped := len(keys) < n
+	if wrapped && cursor != "" {
 		round, err := s.flowKeysAfter(ctx, typ, "", n-len(keys))
 		if err != nil {
-			return nil, "", err
+			return nil, "", false, err
 		}
 		for _, k := range round {
 			if !slices.Contains(keys, k) {
@@ -155,7 +156,7 @@ func (s *Store) flowKeysRound(ctx context.Context, typ, cursor string, n int) ([
 	if len(keys) > 0 {
 		last = keys[len(keys)-1]
 	}
-	return keys, last, nil
+	return keys, last, wrapped, nil
 }
 
 // keyHead asks for the n oldest due workflows of a key ("": the workflows without one).
@@ -252,10 +253,10 @@ func keyHeadsLateral(p WorkflowClaimParams, f FlowSpec, heads []keyHead, now tim
 		[]any{pgdialect.Array(keys), pgdialect.Array(ns), f.Type, bunIn(claimableStatuses), now, p.Group}
 }
 
-// flowIndexed is the predicate of the partial indexes workflows_flow_idx and
-// workflows_flow_due_idx (a key's workflows in claim order), word for word: SQLite
-// uses a partial index only for a statement that names its predicate.
-const flowIndexed = `concurrency_key IS NOT NULL AND status IN ('CREATED', 'IN_PROGRESS', 'EXECUTING', 'WAITING')`
+// flowIndexed is the predicate of the partial index workflows_flow_due_idx (a key's claimable
+// workflows in claim order), word for word: SQLite uses a partial index only for a statement that
+// names its predicate.
+const flowIndexed = `concurrency_key IS NOT NULL AND status IN ('CREATED', 'IN_PROGRESS', 'WAITING')`
 
 // flowKeyless is the predicate of workflows_flow_keyless_idx, word for word.
 const flowKeyless = `concurrency_key IS NULL AND status IN ('CREATED', 'IN_PROGRESS', 'EXECUTING', 'WAITING')`
@@ -265,7 +266,7 @@ const flowKeyless = `concurrency_key IS NULL AND status IN ('CREATED', 'IN_PROGR
 const flowHeld = `concurrency_key IS NOT NULL AND status IN ('IN_PROGRESS', 'EXECUTING', 'WAITING')`
 
 // flowKeysAfter returns up to n concurrency keys of a type after the key after, in key order, that
-// have claimable workflows: one index probe a key (a loose index scan of workflows_flow_idx).
+// have claimable workflows: one index probe a key (a loose index scan of workflows_flow_due_idx).
 func (s *Store) flowKeysAfter(ctx context.Context, typ, after string, n int) ([]string, error) {
 	var keys []*string
 	err := s.idb.NewRaw(`WITH RECURSIVE k (ck, n) AS (

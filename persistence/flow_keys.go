@@ -7,6 +7,7 @@ package persistence
 import (
 	"context"
 	"sort"
+	"sync"
 	"time"
 )
 
@@ -93,15 +94,17 @@ func freeHeads(f FlowSpec, holders map[string]int, keys []string, most, limit in
 // with free slots, walking the type's keys round from the cursor (at most maxWalkedKeys), the
 // due workflows without a key when their pool has room, and under WORKFLOW scope the holders that
 // are due again (they run on in their slots). It returns them in turns, the last key it walked,
-// and whether it stopped before going round every key.
+// and whether the round of walks it belongs to has keys left: a round begins with a claim that
+// follows none and ends when the walks have gone round every key once, so that one wake-up or
+// poll reads each key once, not again and again.
 func (s *Store) flowKeyCandidates(ctx context.Context, p WorkflowClaimParams, f FlowSpec, holders map[string]int,
 	now time.Time) ([]*Workflow, string, bool, error) {
 	cursor := s.flowCursor(f.Type)
-	keys, last, err := s.flowKeysRound(ctx, f.Type, cursor, maxWalkedKeys)
+	keys, last, wrapped, err := s.flowKeysRound(ctx, f.Type, cursor, maxWalkedKeys)
 	if err != nil {
 		return nil, "", false, err
 	}
-	more := len(keys) == maxWalkedKeys
+	more := s.flowRoundGoesOn(f.Type, cursor, last, wrapped, len(keys))
 	heads := freeHeads(f, holders, append(keys, ""), p.Limit, p.Limit)
 	var cands []*Workflow
 	if len(heads) > 0 {
@@ -156,4 +159,27 @@ func (s *Store) flowDueHolders(ctx context.Context, p WorkflowClaimParams, f Flo
 	}
 	sort.SliceStable(out, func(i, j int) bool { return claimsBefore(out[i], out[j]) })
 	return out, nil
+}
+
+// flowRounds are, per (database, type), the key after which the round of key walks under way
+// began.
+var flowRounds sync.Map
+
+// flowRoundGoesOn records a walk of n keys from cursor to last (wrapped: past the type's last key
+// and on from its first) and reports whether its round has keys left to walk.
+func (s *Store) flowRoundGoesOn(typ, cursor, last string, wrapped bool, n int) bool {
+	k := flowCursorKey{s.db, typ}
+	start := cursor
+	if v, ok := flowRounds.Load(k); ok {
+		start = v.(string)
+	}
+	// The walk passed the round's start when it went from before it to at or after it, or went
+	// round the end and on to it.
+	passed := (cursor < start && last >= start) || (wrapped && (cursor < start || last >= start))
+	if n == 0 || n < maxWalkedKeys || passed {
+		flowRounds.Delete(k)
+		return false
+	}
+	flowRounds.Store(k, start)
+	return true
 }

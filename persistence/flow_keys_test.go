@@ -119,3 +119,41 @@ func TestFlowClaimOfAFullKeyRunsItsDueHolder(t *testing.T) {
 		require.ElementsMatch(t, []int64{holder.ID, other.ID}, ids)
 	})
 }
+
+// A claim of every key walks the type's keys at most maxWalkedKeys (512) a claim and asks for
+// another (More) until its walks have gone round every key once: with 700 keys all full, a round
+// is two claims, and the next round starts again. A claim that walked 512 keys asked for another
+// whatever it had walked before, so a pool with more than 512 full keys claimed without end.
+func TestFlowClaimWalksEveryKeyOnceARound(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		var ws []*persistence.Workflow
+		due := persistence.Now().Add(-time.Hour)
+		for i := range 700 {
+			key := fmt.Sprintf("k%03d", i)
+			for _, status := range []persistence.Status{persistence.StatusExecuting, persistence.StatusCreated} {
+				w := newWorkflow("t.round", status, &due)
+				w.ConcurrencyKey = &key
+				ws = append(ws, w)
+			}
+		}
+		require.NoError(t, store.WorkflowInsertMany(ctx, ws))
+		spec := persistence.FlowSpec{Type: "t.round", Concurrency: 1}
+		p := flowClaimant(t, store, 100)
+		for round := range 2 {
+			claims := 0
+			for {
+				res, err := store.WorkflowFlowClaim(ctx, p, spec)
+				require.NoError(t, err)
+				require.Empty(t, res.Claimed, "every key is full")
+				claims++
+				if !res.More {
+					break
+				}
+				require.Less(t, claims, 5, "round %d does not end", round)
+			}
+			require.Equal(t, 2, claims, "round %d walks 700 keys in two claims", round)
+		}
+	})
+}
