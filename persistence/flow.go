@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -420,33 +421,58 @@ type FlowKeyCount struct {
 }
 
 // FlowKeyCounts counts, per concurrency key of a type, its holders and the due workflows waiting
-// for a slot (as a flow claim counts them), keys ordered.
+// for a slot (as a flow claim counts them), keys ordered. The keyed workflows' holders are counted
+// from workflows_flow_holders_idx and their waiting workflows from workflows_flow_due_idx, the
+// workflows without a key from workflows_flow_keyless_idx.
 func (s *Store) FlowKeyCounts(ctx context.Context, typ string, step bool, now time.Time) ([]*FlowKeyCount, error) {
 	waiting := "status = 'CREATED'"
 	if step {
 		waiting = "status IN (?) AND NOT " + flowHolding(true)
 	}
 	waiting = "(" + waiting + " AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL)"
-	args := []any{}
+	var args []any
 	if step {
 		args = append(args, bunIn(claimableStatuses))
 	}
-	args = append(args, UTC(now), typ)
-	var out []*FlowKeyCount
-	// Keyed and keyless workflows apart: each reads an index of its own.
-	for _, keyed := range []string{"concurrency_key IS NULL", "concurrency_key IS NOT NULL"} {
+	args = append(args, UTC(now))
+	count := func(query string, args ...any) ([]*FlowKeyCount, error) {
 		var part []*FlowKeyCount
-		err := s.idb.NewRaw(`SELECT concurrency_key,
-			SUM(CASE WHEN `+flowHolding(step)+` THEN 1 ELSE 0 END) AS running,
-			SUM(CASE WHEN `+waiting+` THEN 1 ELSE 0 END) AS waiting
-		FROM workflows WHERE type = ? AND `+keyed+` AND status IN ('CREATED', 'IN_PROGRESS', 'EXECUTING', 'WAITING')
-		GROUP BY concurrency_key ORDER BY concurrency_key`, args...).Scan(ctx, &part)
-		if err != nil {
+		if err := s.idb.NewRaw(query, args...).Scan(ctx, &part); err != nil {
 			return nil, fmt.Errorf("error counting the flow of %s: %w", typ, err)
 		}
-		out = append(out, part...)
+		return part, nil
 	}
-	return out, nil
+	out, err := count(`SELECT concurrency_key,
+			SUM(CASE WHEN `+flowHolding(step)+` THEN 1 ELSE 0 END) AS running,
+			SUM(CASE WHEN `+waiting+` THEN 1 ELSE 0 END) AS waiting
+		FROM workflows WHERE type = ? AND `+flowKeyless+` GROUP BY concurrency_key`, append(args, typ)...)
+	if err != nil {
+		return nil, err
+	}
+	running, err := count(`SELECT concurrency_key, count(*) AS running FROM workflows WHERE type = ? AND `+flowHeld+`
+		AND `+flowHolding(step)+` GROUP BY concurrency_key`, typ)
+	if err != nil {
+		return nil, err
+	}
+	waits, err := count(`SELECT concurrency_key, count(*) AS waiting FROM workflows WHERE `+waiting+` AND type = ? AND `+flowIndexed+`
+		GROUP BY concurrency_key`, append(args, typ)...)
+	if err != nil {
+		return nil, err
+	}
+	byKey := map[string]*FlowKeyCount{}
+	var keyed []*FlowKeyCount
+	for _, c := range append(running, waits...) {
+		k := byKey[*c.Key]
+		if k == nil {
+			k = &FlowKeyCount{Key: c.Key}
+			byKey[*c.Key] = k
+			keyed = append(keyed, k)
+		}
+		k.Running += c.Running
+		k.Waiting += c.Waiting
+	}
+	sort.Slice(keyed, func(i, j int) bool { return *keyed[i].Key < *keyed[j].Key })
+	return append(out, keyed...), nil
 }
 
 // WorkflowDebounce folds a start into the workflow of a type and debounce key that has not run
