@@ -41,14 +41,28 @@ func (w *Worker) listenWake(ctx context.Context) {
 	}
 }
 
-// poke makes the claim loop claim, a flow claim of every flow-controlled type included.
+// poke makes the claim loop claim: the plain claim and a flow claim of every flow-controlled
+// type.
 func (w *Worker) poke() {
+	w.plain.Store(true)
+	w.pokeSweep()
+}
+
+// pokeSweep makes the claim loop claim with a flow claim of every flow-controlled type.
+func (w *Worker) pokeSweep() {
 	w.sweep.Store(true)
 	w.pokeFreed()
 }
 
-// pokeFreed makes the claim loop claim after completions released slots: the plain claim, and
-// the next workflows of the keys they freed.
+// pokePlain makes the claim loop claim with the plain claim: a workflow of a type without a
+// concurrency limit let its pool slot go, and its next step may be due.
+func (w *Worker) pokePlain() {
+	w.plain.Store(true)
+	w.pokeFreed()
+}
+
+// pokeFreed makes the claim loop claim for the keys that completions freed or hints named (and
+// for whatever poke, pokeSweep or pokePlain asked for).
 func (w *Worker) pokeFreed() {
 	select {
 	case w.wake <- struct{}{}:
@@ -72,6 +86,12 @@ func (w *Worker) recordTypes(ctx context.Context, types []string) {
 	w.typesRecorded.executor, w.typesRecorded.types = id, types
 }
 
+// minSweepInterval is the least time between two flow claims of every key that the poll asks
+// for, unless a workflow held back by a rate limit may run now: such a claim reads every key of a
+// type (the plain claim's cost does not grow with keys), and what it finds that no completion,
+// hint or wake-up announced is work that became due with time.
+const minSweepInterval = time.Second
+
 // claimLoop claims due workflows while slots are free and starts their steps, until ctx ends.
 func (w *Worker) claimLoop(ctx, hard context.Context) {
 	poll := time.NewTimer(0)
@@ -84,7 +104,10 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 			return
 		case <-w.wake:
 		case <-poll.C:
-			w.sweep.Store(true)
+			w.plain.Store(true)
+			if w.throttledDue() || time.Since(w.flow.swept.Load().(time.Time)) >= max(w.opts.PollInterval, minSweepInterval) {
+				w.sweep.Store(true)
+			}
 		}
 		for ctx.Err() == nil {
 			free := cap(w.slots) - len(w.slots)
@@ -93,9 +116,10 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 				break
 			}
 			limit := min(free, w.opts.ClaimBatch)
-			claimed, err := w.claim(ctx, limit, w.sweep.Swap(false))
+			claimed, err := w.claim(ctx, limit, w.sweep.Swap(false), w.plain.Swap(false))
 			if err != nil {
 				w.sweep.Store(true)
+				w.plain.Store(true)
 				if ctx.Err() == nil {
 					w.log.Warn("claim failed", "error", err, "retry_in", backoff)
 					select {
@@ -121,6 +145,7 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 				break // nothing more is due now
 			}
 			w.sweep.Store(true) // a full batch: more may be due
+			w.plain.Store(true)
 		}
 		if !poll.Stop() {
 			select {

@@ -108,9 +108,12 @@ func (w *Worker) completeLoop(ctx context.Context) {
 			<-w.slots
 		}
 		if released > 0 {
-			if full {
+			switch {
+			case full:
 				w.poke() // work may have waited for the pool's own slots: every key's
-			} else {
+			case w.anyUnkeyed(freed):
+				w.pokePlain() // a workflow without a concurrency limit may be due again
+			default:
 				w.pokeFreed()
 			}
 			if len(w.slots) == 0 {
@@ -191,8 +194,10 @@ const maxHandChains = 100000
 
 // keep decides whether a workflow whose next step is due now stays claimed for it, and whether an
 // ending workflow's concurrency slot passes on to its key's next workflow on this pool: not while
-// the pool drains, and not past maxChain steps (or slots passed on) in a row, so that other nodes
-// get their turn.
+// the pool drains, and not past maxChain steps in a row. A slot passes on without a bound while
+// the pool has free slots (the workflow it passes to takes the pool slot of the one that ended, so
+// nothing else waits for it); in a full pool, at most maxChain times in a row, and then the claims
+// decide what runs next.
 func (w *Worker) keep(o *engine.Outcome) bool {
 	if w.stopping.Load() || w.rateLimited(o.WorkflowType()) {
 		return false // a rate-limited step starts only through a claim
@@ -201,6 +206,10 @@ func (w *Worker) keep(o *engine.Outcome) bool {
 	defer w.heldMu.Unlock()
 	if !o.Status().HoldsSlot() {
 		key := o.WorkflowType() + "\x00" + o.ConcurrencyKey()
+		if len(w.slots) < cap(w.slots) {
+			delete(w.handChain, key)
+			return true
+		}
 		if len(w.handChain) >= maxHandChains {
 			clear(w.handChain)
 		}

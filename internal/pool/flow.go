@@ -8,6 +8,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairnflow/cairn/internal/engine"
@@ -26,6 +27,8 @@ type flowPool struct {
 	// pool's completions released since its last claim.
 	keyed map[string]bool
 	freed map[string]map[string]int // type -> key -> claims that did not serve it yet
+	// swept is when the last flow claim of every key (a sweep) ran (a time.Time).
+	swept atomic.Value
 	// retryAt is when the claim loop claims again for keys whose workflows a claim found locked
 	// by another transaction (zero: none waits).
 	retryAt time.Time
@@ -37,6 +40,19 @@ func (w *Worker) noteFreed(released []*engine.Outcome) {
 	for _, o := range released {
 		w.noteKey(o.WorkflowType(), o.ConcurrencyKey())
 	}
+}
+
+// anyUnkeyed reports whether any of outcomes is of a type without a concurrency limit: its
+// workflow's next step is claimed by the plain claim (or a rate limit's flow claim).
+func (w *Worker) anyUnkeyed(outcomes []*engine.Outcome) bool {
+	w.flow.mu.Lock()
+	defer w.flow.mu.Unlock()
+	for _, o := range outcomes {
+		if !w.flow.keyed[o.WorkflowType()] {
+			return true
+		}
+	}
+	return false
 }
 
 // noteKey records a key of a type with a concurrency limit for the next claim, and reports
@@ -120,6 +136,13 @@ func (w *Worker) rateLimited(typ string) bool {
 	return w.flow.rated[typ]
 }
 
+// throttledDue reports whether a workflow held back by a rate limit may run now.
+func (w *Worker) throttledDue() bool {
+	w.flow.mu.Lock()
+	defer w.flow.mu.Unlock()
+	return !w.flow.nextSlot.IsZero() && !time.Now().Before(w.flow.nextSlot)
+}
+
 // nextPoll is how long the claim loop waits for a wake-up before it claims again: the poll
 // interval, or less when a throttled workflow may run sooner.
 func (w *Worker) nextPoll() time.Duration {
@@ -135,18 +158,18 @@ func (w *Worker) nextPoll() time.Duration {
 	return d
 }
 
-// claim claims up to limit due workflows: those of types without flow control in one plain claim,
-// then, with what slots are left, for each flow-controlled type the next workflows of the keys
+// claim claims up to limit due workflows: when plain is set, those of types without flow control
+// in one plain claim, then, with what slots are left, for each flow-controlled type the next workflows of the keys
 // this pool's completions freed and, when sweep is set, the type's due workflows of every key
 // (a flow claim: a wake-up, the poll, or a full batch before asks for one).
-func (w *Worker) claim(ctx context.Context, limit int, sweep bool) ([]*persistence.Workflow, error) {
+func (w *Worker) claim(ctx context.Context, limit int, sweep, plainClaim bool) ([]*persistence.Workflow, error) {
 	types := w.engine.Types(w.opts.Group)
 	w.recordTypes(ctx, types)
 	flows, err := w.engine.FlowTypes(ctx, types)
 	if err != nil {
 		return nil, err // which types are held back is unknown: claim none
 	}
-	plain := types
+	plainTypes := types
 	rated, keyed := map[string]bool{}, map[string]bool{}
 	if len(flows) > 0 {
 		controlled := make(map[string]bool, len(flows))
@@ -159,10 +182,10 @@ func (w *Worker) claim(ctx context.Context, limit int, sweep bool) ([]*persisten
 				keyed[f.Type] = true
 			}
 		}
-		plain = make([]string, 0, len(types))
+		plainTypes = make([]string, 0, len(types))
 		for _, t := range types {
 			if !controlled[t] {
-				plain = append(plain, t)
+				plainTypes = append(plainTypes, t)
 			}
 		}
 	}
@@ -179,13 +202,22 @@ func (w *Worker) claim(ctx context.Context, limit int, sweep bool) ([]*persisten
 	now := persistence.Now()
 	params := persistence.WorkflowClaimParams{ExecutorID: w.ExecutorID(), Group: w.opts.Group,
 		Limit: limit, Now: now, StepDeadline: now.Add(workflow.DefaultStepTimeout), StepTimeouts: w.engine.StepTimeouts(w.opts.Group),
-		Types: plain}
-	claimed, err := w.store.WorkflowClaim(ctx, params)
+		Types: plainTypes}
+	var claimed []*persistence.Workflow
+	if plainClaim || len(flows) == 0 {
+		claimed, err = w.store.WorkflowClaim(ctx, params)
+	}
 	if err != nil || len(flows) == 0 {
 		w.setFlow(rated, keyed, time.Time{})
 		return claimed, err
 	}
 	var next time.Time
+	if !sweep {
+		// The rate limits were not read: when a throttled workflow may run stays as it was.
+		w.flow.mu.Lock()
+		next = w.flow.nextSlot
+		w.flow.mu.Unlock()
+	}
 	var cancels []persistence.FlowCancel
 	took := func(res persistence.FlowClaimResult) {
 		claimed = append(claimed, res.Claimed...)
@@ -217,12 +249,13 @@ func (w *Worker) claim(ctx context.Context, limit int, sweep bool) ([]*persisten
 		if !sweep || params.Limit <= 0 {
 			continue
 		}
+		w.flow.swept.Store(time.Now())
 		res, err := w.store.WorkflowFlowClaim(ctx, params, f.Spec())
 		if err != nil {
 			return claimed, err
 		}
 		if res.More && len(res.Claimed) < params.Limit {
-			w.poke() // the keys past those it looked at: the next claim goes on
+			w.pokeSweep() // the keys past those it looked at: the next claim goes on
 		}
 		if len(res.Missed) > 0 && keyed[f.Type] {
 			w.keepHints(f.Type, res.Missed, nil, res.Claimed, false, res.Missed) // claimed for again after hintRetry

@@ -136,3 +136,42 @@ func TestFlowHintOfALockedWorkflowIsKeptUntilItRuns(t *testing.T) {
 		b.waitStatus(t, w.ID, persistence.StatusFinished)
 	})
 }
+
+// A key's slot passes on without a bound while the pool has free slots, and at most 16 times in a
+// row in a pool that is full: one key's queue of 40 hands every successor on in a pool of 20
+// slots, where it used to go back to the claims after every 16 (and so waited for the claim loop,
+// however long its other claims took); in a pool of one slot, the claims take it back (on every
+// backend).
+func TestFlowSlotPassesOnWhileThePoolHasRoom(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		for _, tc := range []struct {
+			slots  int
+			handed func(n int64) bool
+		}{
+			{20, func(n int64) bool { return n == 39 }},
+			{1, func(n int64) bool { return n > 0 && n < 39 }},
+		} {
+			ctx := context.Background()
+			k := newKeyTracker()
+			fc := &workflow.FlowControl{Concurrency: &workflow.Concurrency{Limit: 1, Key: ".customer"}}
+			typ := fmt.Sprintf("t.room%d", tc.slots)
+			b := setup(t, store, twoSteps(typ, k, fc))
+			var ids []int64
+			for range 40 {
+				res, err := b.engine.Start(ctx, workflow.StartParams{Type: typ, Input: json.RawMessage(`{"customer": "c0"}`)})
+				require.NoError(t, err)
+				ids = append(ids, res.Workflow.ID)
+			}
+			opts := steadyOptions()
+			opts.Concurrency = tc.slots
+			opts.PollInterval = time.Hour // no claim but the first, and those for released slots
+			w := b.startWorker(t, opts)
+			for _, id := range ids {
+				b.waitStatus(t, id, persistence.StatusFinished)
+			}
+			handed := w.Stats().FlowHandedOn.Load()
+			require.Truef(t, tc.handed(handed), "a pool of %d slots handed on %d of 39 successors", tc.slots, handed)
+		}
+	})
+}

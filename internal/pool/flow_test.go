@@ -228,3 +228,26 @@ func TestFlowRateLimitSpacesSteps(t *testing.T) {
 			"8 rate-limited steps started within less than 7 intervals: %v", starts)
 	})
 }
+
+// A workflow held back by a rate limit is claimed when its slot comes, whatever else the pool
+// claimed meanwhile: with no poll to fall back on, 30 workflows under a limit of 20 a second all
+// finish. A claim that served only freed keys (a completion's) forgot when the throttled workflows
+// could run, and they waited for the poll (on every backend).
+func TestFlowRateLimitedWorkflowsRunWithoutThePoll(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		k := newKeyTracker()
+		def := twoSteps("t.ratepoll", k, &workflow.FlowControl{RateLimit: &workflow.RateLimit{Limit: 20, Period: time.Second}})
+		b := setup(t, store, def)
+		opts := steadyOptions()
+		opts.PollInterval = time.Hour
+		b.startWorker(t, opts)
+		var ws []*persistence.Workflow
+		for range 30 {
+			ws = append(ws, b.start(t, "t.ratepoll", `{}`))
+		}
+		for _, w := range ws {
+			b.waitStatus(t, w.ID, persistence.StatusFinished)
+		}
+	})
+}

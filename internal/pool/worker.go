@@ -134,6 +134,10 @@ type Worker struct {
 	// sweep asks the claim loop's next claim for a flow claim of every key of each
 	// flow-controlled type, not only of the keys its completions freed.
 	sweep atomic.Bool
+	// plain asks the claim loop's next claim for the plain claim (of the types without flow
+	// control): a claim for freed keys alone leaves it out, so a concurrency-limited type's
+	// completions do not make the plain claim step over that type's queue in the due index.
+	plain atomic.Bool
 
 	// flow is what the last claim learnt of flow control (flow.go).
 	flow flowPool
@@ -163,7 +167,7 @@ func (w *Worker) Stats() *Stats { return &w.stats }
 // New returns a Worker over an engine. Call Run to start it.
 func New(e *engine.Engine, opts Options) *Worker {
 	opts = opts.withDefaults(e)
-	return &Worker{
+	w := &Worker{
 		engine: e, store: e.Store(), opts: opts, log: opts.Logger.With("group", opts.Group),
 		slots:     make(chan struct{}, opts.Concurrency),
 		results:   make(chan *engine.Outcome, opts.Concurrency),
@@ -174,6 +178,8 @@ func New(e *engine.Engine, opts Options) *Worker {
 		chain:     map[int64]int{},
 		handChain: map[string]int{},
 	}
+	w.flow.swept.Store(time.Time{})
+	return w
 }
 
 // ExecutorID is the executor this pool runs as (0 before Run registers it; it changes when the
