@@ -105,7 +105,7 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 		case <-w.wake:
 		case <-poll.C:
 			w.plain.Store(true)
-			if w.throttledDue() || time.Since(w.flow.swept.Load().(time.Time)) >= max(w.opts.PollInterval, minSweepInterval) {
+			if w.throttledDue() || time.Since(w.flow.swept) >= max(w.opts.PollInterval, minSweepInterval) {
 				w.sweep.Store(true)
 			}
 		}

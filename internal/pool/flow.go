@@ -8,7 +8,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cairnflow/cairn/internal/engine"
@@ -27,8 +26,9 @@ type flowPool struct {
 	// pool's completions released since its last claim.
 	keyed map[string]bool
 	freed map[string]map[string]int // type -> key -> claims that did not serve it yet
-	// swept is when the last flow claim of every key (a sweep) ran (a time.Time).
-	swept atomic.Value
+	// swept is when the last flow claim of every key (a sweep) ran; the claim loop alone reads
+	// and writes it.
+	swept time.Time
 	// retryAt is when the claim loop claims again for keys whose workflows a claim found locked
 	// by another transaction (zero: none waits).
 	retryAt time.Time
@@ -249,7 +249,7 @@ func (w *Worker) claim(ctx context.Context, limit int, sweep, plainClaim bool) (
 		if !sweep || params.Limit <= 0 {
 			continue
 		}
-		w.flow.swept.Store(time.Now())
+		w.flow.swept = time.Now()
 		res, err := w.store.WorkflowFlowClaim(ctx, params, f.Spec())
 		if err != nil {
 			return claimed, err

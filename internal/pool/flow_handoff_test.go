@@ -152,23 +152,19 @@ func TestFlowSlotPassesOnWhileThePoolHasRoom(t *testing.T) {
 			{20, func(n int64) bool { return n == 39 }},
 			{1, func(n int64) bool { return n > 0 && n < 39 }},
 		} {
-			ctx := context.Background()
-			k := newKeyTracker()
 			fc := &workflow.FlowControl{Concurrency: &workflow.Concurrency{Limit: 1, Key: ".customer"}}
 			typ := fmt.Sprintf("t.room%d", tc.slots)
-			b := setup(t, store, twoSteps(typ, k, fc))
-			var ids []int64
+			b := setup(t, store, twoSteps(typ, newKeyTracker(), fc))
+			var ws []*persistence.Workflow
 			for range 40 {
-				res, err := b.engine.Start(ctx, workflow.StartParams{Type: typ, Input: json.RawMessage(`{"customer": "c0"}`)})
-				require.NoError(t, err)
-				ids = append(ids, res.Workflow.ID)
+				ws = append(ws, b.start(t, typ, `{"customer": "c0"}`))
 			}
 			opts := steadyOptions()
 			opts.Concurrency = tc.slots
 			opts.PollInterval = time.Hour // no claim but the first, and those for released slots
 			w := b.startWorker(t, opts)
-			for _, id := range ids {
-				b.waitStatus(t, id, persistence.StatusFinished)
+			for _, wf := range ws {
+				b.waitStatus(t, wf.ID, persistence.StatusFinished)
 			}
 			handed := w.Stats().FlowHandedOn.Load()
 			require.Truef(t, tc.handed(handed), "a pool of %d slots handed on %d of 39 successors", tc.slots, handed)

@@ -167,7 +167,7 @@ func (w *Worker) Stats() *Stats { return &w.stats }
 // New returns a Worker over an engine. Call Run to start it.
 func New(e *engine.Engine, opts Options) *Worker {
 	opts = opts.withDefaults(e)
-	w := &Worker{
+	return &Worker{
 		engine: e, store: e.Store(), opts: opts, log: opts.Logger.With("group", opts.Group),
 		slots:     make(chan struct{}, opts.Concurrency),
 		results:   make(chan *engine.Outcome, opts.Concurrency),
@@ -178,8 +178,6 @@ func New(e *engine.Engine, opts Options) *Worker {
 		chain:     map[int64]int{},
 		handChain: map[string]int{},
 	}
-	w.flow.swept.Store(time.Time{})
-	return w
 }
 
 // ExecutorID is the executor this pool runs as (0 before Run registers it; it changes when the
