@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -422,8 +421,8 @@ type FlowKeyCount struct {
 
 // FlowKeyCounts counts, per concurrency key of a type, its holders and the due workflows waiting
 // for a slot (as a flow claim counts them), keys ordered. The keyed workflows' holders are counted
-// from workflows_flow_holders_idx and their waiting workflows from workflows_flow_due_idx, the
-// workflows without a key from workflows_flow_keyless_idx.
+// from workflows_flow_holders_idx and their waiting workflows from workflows_flow_due_idx, each by
+// key, in one statement; the workflows without a key from workflows_flow_keyless_idx.
 func (s *Store) FlowKeyCounts(ctx context.Context, typ string, step bool, now time.Time) ([]*FlowKeyCount, error) {
 	waiting := "status = 'CREATED'"
 	if step {
@@ -449,29 +448,15 @@ func (s *Store) FlowKeyCounts(ctx context.Context, typ string, step bool, now ti
 	if err != nil {
 		return nil, err
 	}
-	running, err := count(`SELECT concurrency_key, count(*) AS running FROM workflows WHERE type = ? AND `+flowHeld+`
-		AND `+flowHolding(step)+` GROUP BY concurrency_key`, typ)
+	keyed, err := count(`SELECT concurrency_key, SUM(running) AS running, SUM(waiting) AS waiting FROM (
+			SELECT concurrency_key, count(*) AS running, 0 AS waiting FROM workflows WHERE type = ? AND `+flowHeld+` AND `+flowHolding(step)+`
+			GROUP BY concurrency_key
+			UNION ALL
+			SELECT concurrency_key, 0, count(*) FROM workflows WHERE `+waiting+` AND type = ? AND `+flowIndexed+` GROUP BY concurrency_key
+		) AS c GROUP BY concurrency_key ORDER BY concurrency_key`, append(append([]any{typ}, args...), typ)...)
 	if err != nil {
 		return nil, err
 	}
-	waits, err := count(`SELECT concurrency_key, count(*) AS waiting FROM workflows WHERE `+waiting+` AND type = ? AND `+flowIndexed+`
-		GROUP BY concurrency_key`, append(args, typ)...)
-	if err != nil {
-		return nil, err
-	}
-	byKey := map[string]*FlowKeyCount{}
-	var keyed []*FlowKeyCount
-	for _, c := range append(running, waits...) {
-		k := byKey[*c.Key]
-		if k == nil {
-			k = &FlowKeyCount{Key: c.Key}
-			byKey[*c.Key] = k
-			keyed = append(keyed, k)
-		}
-		k.Running += c.Running
-		k.Waiting += c.Waiting
-	}
-	sort.Slice(keyed, func(i, j int) bool { return *keyed[i].Key < *keyed[j].Key })
 	return append(out, keyed...), nil
 }
 

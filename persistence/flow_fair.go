@@ -19,9 +19,16 @@ import (
 // maxRotationKeys bounds the keys one flow claim looks up past its oldest candidates.
 const maxRotationKeys = 32
 
-// flowCursors are, per (database, type), the last key a flow claim looked up: the next claim goes
-// on from there, round the type's keys.
+// flowCursors are, per (database, type), where flow claims walk the type's keys (a flowWalk).
 var flowCursors sync.Map
+
+// flowWalk is where flow claims walk a type's keys: from the last key a claim looked up (the next
+// claim goes on from there, round the keys), and, while a round of key walks is under way, the
+// key after which it began.
+type flowWalk struct {
+	cursor string
+	start  *string
+}
 
 type flowCursorKey struct {
 	db  *bun.DB
@@ -56,14 +63,20 @@ func (s *Store) flowFair(ctx context.Context, p WorkflowClaimParams, f FlowSpec,
 	return inTurns(cands, cursor), last, nil
 }
 
-func (s *Store) flowCursor(typ string) string {
+func (s *Store) flowWalkOf(typ string) flowWalk {
 	if v, ok := flowCursors.Load(flowCursorKey{s.db, typ}); ok {
-		return v.(string)
+		return v.(flowWalk)
 	}
-	return ""
+	return flowWalk{}
 }
 
-func (s *Store) setFlowCursor(typ, key string) { flowCursors.Store(flowCursorKey{s.db, typ}, key) }
+func (s *Store) flowCursor(typ string) string { return s.flowWalkOf(typ).cursor }
+
+func (s *Store) setFlowCursor(typ, key string) {
+	w := s.flowWalkOf(typ)
+	w.cursor = key
+	flowCursors.Store(flowCursorKey{s.db, typ}, w)
+}
 
 // inTurns orders workflows in turns over their keys: the first of every key, then the second...,
 // keys from the one after cursor round to it.

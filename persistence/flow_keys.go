@@ -7,7 +7,6 @@ package persistence
 import (
 	"context"
 	"sort"
-	"sync"
 	"time"
 )
 
@@ -161,25 +160,21 @@ func (s *Store) flowDueHolders(ctx context.Context, p WorkflowClaimParams, f Flo
 	return out, nil
 }
 
-// flowRounds are, per (database, type), the key after which the round of key walks under way
-// began.
-var flowRounds sync.Map
-
 // flowRoundGoesOn records a walk of n keys from cursor to last (wrapped: past the type's last key
 // and on from its first) and reports whether its round has keys left to walk.
 func (s *Store) flowRoundGoesOn(typ, cursor, last string, wrapped bool, n int) bool {
-	k := flowCursorKey{s.db, typ}
+	w := s.flowWalkOf(typ)
 	start := cursor
-	if v, ok := flowRounds.Load(k); ok {
-		start = v.(string)
+	if w.start != nil {
+		start = *w.start
 	}
 	// The walk passed the round's start when it went from before it to at or after it, or went
 	// round the end and on to it.
 	passed := (cursor < start && last >= start) || (wrapped && (cursor < start || last >= start))
+	w.start = &start
 	if n == 0 || n < maxWalkedKeys || passed {
-		flowRounds.Delete(k)
-		return false
+		w.start = nil
 	}
-	flowRounds.Store(k, start)
-	return true
+	flowCursors.Store(flowCursorKey{s.db, typ}, w)
+	return w.start != nil
 }
