@@ -23,6 +23,9 @@ const (
 	// TopicFlowKey: a workflow with a concurrency key became due (FlowKeyPayload): a pool may claim
 	// for that key alone instead of looking at every key of the type.
 	TopicFlowKey = "flowkey"
+	// TopicDefinitions: a definition version was stored or its release state set (the payload is
+	// its type): the newest version cached for starts must be read again.
+	TopicDefinitions = "definitions"
 )
 
 // FlowKeyPayload is the payload of TopicFlowKey: the executor group, type and key.

@@ -109,6 +109,7 @@ func (e *Engine) Deploy(ctx context.Context, source, actor string) (workflow.Dep
 	}
 	if created {
 		e.specs.Store(persistence.DefinitionKey{Type: row.Type, Version: row.Version}, &def)
+		e.definitionChanged(row.Type)
 	}
 	e.noteDeployed(row.Type, row.ExecutorGroup)
 	if created {

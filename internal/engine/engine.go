@@ -74,6 +74,8 @@ type Engine struct {
 	traces traceCache
 	// flow holds the flow controls in force (flow.go).
 	flow flowState
+	// newest holds the newest version of each type for starts (newest.go).
+	newest newestState
 }
 
 // cancelHint is the newest cancel hint received for a workflow: the version the workflow had after
@@ -129,7 +131,7 @@ func (e *Engine) Register(ctx context.Context, def workflow.Definition) (*persis
 	if err != nil {
 		return nil, err
 	}
-	row, _, err := e.store.DefinitionSave(ctx, persistence.DefinitionSaveParams{
+	row, created, err := e.store.DefinitionSave(ctx, persistence.DefinitionSaveParams{
 		Type: def.Type, Checksum: sum, Description: def.Description, Spec: spec, ExecutorGroup: def.ExecutorGroup})
 	if err != nil {
 		return nil, err
@@ -137,6 +139,9 @@ func (e *Engine) Register(ctx context.Context, def workflow.Definition) (*persis
 	e.mu.Lock()
 	e.defs[def.Type] = &registered{def: def, row: row}
 	e.mu.Unlock()
+	if created {
+		e.definitionChanged(def.Type)
+	}
 	return row, nil
 }
 
@@ -238,6 +243,7 @@ func (e *Engine) SetReleaseState(ctx context.Context, typ string, state persiste
 	if err != nil {
 		return nil, err
 	}
+	e.definitionChanged(typ)
 	return def, nil
 }
 
@@ -348,14 +354,19 @@ func (e *Engine) CancelExecutorSteps(executorID int64) int {
 	return len(cancels)
 }
 
-// RunCancelListener cancels running steps of workflows cancelled or paused anywhere, until ctx ends.
+// RunCancelListener cancels running steps of workflows cancelled or paused anywhere, and forgets
+// the newest versions cached for starts of types changed elsewhere, until ctx ends.
 func (e *Engine) RunCancelListener(ctx context.Context) {
 	ch, unsubscribe := e.notifier.Subscribe(persistence.TopicCancel)
 	defer unsubscribe()
+	defs, unsubscribeDefs := e.notifier.Subscribe(persistence.TopicDefinitions)
+	defer unsubscribeDefs()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case typ := <-defs:
+			e.forgetNewest(typ) // "" after a reconnect: every type
 		case payload := <-ch:
 			if id, version, ok := parseCancelHint(payload); ok {
 				e.cancelRunning(id, version)

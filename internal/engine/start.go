@@ -146,7 +146,7 @@ func (e *Engine) prepareStarts(ctx context.Context, ps []workflow.StartParams, i
 		}
 		def, ok := defs[p.Type]
 		if !ok {
-			d, err := e.store.DefinitionGet(ctx, persistence.DefinitionGetParams{Type: p.Type})
+			d, err := e.newestDefinition(ctx, p.Type)
 			if errors.Is(err, persistence.ErrNotFound) {
 				return nil, invalid(field("type"), "no workflow definition of type %q", p.Type)
 			} else if err != nil {
