@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/cairnflow/cairn/internal/batch"
 	"github.com/cairnflow/cairn/internal/tracing"
@@ -83,10 +84,12 @@ func (r *startRefused) Unwrap() error { return r.err }
 // maxStartBatch bounds the starts of concurrent callers one transaction writes.
 const maxStartBatch = 500
 
-// newStartGroup makes the group commit of Start: up to four transactions at once where writers
-// work in parallel, one on SQLite.
+// newStartGroup makes the group commit of Start: one transaction at a time per two of this node's
+// cores (up to four) where writers work in parallel, one on SQLite. More batches in flight than
+// that only split the same starts into more, smaller transactions: on two cores, 64 clients
+// starting over HTTP on PostgreSQL ran 1.17 times faster with one than with four.
 func (e *Engine) newStartGroup() *batch.Group[startItem, workflow.StartResult] {
-	leaders := 4
+	leaders := min(4, max(1, runtime.GOMAXPROCS(0)/2))
 	if e.store.Capabilities().SingleWriter {
 		leaders = 1
 	}
