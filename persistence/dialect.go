@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io/fs"
 	"time"
@@ -203,4 +204,24 @@ func updateLockingIDs(ctx context.Context, s *Store, u updateStatement) ([]int64
 		return nil, err
 	}
 	return ids, nil
+}
+
+// sqlRunner is what the dialects' fast paths need of a database/sql handle (a DB, Conn or Tx).
+type sqlRunner interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// rawSQL is the database/sql handle under the Store's Bun handle: its statements bind their values
+// instead of having Bun write them into the text.
+func rawSQL(s *Store) sqlRunner {
+	switch db := s.idb.(type) {
+	case bun.Tx:
+		return db.Tx
+	case *bun.DB:
+		return db.DB
+	case bun.Conn:
+		return db.Conn
+	}
+	return s.db.DB
 }

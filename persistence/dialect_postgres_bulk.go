@@ -2,7 +2,6 @@ package persistence
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"time"
@@ -14,30 +13,11 @@ import (
 // which PostgreSQL must parse; a batch of 500 rows is a long statement. Here each column travels
 // as one array bind parameter in pgx's binary format and `unnest` turns the arrays back into rows.
 
-// sqlRunner is what the fast paths need of a database/sql handle (a DB, Conn or Tx).
-type sqlRunner interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-// pgSQL is the database/sql handle under the Store's Bun handle.
-func pgSQL(s *Store) sqlRunner {
-	switch db := s.idb.(type) {
-	case bun.Tx:
-		return db.Tx
-	case *bun.DB:
-		return db.DB
-	case bun.Conn:
-		return db.Conn
-	}
-	return s.db.DB
-}
-
 // insertReturningIDs runs an INSERT ... SELECT FROM unnest(...) WITH ORDINALITY ORDER BY
 // ordinality RETURNING id, and returns the IDs in input order: the sequence hands out ascending
 // values in the order rows are inserted, so the i-th smallest ID belongs to the i-th input row.
 func pgInsertReturningIDs(ctx context.Context, s *Store, query string, n int, args ...any) ([]int64, error) {
-	rows, err := pgSQL(s).QueryContext(ctx, query, args...)
+	rows, err := rawSQL(s).QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +188,7 @@ func (postgresDialect) complete(ctx context.Context, s *Store, cs []WorkflowComp
 	// of 2000), or scans the table. So within the completion's transaction, for this statement only,
 	// neither a nested loop nor a sequential scan is on offer: the batch is hashed (or both sides
 	// are merged by ID) against its rows fetched by primary key, whatever the statistics.
-	run := pgSQL(s)
+	run := rawSQL(s)
 	if _, ok := s.idb.(bun.Tx); ok {
 		if _, err := run.ExecContext(ctx, "SET LOCAL enable_nestloop = off; SET LOCAL enable_seqscan = off"); err != nil {
 			return nil, err
@@ -251,7 +231,7 @@ func (postgresDialect) insertActionVariables(ctx context.Context, s *Store, vars
 	for i, v := range vars {
 		wf[i], action[i], key[i], value[i] = v.WorkflowID, v.ActionID, v.Key, jsonText(v.Value)
 	}
-	_, err := pgSQL(s).ExecContext(ctx, `INSERT INTO action_variables (workflow_id, action_id, key, value)
+	_, err := rawSQL(s).ExecContext(ctx, `INSERT INTO action_variables (workflow_id, action_id, key, value)
 		SELECT u.wf, u.action, u.key, u.value::jsonb FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) AS u(wf, action, key, value)`,
 		wf, action, key, value)
 	return err

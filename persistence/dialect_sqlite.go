@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -51,17 +50,8 @@ func (sqliteDialect) capabilities() Capabilities {
 func (sqliteDialect) castTime(placeholder string) string { return placeholder }
 
 // The inserts use Bun's multi-row VALUES ... RETURNING id.
-func (sqliteDialect) insertWorkflows(ctx context.Context, s *Store, rows []*Workflow) error {
-	return bunInsert(ctx, s, rows, true)
-}
-func (sqliteDialect) insertActions(ctx context.Context, s *Store, rows []*Action) error {
-	return bunInsert(ctx, s, rows, true)
-}
 func (sqliteDialect) insertActionVariables(ctx context.Context, s *Store, rows []*ActionVariable) error {
 	return bunInsert(ctx, s, rows, false)
-}
-func (sqliteDialect) insertTaskInstances(ctx context.Context, s *Store, rows []*TaskInstance) error {
-	return bunInsert(ctx, s, rows, true)
 }
 func (sqliteDialect) insertActivityLogs(ctx context.Context, s *Store, rows []*ActivityLog) error {
 	return bunInsert(ctx, s, rows, true)
@@ -106,37 +96,6 @@ func (sqliteDialect) endTasks(ctx context.Context, s *Store, ps []RemoteTaskEndP
 		"EXISTS (SELECT 1 FROM json_each(v.fns) WHERE json_each.value = remote_tasks.function)", "*")
 	err := s.idb.NewRaw(q, args...).Scan(ctx, &out)
 	return out, err
-}
-
-// complete joins the workflows to a VALUES list of completions in one UPDATE ... FROM.
-func (sqliteDialect) complete(ctx context.Context, s *Store, cs []WorkflowCompletion, now time.Time) ([]int64, error) {
-	var b strings.Builder
-	args := make([]any, 0, len(cs)*15+1)
-	b.WriteString("WITH v(id, executor_id, claimed_version, status, state, state_text, next_activation, retries, variables, wait_signal, last_error, finished, keep, step_deadline, steps) AS (VALUES ")
-	for i, c := range cs {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-		args = append(args, c.ID, c.ExecutorID, c.ClaimedVersion, string(c.Status), c.State, c.StateText,
-			timeArg(c.NextActivation), c.Retries, string(c.Variables), c.WaitSignal, c.LastError, timeArg(c.Finished), c.KeepClaim, timeArg(c.StepDeadline), c.Steps)
-	}
-	b.WriteString(") UPDATE workflows AS w SET status = v.status, state = v.state, state_text = v.state_text, ")
-	b.WriteString("next_activation = v.next_activation, retries = v.retries, executor_id = CASE WHEN v.keep THEN v.executor_id ELSE NULL END, variables = v.variables, ")
-	b.WriteString("wait_signal = v.wait_signal, last_error = v.last_error, step_deadline = v.step_deadline, finished = v.finished, ")
-	b.WriteString("modified = ?, version = w.version + 1, steps = v.steps FROM v")
-	args = append(args, now)
-	b.WriteString(" WHERE w.id = v.id AND w.executor_id = v.executor_id AND w.version = v.claimed_version AND w.status = 'EXECUTING'")
-	b.WriteString(" RETURNING id") // SQLite's RETURNING sees only the target table, unaliased
-	var ids []int64
-	if err := s.idb.NewRaw(b.String(), args...).Scan(ctx, &ids); err != nil {
-		return nil, err
-	}
-	return ids, nil
-}
-
-func (sqliteDialect) insertChangeEvents(ctx context.Context, s *Store, events []*ChangeEvent) error {
-	return bunInsert(ctx, s, events, true)
 }
 
 func (sqliteDialect) listChangeEvents(ctx context.Context, s *Store, p ChangeEventListParams) ([]*ChangeEvent, error) {
