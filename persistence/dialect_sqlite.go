@@ -126,15 +126,6 @@ func (sqliteDialect) analyze(ctx context.Context, s *Store) error {
 func (sqliteDialect) asyncCommit(context.Context, *Store) error  { return nil }
 func (sqliteDialect) beforeCommit(context.Context, *Store) error { return nil }
 
-// timeArg formats an optional time the way Bun writes time columns, so that SQLite compares it as
-// text in the same format (a nil stays NULL).
-func timeArg(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return UTC(*t)
-}
-
 // sendHints and listenHints are never called: no Listen capability.
 func (sqliteDialect) sendHints(context.Context, *Store, []string) error { return nil }
 func (sqliteDialect) listenHints(ctx context.Context, _ *Store, _ func(), _ func(string)) error {
