@@ -3,7 +3,10 @@ package graph
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,11 +26,20 @@ import (
 // the start rate (compare the two runs: the subscribers should barely slow the node), and for the
 // subscribers the delay from an event's commit to its arrival (p50, p99) and how many were cut
 // off. Run: go test -run '^$' -bench LiveFanOut -benchtime 2000x ./graph
-// (with TEST_DATABASE_URL for PostgreSQL).
+// (with TEST_DATABASE_URL for PostgreSQL; CAIRN_BENCH_SUBSCRIBERS=0,10000 for other counts).
 func BenchmarkLiveFanOut(b *testing.B) {
+	counts := []int{0, 1000}
+	if v := os.Getenv("CAIRN_BENCH_SUBSCRIBERS"); v != "" {
+		counts = nil
+		for _, c := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(c))
+			require.NoError(b, err, "CAIRN_BENCH_SUBSCRIBERS")
+			counts = append(counts, n)
+		}
+	}
 	for _, kind := range dbtest.Backends {
 		for _, rate := range []int{0, 250} {
-			for _, subscribers := range []int{0, 1000} {
+			for _, subscribers := range counts {
 				name := fmt.Sprintf("%s/unpaced/subscribers=%d", kind, subscribers)
 				if rate > 0 {
 					name = fmt.Sprintf("%s/%d-per-s/subscribers=%d", kind, rate, subscribers)

@@ -193,17 +193,34 @@ func TestHubFansOutToManyFilteredSubscribers(t *testing.T) {
 		defer cancel()
 		const subscribers = 200
 		types := []string{"test.noop", "test.other"}
+		// Subscribers to one type, to each type, to both, and to every type.
+		filters := [][]string{{types[0]}, {types[1]}, types, nil}
 		chans := make([]<-chan *model.WorkflowEvent, subscribers)
 		for i := range chans {
 			var err error
-			chans[i], err = r.workflowEvents(ctx, &model.WorkflowFilter{Types: []string{types[i%2]}}, nil)
+			chans[i], err = r.workflowEvents(ctx, &model.WorkflowFilter{Types: filters[i%len(filters)]}, nil)
 			require.NoError(t, err)
 		}
+		// One that leaves at once: the others of its type still get every event.
+		leave, left := context.WithCancel(ctx)
+		gone, err := r.workflowEvents(leave, &model.WorkflowFilter{Types: types}, nil)
+		require.NoError(t, err)
+		left()
+		require.Empty(t, drain(t, gone))
+		require.Eventually(t, func() bool {
+			r.hub.mu.Lock()
+			defer r.hub.mu.Unlock()
+			return len(r.hub.subs) == subscribers
+		}, 10*time.Second, 10*time.Millisecond)
 		require.NoError(t, startConcurrently(engine, 40, types...))
-		for i, typ := range types {
-			want := storedEvents(t, store, persistence.WorkflowFilter{Types: []string{typ}}, 40)
-			for j := i; j < subscribers; j += 2 {
-				require.Equal(t, want, receive(t, chans[j], 40), "subscriber %d (%s)", j, typ)
+		for i, f := range filters {
+			n := 40 * len(f)
+			if f == nil {
+				n = 80
+			}
+			want := storedEvents(t, store, persistence.WorkflowFilter{Types: f}, n)
+			for j := i; j < subscribers; j += len(filters) {
+				require.Equal(t, want, receive(t, chans[j], n), "subscriber %d (%v)", j, f)
 			}
 		}
 		for _, ch := range chans {
