@@ -60,16 +60,25 @@ type loaders struct {
 
 type loadersKey struct{}
 
+// responseLoaders are the loaders of one response, made when a resolver first asks for them: a
+// mutation such as startWorkflow, which reads nothing through them, does not pay for them.
+type responseLoaders struct {
+	store Reads
+	once  sync.Once
+	l     *loaders
+}
+
 // withLoaders returns ctx with fresh loaders.
 func withLoaders(ctx context.Context, store Reads) context.Context {
-	return context.WithValue(ctx, loadersKey{}, newLoaders(store))
+	return context.WithValue(ctx, loadersKey{}, &responseLoaders{store: store})
 }
 
 // loadersFor returns the loaders of the current response, or fresh ones when there are none
 // (a resolver called outside a response: never cached across responses).
 func loadersFor(ctx context.Context, store Reads) *loaders {
-	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
-		return l
+	if r, ok := ctx.Value(loadersKey{}).(*responseLoaders); ok {
+		r.once.Do(func() { r.l = newLoaders(r.store) })
+		return r.l
 	}
 	return newLoaders(store)
 }
