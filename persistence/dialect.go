@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -224,4 +225,38 @@ func rawSQL(s *Store) sqlRunner {
 		return db.Conn
 	}
 	return s.db.DB
+}
+
+// insertedIDs runs an INSERT of n rows, fed in input order, with RETURNING id through rawSQL and
+// returns the IDs in input order: PostgreSQL's sequence and SQLite's rowid hand out ascending
+// values in the order rows are inserted, so the i-th smallest ID belongs to the i-th input row.
+func insertedIDs(ctx context.Context, s *Store, query string, n int, args ...any) ([]int64, error) {
+	ids, err := returnedIDs(ctx, s, query, n, args...)
+	if err == nil && len(ids) != n {
+		err = fmt.Errorf("inserted %d rows, expected %d", len(ids), n)
+	}
+	return ids, err
+}
+
+// returnedIDs runs a statement with RETURNING id through rawSQL (its values bound, not written
+// into the text) and returns the IDs in ascending order; n is how many are expected at most.
+func returnedIDs(ctx context.Context, s *Store, query string, n int, args ...any) ([]int64, error) {
+	rows, err := rawSQL(s).QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids := make([]int64, 0, n)
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.Sort(ids)
+	return ids, nil
 }

@@ -2,8 +2,6 @@ package persistence
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -12,33 +10,6 @@ import (
 // The PostgreSQL dialect's fast paths for the hot bulk statements. Bun writes every value into the SQL text,
 // which PostgreSQL must parse; a batch of 500 rows is a long statement. Here each column travels
 // as one array bind parameter in pgx's binary format and `unnest` turns the arrays back into rows.
-
-// insertReturningIDs runs an INSERT ... SELECT FROM unnest(...) WITH ORDINALITY ORDER BY
-// ordinality RETURNING id, and returns the IDs in input order: the sequence hands out ascending
-// values in the order rows are inserted, so the i-th smallest ID belongs to the i-th input row.
-func pgInsertReturningIDs(ctx context.Context, s *Store, query string, n int, args ...any) ([]int64, error) {
-	rows, err := rawSQL(s).QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	ids := make([]int64, 0, n)
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(ids) != n {
-		return nil, fmt.Errorf("inserted %d rows, expected %d", len(ids), n)
-	}
-	slices.Sort(ids)
-	return ids, nil
-}
 
 func jsonText(b []byte) *string {
 	if len(b) == 0 {
@@ -60,7 +31,7 @@ func (postgresDialect) insertTaskInstances(ctx context.Context, s *Store, tis []
 		wf[i], att[i], state[i], typ[i], status[i], host[i] = t.WorkflowID, int32(t.Attempt), t.State, t.TaskType, string(t.Status), t.Host
 		exec[i], started[i], finished[i], output[i], errText[i] = t.ExecutorID, UTC(t.Started), UTCPtr(t.Finished), jsonText(t.Output), t.Error
 	}
-	ids, err := pgInsertReturningIDs(ctx, s, `INSERT INTO task_instances (workflow_id, state, task_type, attempt, status, executor_id, host, started, finished, output, error)
+	ids, err := insertedIDs(ctx, s, `INSERT INTO task_instances (workflow_id, state, task_type, attempt, status, executor_id, host, started, finished, output, error)
 		SELECT u.wf, u.state, u.typ, u.att, u.status, u.exec, u.host, u.started, u.finished, u.output::jsonb, u.err
 		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::text[], $6::bigint[], $7::text[], $8::timestamptz[], $9::timestamptz[], $10::text[], $11::text[])
 			WITH ORDINALITY AS u(wf, state, typ, att, status, exec, host, started, finished, output, err, ord)
@@ -85,7 +56,7 @@ func (postgresDialect) insertActions(ctx context.Context, s *Store, actions []*A
 		wf[i], retry[i], typ[i], state[i] = a.WorkflowID, int32(a.RetryNo), string(a.Type), a.State
 		from[i], text[i], actor[i], exec[i], task[i], at[i] = a.FromState, a.StateText, a.Actor, a.ExecutorID, a.TaskInstanceID, UTC(a.At)
 	}
-	ids, err := pgInsertReturningIDs(ctx, s, `INSERT INTO actions (workflow_id, type, from_state, state, state_text, retry_no, executor_id, actor, task_instance_id, at)
+	ids, err := insertedIDs(ctx, s, `INSERT INTO actions (workflow_id, type, from_state, state, state_text, retry_no, executor_id, actor, task_instance_id, at)
 		SELECT u.wf, u.typ, u.from_state, u.state, u.text, u.retry, u.exec, u.actor, u.task, u.at
 		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::text[], $9::bigint[], $10::timestamptz[])
 			WITH ORDINALITY AS u(wf, typ, from_state, state, text, retry, exec, actor, task, at, ord)
@@ -108,7 +79,7 @@ func (postgresDialect) insertChangeEvents(ctx context.Context, s *Store, events 
 	for i, e := range events {
 		wf[i], typ[i], status[i], state[i], action[i], at[i] = e.WorkflowID, e.Type, string(e.Status), e.State, e.ActionID, UTC(e.At)
 	}
-	ids, err := pgInsertReturningIDs(ctx, s, `INSERT INTO change_events (workflow_id, type, action_id, status, state, at)
+	ids, err := insertedIDs(ctx, s, `INSERT INTO change_events (workflow_id, type, action_id, status, state, at)
 		SELECT u.wf, u.typ, u.action, u.status, u.state, u.at
 		FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::timestamptz[])
 			WITH ORDINALITY AS u(wf, typ, action, status, state, at, ord)
@@ -142,7 +113,7 @@ func (postgresDialect) insertWorkflows(ctx context.Context, s *Store, wfs []*Wor
 		input[i], vars[i] = string(w.Input), string(w.Variables)
 		created[i], modified[i] = UTC(w.Created), UTC(w.Modified)
 	}
-	ids, err := pgInsertReturningIDs(ctx, s, `INSERT INTO workflows (type, definition_version, external_id, business_key, launch_token, status, state,
+	ids, err := insertedIDs(ctx, s, `INSERT INTO workflows (type, definition_version, external_id, business_key, launch_token, status, state,
 			state_text, next_activation, retries, priority, executor_group, executor_id, parent_id, root_id, parent_action_id, input, variables,
 			wait_signal, last_error, step_deadline, created, modified, started, finished, version, concurrency_key, debounce_key)
 		SELECT u.typ, u.dv, u.ext, u.bk, u.lt, u.status, u.state, u.text, u.next, u.retries, u.priority, u.grp, u.exec, u.parent, u.root,
@@ -246,7 +217,7 @@ func (postgresDialect) insertActivityLogs(ctx context.Context, s *Store, logs []
 	for i, l := range logs {
 		wf[i], task[i], name[i], value[i], at[i] = l.WorkflowID, l.TaskInstanceID, l.Name, l.Value, UTC(l.At)
 	}
-	ids, err := pgInsertReturningIDs(ctx, s, `INSERT INTO activity_logs (workflow_id, task_instance_id, name, value, at)
+	ids, err := insertedIDs(ctx, s, `INSERT INTO activity_logs (workflow_id, task_instance_id, name, value, at)
 		SELECT u.wf, u.task, u.name, u.value, u.at
 		FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS u(wf, task, name, value, at, ord)
 		ORDER BY u.ord RETURNING id`, n, wf, task, name, value, at)

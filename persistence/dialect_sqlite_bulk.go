@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 )
@@ -90,7 +89,7 @@ func sqliteColumns(names ...string) string {
 }
 
 // sqliteInsert inserts the JSON rows into table's columns, in order, and returns their IDs in input
-// order: rowids are handed out ascending in the order the rows are inserted.
+// order (insertedIDs).
 func sqliteInsert(ctx context.Context, s *Store, table string, columns []string, n int, row func(i int) []any) ([]int64, error) {
 	rows, err := sqliteRows(n, row)
 	if err != nil {
@@ -99,30 +98,7 @@ func sqliteInsert(ctx context.Context, s *Store, table string, columns []string,
 	list := strings.Join(columns, ", ")
 	q := `INSERT INTO ` + table + ` (` + list + `) SELECT ` + list + ` FROM (SELECT ` + sqliteColumns(columns...) +
 		`, j.key AS ord FROM jsonb_each(?) AS j) ORDER BY ord RETURNING id`
-	return scanIDs(ctx, s, q, n, rows)
-}
-
-// scanIDs runs a statement with RETURNING id through database/sql (values bound, not written into
-// the text) and returns the n IDs in ascending order.
-func scanIDs(ctx context.Context, s *Store, q string, n int, args ...any) ([]int64, error) {
-	rs, err := rawSQL(s).QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	ids := make([]int64, 0, n)
-	for rs.Next() {
-		var id int64
-		if err := rs.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	if err := rs.Err(); err != nil {
-		return nil, err
-	}
-	slices.Sort(ids)
-	return ids, nil
+	return insertedIDs(ctx, s, q, n, rows)
 }
 
 func (sqliteDialect) insertWorkflows(ctx context.Context, s *Store, wfs []*Workflow) error {
@@ -139,7 +115,10 @@ func (sqliteDialect) insertWorkflows(ctx context.Context, s *Store, wfs []*Workf
 	if err != nil {
 		return err
 	}
-	return setIDs(ids, len(wfs), func(i int, id int64) { wfs[i].ID = id })
+	for i, id := range ids {
+		wfs[i].ID = id
+	}
+	return nil
 }
 
 func (sqliteDialect) insertActions(ctx context.Context, s *Store, actions []*Action) error {
@@ -151,7 +130,10 @@ func (sqliteDialect) insertActions(ctx context.Context, s *Store, actions []*Act
 	if err != nil {
 		return err
 	}
-	return setIDs(ids, len(actions), func(i int, id int64) { actions[i].ID = id })
+	for i, id := range ids {
+		actions[i].ID = id
+	}
+	return nil
 }
 
 func (sqliteDialect) insertTaskInstances(ctx context.Context, s *Store, tis []*TaskInstance) error {
@@ -164,7 +146,10 @@ func (sqliteDialect) insertTaskInstances(ctx context.Context, s *Store, tis []*T
 	if err != nil {
 		return err
 	}
-	return setIDs(ids, len(tis), func(i int, id int64) { tis[i].ID = id })
+	for i, id := range ids {
+		tis[i].ID = id
+	}
+	return nil
 }
 
 func (sqliteDialect) insertChangeEvents(ctx context.Context, s *Store, events []*ChangeEvent) error {
@@ -176,15 +161,8 @@ func (sqliteDialect) insertChangeEvents(ctx context.Context, s *Store, events []
 	if err != nil {
 		return err
 	}
-	return setIDs(ids, len(events), func(i int, id int64) { events[i].ID = id })
-}
-
-func setIDs(ids []int64, n int, set func(i int, id int64)) error {
-	if len(ids) != n {
-		return fmt.Errorf("inserted %d rows, expected %d", len(ids), n)
-	}
 	for i, id := range ids {
-		set(i, id)
+		events[i].ID = id
 	}
 	return nil
 }
@@ -211,5 +189,5 @@ func (sqliteDialect) complete(ctx context.Context, s *Store, cs []WorkflowComple
 		"variables", "wait_signal", "last_error", "finished", "keep", "step_deadline", "steps") + ` FROM jsonb_each(?) AS j) AS v
 		WHERE w.id = v.id AND w.executor_id = v.executor_id AND w.version = v.claimed_version AND w.status = 'EXECUTING'
 		RETURNING id` // SQLite's RETURNING sees only the target table, unaliased
-	return scanIDs(ctx, s, q, len(cs), modified, rows)
+	return returnedIDs(ctx, s, q, len(cs), modified, rows)
 }
