@@ -20,16 +20,7 @@ func TestStartsSeeDefinitionChangesAtOnce(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
 		e := newEngine(t, store)
-		step := func(v string) workflow.Definition {
-			return workflow.Definition{Type: "t.newest", Description: v, States: []workflow.State{
-				{Name: "go", Kind: workflow.Start, Next: []string{"done"}, Handler: func(workflow.StepContext) (workflow.Next, error) {
-					return workflow.MoveTo("done"), nil
-				}},
-				{Name: "done", Kind: workflow.End},
-				{Name: "failed", Kind: workflow.ErrorKind},
-			}}
-		}
-		_, err := e.Register(ctx, step("one"))
+		_, err := e.Register(ctx, described("t.newest", "one"))
 		require.NoError(t, err)
 		started := func() int {
 			t.Helper()
@@ -47,7 +38,7 @@ func TestStartsSeeDefinitionChangesAtOnce(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, started())
 
-		_, err = e.Register(ctx, step("two"))
+		_, err = e.Register(ctx, described("t.newest", "two"))
 		require.NoError(t, err)
 		require.Equal(t, 2, started())
 	})
@@ -72,16 +63,8 @@ func TestStartsSeeDefinitionChangesOfOtherNodes(t *testing.T) {
 			<-listening
 		}
 		a, b := nodes[0], nodes[1]
-		def := workflow.Definition{Type: "t.shared", States: []workflow.State{
-			{Name: "go", Kind: workflow.Start, Next: []string{"done"}, Handler: func(workflow.StepContext) (workflow.Next, error) {
-				return workflow.MoveTo("done"), nil
-			}},
-			{Name: "done", Kind: workflow.End},
-			{Name: "failed", Kind: workflow.ErrorKind},
-		}}
 		for _, e := range nodes {
-			_, err := e.Register(ctx, def)
-			require.NoError(t, err)
+			oneStep(t, e, "t.shared", func(workflow.StepContext) error { return nil })
 		}
 		_, err := b.Start(ctx, workflow.StartParams{Type: "t.shared"})
 		require.NoError(t, err)
@@ -100,4 +83,16 @@ func TestStartsSeeDefinitionChangesOfOtherNodes(t *testing.T) {
 			require.Less(t, took, time.Second)
 		}
 	})
+}
+
+// described is a definition of one step that ends the workflow; another description makes another
+// version.
+func described(typ, description string) workflow.Definition {
+	return workflow.Definition{Type: typ, Description: description, States: []workflow.State{
+		{Name: "go", Kind: workflow.Start, Next: []string{"done"}, Handler: func(workflow.StepContext) (workflow.Next, error) {
+			return workflow.MoveTo("done"), nil
+		}},
+		{Name: "done", Kind: workflow.End},
+		{Name: "failed", Kind: workflow.ErrorKind},
+	}}
 }
