@@ -17,3 +17,6 @@ func KeyHeadsForTestOf(keys ...string) []keyHead {
 func (s *Store) HandoffForTest(p WorkflowClaimParams, f FlowSpec, keys []string, freed map[string]int) (string, []any) {
 	return s.flowHandoffQuery(p, f, keys, freed)
 }
+
+// KeysAfterForTest is the statement of a key walk (flowKeysAfter), for the plan tests.
+var KeysAfterForTest = flowKeysAfterQuery

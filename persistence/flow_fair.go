@@ -282,16 +282,29 @@ const flowHeld = `concurrency_key IS NOT NULL AND status IN ('IN_PROGRESS', 'EXE
 // have claimable workflows: one index probe a key (a loose index scan of workflows_flow_due_idx).
 func (s *Store) flowKeysAfter(ctx context.Context, typ, after string, n int) ([]string, error) {
 	var keys []*string
-	err := s.idb.NewRaw(`WITH RECURSIVE k (ck, n) AS (
-			SELECT (SELECT MIN(concurrency_key) FROM workflows WHERE type = ? AND concurrency_key > ? AND `+flowIndexed+` AND status IN (?)), 1
-			UNION ALL
-			SELECT (SELECT MIN(concurrency_key) FROM workflows WHERE type = ? AND concurrency_key > k.ck AND `+flowIndexed+` AND status IN (?)), k.n + 1
-			FROM k WHERE k.ck IS NOT NULL AND k.n < ?)
-		SELECT ck FROM k WHERE ck IS NOT NULL`,
-		typ, after, bunIn(claimableStatuses), typ, bunIn(claimableStatuses), n).Scan(ctx, &keys)
+	query, args := flowKeysAfterQuery(typ, after, n)
+	err := s.idb.NewRaw(query, args...).Scan(ctx, &keys)
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {
 		out = append(out, *k)
 	}
 	return out, err
+}
+
+// flowKeysAfterQuery is flowKeysAfter's statement and its arguments. Each probe names its order
+// and its one row: written as MIN(concurrency_key), the first probe, whose bound is a constant,
+// was planned as an aggregate of every key after it when the statistics knew no waiting workflow
+// of the type (a type that gained its backlog since the last ANALYZE), and read the whole backlog.
+func flowKeysAfterQuery(typ, after string, n int) (string, []any) {
+	next := func(bound string) string {
+		return `(SELECT concurrency_key FROM workflows WHERE type = ? AND concurrency_key > ` + bound + ` AND ` + flowIndexed +
+			` AND status IN (?) ORDER BY concurrency_key LIMIT 1)`
+	}
+	return `WITH RECURSIVE k (ck, n) AS (
+			SELECT ` + next("?") + `, 1
+			UNION ALL
+			SELECT ` + next("k.ck") + `, k.n + 1
+			FROM k WHERE k.ck IS NOT NULL AND k.n < ?)
+		SELECT ck FROM k WHERE ck IS NOT NULL`,
+		[]any{typ, after, bunIn(claimableStatuses), typ, bunIn(claimableStatuses), n}
 }
