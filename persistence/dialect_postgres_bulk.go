@@ -170,7 +170,7 @@ func (postgresDialect) complete(ctx context.Context, s *Store, cs []WorkflowComp
 			}
 		}()
 	}
-	rows, err := run.QueryContext(ctx, `UPDATE workflows AS w SET status = v.status, state = v.state, state_text = v.text,
+	return returnedIDs(ctx, s, `UPDATE workflows AS w SET status = v.status, state = v.state, state_text = v.text,
 			next_activation = v.next, retries = v.retries, executor_id = CASE WHEN v.keep THEN v.exec ELSE NULL END,
 			variables = v.vars::jsonb, wait_signal = v.wait, last_error = v.lerr, step_deadline = v.deadline, finished = v.finished,
 			modified = $13, version = w.version + 1, steps = v.steps
@@ -179,20 +179,7 @@ func (postgresDialect) complete(ctx context.Context, s *Store, cs []WorkflowComp
 			AS v(id, exec, ver, status, state, text, next, retries, vars, wait, lerr, finished, keep, deadline, steps)
 		WHERE w.id = ANY($1::bigint[]) AND w.id = v.id AND w.executor_id IS NOT DISTINCT FROM v.exec AND w.version = v.ver
 			AND w.status = 'EXECUTING'
-		RETURNING w.id`, id, exec, ver, status, state, text, next, retries, vars, wait, lastErr, finished, UTC(now), keep, deadline, steps)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := make([]int64, 0, n)
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+		RETURNING w.id`, n, id, exec, ver, status, state, text, next, retries, vars, wait, lastErr, finished, UTC(now), keep, deadline, steps)
 }
 
 func (postgresDialect) insertActionVariables(ctx context.Context, s *Store, vars []*ActionVariable) error {
