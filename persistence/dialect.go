@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -107,9 +108,43 @@ type claimStatement struct {
 	Claimed func(w *Workflow)
 	Due     string
 	DueArgs []any
-	Group   string
-	Order   string
-	Limit   int
+	// Types, when set, are the workflow types the claim takes, which Due leaves out. The due index
+	// is ordered by group, then type, then claim order, so each type's due rows are read by a
+	// probe of their own and the probes are merged in claim order: a claim never reads through
+	// the due workflows of a type it does not take (a flow-controlled type's held backlog, say).
+	Types []string
+	Group string
+	Order string
+	Limit int
+}
+
+// dueOfType is Due with the condition on the type, for a claim of at most one type (typed is
+// false for several: the dialect then reads them type by type).
+func (c claimStatement) dueOfType() (due string, args []any, typed bool) {
+	switch len(c.Types) {
+	case 0:
+		return c.Due, c.DueArgs, true
+	case 1:
+		return c.Due + " AND type = ?", append(append([]any{}, c.DueArgs...), c.Types[0]), true
+	}
+	return "", nil, false
+}
+
+// byTypeUnion is the IDs of the claim's due rows, type by type, merged in claim order: one
+// subquery per type, each reading the first Limit rows of its type from the due index. cols are
+// the columns each reads (those of Order among them), lock what follows its LIMIT.
+func (c claimStatement) byTypeUnion(cols, lock string) (string, []any) {
+	var b strings.Builder
+	var args []any
+	for i, typ := range c.Types {
+		if i > 0 {
+			b.WriteString(" UNION ALL ")
+		}
+		fmt.Fprintf(&b, "SELECT * FROM (SELECT %s FROM workflows WHERE %s AND type = ? ORDER BY %s LIMIT ?%s) AS b%d",
+			cols, c.Due, c.Order, lock, i)
+		args = append(append(args, c.DueArgs...), typ, c.Limit)
+	}
+	return b.String(), args
 }
 
 // updateStatement is an UPDATE of Table: SET on the rows WHERE selects.

@@ -119,9 +119,17 @@ func (mysqlDialect) uniqueViolation(err error) bool {
 func (mysqlDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error) {
 	var wfs []*Workflow
 	// claim_group is the generated column of the due index: only claimable workflows have one.
-	args := append(append([]any{c.Group}, c.DueArgs...), c.Limit)
-	if err := tx.idb.NewRaw(`SELECT * FROM workflows WHERE claim_group = ? AND `+c.Due+` ORDER BY `+c.Order+
-		` LIMIT ? FOR UPDATE SKIP LOCKED`, args...).Scan(ctx, &wfs); err != nil {
+	c.Due, c.DueArgs = "claim_group = ? AND "+c.Due, append([]any{c.Group}, c.DueArgs...)
+	due, dueArgs, typed := c.dueOfType()
+	q := `SELECT * FROM workflows WHERE ` + due + ` ORDER BY ` + c.Order + ` LIMIT ? FOR UPDATE SKIP LOCKED`
+	if !typed {
+		// Type by type (claimStatement.byTypeUnion); the rows locked beyond the first Limit are
+		// let go, untouched, when the claim commits.
+		var union string
+		union, dueArgs = c.byTypeUnion("*", " FOR UPDATE SKIP LOCKED")
+		q = `SELECT * FROM (` + union + `) AS u ORDER BY ` + c.Order + ` LIMIT ?`
+	}
+	if err := tx.idb.NewRaw(q, append(dueArgs, c.Limit)...).Scan(ctx, &wfs); err != nil {
 		return nil, err
 	}
 	if len(wfs) == 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/cairnflow/cairn/migrations"
 )
@@ -128,19 +129,42 @@ func (postgresDialect) retryable(err error) bool {
 	return errors.As(err, &pgErr) && (pgErr.Code == pgDeadlockDetected || pgErr.Code == pgSerializationFailure)
 }
 
-// claim locks the due rows with SKIP LOCKED and updates them in one statement. The locked IDs are
-// gathered into an array first (an InitPlan), so the update finds its rows by primary key alone:
-// joined to the subquery instead, with the statistics of an emptied table (one row, they say) the
-// planner walks every workflow and rescans the subquery for each.
+// claim locks the due rows with SKIP LOCKED and updates them in one statement (updateLocked);
+// several types are read type by type (pgClaimByType).
 func (postgresDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error) {
 	var wfs []*Workflow
-	err := postgresDialect{}.updateLocked(ctx, tx, "", "workflows", c.Set, c.SetArgs, c.Due, c.DueArgs, c.Order, c.Limit, &wfs)
+	if due, args, typed := c.dueOfType(); typed {
+		err := postgresDialect{}.updateLocked(ctx, tx, "", "workflows", c.Set, c.SetArgs, due, args, c.Order, c.Limit, &wfs)
+		return wfs, err
+	}
+	q, args := pgClaimByType(c)
+	err := tx.idb.NewRaw(q, args...).Scan(ctx, &wfs)
 	return wfs, err
 }
 
+// pgClaimByType is the claim of several types: a lateral probe of the due index per type, each
+// locking up to Limit rows with SKIP LOCKED, merged in claim order; the update takes the first
+// Limit, by their row addresses as updateLocked does. One statement text for any number of types
+// (they are an array), so it is planned alike. Where several types have due work, the rows a
+// probe locked beyond the first Limit are let go at the claim's commit, untouched.
+func pgClaimByType(c claimStatement) (string, []any) {
+	args := append(append(append([]any{}, c.SetArgs...), pgdialect.Array(c.Types)), c.DueArgs...)
+	args = append(args, c.Limit, c.Limit)
+	return `UPDATE workflows AS t SET ` + c.Set + ` WHERE t.ctid = ANY(ARRAY(
+		SELECT b.ctid FROM unnest(?::text[]) AS ty(name) CROSS JOIN LATERAL (
+			SELECT ctid, id, priority, next_activation FROM workflows WHERE ` + c.Due + ` AND type = ty.name
+			ORDER BY ` + c.Order + ` LIMIT ? FOR UPDATE SKIP LOCKED) AS b
+		ORDER BY ` + c.Order + ` LIMIT ?)) RETURNING t.*`, args
+}
+
 // updateLocked updates, in one statement, at most limit rows of table WHERE due, in order,
-// locked with SKIP LOCKED, and scans them into dest. The locked IDs are gathered into an array (an
-// InitPlan) and the update finds its rows by primary key alone, whatever the statistics say. with,
+// locked with SKIP LOCKED, and scans them into dest. The locked rows' addresses (ctid) are
+// gathered into an array (an InitPlan) and the update fetches each by its address (a TID scan),
+// whatever the statistics say. Found by ID instead, with the statistics of an emptied table (one
+// row, they say) the planner read every entry of workflows_type_idx for the IDs; joined to the
+// subquery, it walked every workflow and rescanned the subquery for each. A row another
+// transaction changed after the statement began is locked in its new version, which the update
+// cannot see: it is left as it is and released at commit, and the next claim takes it. with,
 // when set, is a CTE the statement runs first (named in FROM).
 func (postgresDialect) updateLocked(ctx context.Context, s *Store, with, table, set string, setArgs []any, due string, dueArgs []any,
 	order string, limit int, dest any) error {
@@ -150,7 +174,7 @@ func (postgresDialect) updateLocked(ctx context.Context, s *Store, with, table, 
 		with = "WITH " + with + " "
 	}
 	args := append(append(append([]any{}, setArgs...), dueArgs...), limit)
-	return s.idb.NewRaw(with+`UPDATE `+table+` AS t SET `+set+from+` WHERE t.id = ANY(ARRAY(SELECT id FROM `+table+` WHERE `+due+
+	return s.idb.NewRaw(with+`UPDATE `+table+` AS t SET `+set+from+` WHERE t.ctid = ANY(ARRAY(SELECT ctid FROM `+table+` WHERE `+due+
 		` ORDER BY `+order+` LIMIT ? FOR UPDATE SKIP LOCKED)) RETURNING t.*`, args...).Scan(ctx, dest)
 }
 

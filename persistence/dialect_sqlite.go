@@ -71,11 +71,19 @@ func (sqliteDialect) uniqueViolation(err error) bool {
 // (_txlock=immediate), so they wait for each other (busy_timeout) and never deadlock.
 func (sqliteDialect) retryable(error) bool { return false }
 
-// claim updates the first due rows in one statement; the transaction is the only writer.
+// claim updates the first due rows in one statement; the transaction is the only writer. Several
+// types are read type by type and merged (claimStatement.byTypeUnion).
 func (sqliteDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error) {
 	var wfs []*Workflow
-	args := append(append(append([]any{}, c.SetArgs...), c.DueArgs...), c.Limit)
-	err := tx.idb.NewRaw(`UPDATE workflows SET `+c.Set+` WHERE id IN (SELECT id FROM workflows WHERE `+c.Due+
+	due, dueArgs, typed := c.dueOfType()
+	from := "workflows WHERE " + due
+	if !typed {
+		var union string
+		union, dueArgs = c.byTypeUnion("id, priority, next_activation", "")
+		from = "(" + union + ")"
+	}
+	args := append(append(append([]any{}, c.SetArgs...), dueArgs...), c.Limit)
+	err := tx.idb.NewRaw(`UPDATE workflows SET `+c.Set+` WHERE id IN (SELECT id FROM `+from+
 		` ORDER BY `+c.Order+` LIMIT ?) RETURNING *`, args...).Scan(ctx, &wfs)
 	return wfs, err
 }

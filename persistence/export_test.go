@@ -20,3 +20,9 @@ func (s *Store) HandoffForTest(p WorkflowClaimParams, f FlowSpec, keys []string,
 
 // KeysAfterForTest is the statement of a key walk (flowKeysAfter), for the plan tests.
 var KeysAfterForTest = flowKeysAfterQuery
+
+// ClaimForTest is the statement by which WorkflowClaim claims several types on PostgreSQL, with
+// its arguments, for the plan tests.
+func (s *Store) ClaimForTest(p WorkflowClaimParams) (string, []any) {
+	return pgClaimByType(s.newClaimStatement(p))
+}

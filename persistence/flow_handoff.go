@@ -63,6 +63,7 @@ func (s *Store) claimIDs(ctx context.Context, p WorkflowClaimParams, ids []int64
 		return nil, nil
 	}
 	c := s.newClaimStatement(p)
+	c.Types = nil // the IDs say which
 	c.Due, c.DueArgs = "id IN (?) AND executor_id IS NULL", []any{bunIn(ids)}
 	if s.Kind() == KindPostgres {
 		c.Due, c.DueArgs = "id = ANY(?) AND executor_id IS NULL", []any{pgdialect.Array(ids)} // one statement text for any number

@@ -364,9 +364,9 @@ func (s *Store) newClaimStatement(p WorkflowClaimParams) claimStatement {
 			w.StepDeadline = &deadline
 		},
 		Due: `executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ?
-			AND executor_id IS NULL AND type IN (?)
-			AND EXISTS (SELECT 1 FROM executors AS e WHERE e.id = ? AND e.stopped IS NULL)`,
-		DueArgs: []any{p.Group, bunIn(claimableStatuses), now, bunIn(p.Types), p.ExecutorID},
+			AND executor_id IS NULL AND EXISTS (SELECT 1 FROM executors AS e WHERE e.id = ? AND e.stopped IS NULL)`,
+		DueArgs: []any{p.Group, bunIn(claimableStatuses), now, p.ExecutorID},
+		Types:   p.Types,
 		Group:   p.Group,
 		Order:   "priority DESC, next_activation, id",
 		Limit:   p.Limit,
