@@ -3,6 +3,9 @@ package persistence
 // KeyHeadsForTest is keyHeadsLateral, for the plan tests of the external test package.
 var KeyHeadsForTest = keyHeadsLateral
 
+// KeyHeadsUnionForTest is keyHeads, the key heads' statement of SQLite and MariaDB.
+var KeyHeadsUnionForTest = keyHeads
+
 // KeyHeadsForTestOf asks KeyHeadsForTest for the oldest due workflow of each key.
 func KeyHeadsForTestOf(keys ...string) []keyHead {
 	out := make([]keyHead, len(keys))

@@ -232,7 +232,9 @@ func flowCols(f FlowSpec) string {
 }
 
 // keyHeads is the statement that reads the oldest due workflows of each key, a UNION ALL of one
-// probe a key.
+// probe a key. As in keyHeadsLateral, the group is checked outside each probe: named inside, it
+// let SQLite read a key's head through the due index (group, type, claim order), stepping over
+// every due workflow of the type's other keys.
 func keyHeads(p WorkflowClaimParams, f FlowSpec, heads []keyHead, now time.Time) (string, []any) {
 	parts := make([]string, len(heads))
 	var args []any
@@ -241,10 +243,10 @@ func keyHeads(p WorkflowClaimParams, f FlowSpec, heads []keyHead, now time.Time)
 		if h.key == "" {
 			which, whichArgs = flowKeyless, nil
 		}
-		parts[i] = `SELECT * FROM (SELECT ` + flowCols(f) + ` FROM workflows WHERE type = ? AND ` + which + `
-			AND executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL
-			ORDER BY priority DESC, next_activation, id LIMIT ?) AS k` + strconv.Itoa(i)
-		args = append(append(append(args, f.Type), whichArgs...), p.Group, bunIn(claimableStatuses), now, max(h.n, 1))
+		parts[i] = `SELECT ` + flowCols(f) + ` FROM (SELECT ` + flowCols(f) + `, executor_group FROM workflows WHERE type = ? AND ` + which + `
+			AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL
+			ORDER BY priority DESC, next_activation, id LIMIT ?) AS k` + strconv.Itoa(i) + ` WHERE executor_group = ?`
+		args = append(append(append(args, f.Type), whichArgs...), bunIn(claimableStatuses), now, max(h.n, 1), p.Group)
 	}
 	return strings.Join(parts, " UNION ALL "), args
 }
