@@ -188,7 +188,7 @@ func (s *Store) flowHeads(ctx context.Context, p WorkflowClaimParams, f FlowSpec
 		var keyed []keyHead
 		for _, h := range heads {
 			if h.key == "" {
-				query, args := keyHeads(p, f, []keyHead{h}, now)
+				query, args := keyHeads(p, f, []keyHead{h}, now, false)
 				if err := s.idb.NewRaw(query, args...).Scan(ctx, &out); err != nil {
 					return nil, err
 				}
@@ -209,7 +209,7 @@ func (s *Store) flowHeads(ctx context.Context, p WorkflowClaimParams, f FlowSpec
 	for len(heads) > 0 {
 		n := min(len(heads), headsPerStatement)
 		var ws []*Workflow
-		query, args := keyHeads(p, f, heads[:n], now)
+		query, args := keyHeads(p, f, heads[:n], now, s.Kind() == KindMySQL)
 		if err := s.idb.NewRaw(query, args...).Scan(ctx, &ws); err != nil {
 			return nil, err
 		}
@@ -234,14 +234,20 @@ func flowCols(f FlowSpec) string {
 // keyHeads is the statement that reads the oldest due workflows of each key, a UNION ALL of one
 // probe a key. As in keyHeadsLateral, the group is checked outside each probe: named inside, it
 // let SQLite read a key's head through the due index (group, type, claim order), stepping over
-// every due workflow of the type's other keys.
-func keyHeads(p WorkflowClaimParams, f FlowSpec, heads []keyHead, now time.Time) (string, []any) {
+// every due workflow of the type's other keys. claimGroup (MariaDB and MySQL, which have no
+// partial indexes) names the claim group in each keyed probe, so that it reads
+// workflows_flow_heads_idx (type, key, claim group, claim order): only the key's claimable
+// workflows, in claim order. Without it, a probe read the key's every workflow from
+// workflows_flow_idx and sorted them.
+func keyHeads(p WorkflowClaimParams, f FlowSpec, heads []keyHead, now time.Time, claimGroup bool) (string, []any) {
 	parts := make([]string, len(heads))
 	var args []any
 	for i, h := range heads {
 		which, whichArgs := "concurrency_key = ? AND "+flowIndexed, []any{h.key}
 		if h.key == "" {
 			which, whichArgs = flowKeyless, nil
+		} else if claimGroup {
+			which, whichArgs = "concurrency_key = ? AND claim_group = ? AND "+flowIndexed, []any{h.key, p.Group}
 		}
 		parts[i] = `SELECT ` + flowCols(f) + ` FROM (SELECT ` + flowCols(f) + `, executor_group FROM workflows WHERE type = ? AND ` + which + `
 			AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL

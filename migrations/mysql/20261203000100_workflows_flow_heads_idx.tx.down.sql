@@ -1,0 +1,1 @@
+ALTER TABLE workflows DROP INDEX workflows_flow_heads_idx;
