@@ -235,9 +235,9 @@ func flowCols(f FlowSpec) string {
 // probe a key. As in keyHeadsLateral, the group is checked outside each probe: named inside, it
 // let SQLite read a key's head through the due index (group, type, claim order), stepping over
 // every due workflow of the type's other keys. claimGroup (MariaDB and MySQL, which have no
-// partial indexes) names the claim group in each keyed probe, so that it reads
-// workflows_flow_heads_idx (type, key, claim group, claim order): only the key's claimable
-// workflows, in claim order. Without it, a probe read the key's every workflow from
+// partial indexes) names the generated flow_group in each keyed probe and orders by flow_next,
+// so that it reads workflows_flow_heads_idx (type, key, flow group, claim order): only the key's
+// claimable workflows, in claim order. Without it, a probe read the key's every workflow from
 // workflows_flow_idx and sorted them.
 func keyHeads(p WorkflowClaimParams, f FlowSpec, heads []keyHead, now time.Time, claimGroup bool) (string, []any) {
 	parts := make([]string, len(heads))
@@ -247,11 +247,15 @@ func keyHeads(p WorkflowClaimParams, f FlowSpec, heads []keyHead, now time.Time,
 		if h.key == "" {
 			which, whichArgs = flowKeyless, nil
 		} else if claimGroup {
-			which, whichArgs = "concurrency_key = ? AND claim_group = ? AND "+flowIndexed, []any{h.key, p.Group}
+			which, whichArgs = "concurrency_key = ? AND flow_group = ? AND "+flowIndexed, []any{h.key, p.Group}
+		}
+		order := "priority DESC, next_activation, id"
+		if claimGroup && h.key != "" {
+			order = "priority DESC, flow_next, id" // flow_next is next_activation where there is a key
 		}
 		parts[i] = `SELECT ` + flowCols(f) + ` FROM (SELECT ` + flowCols(f) + `, executor_group FROM workflows WHERE type = ? AND ` + which + `
 			AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL
-			ORDER BY priority DESC, next_activation, id LIMIT ?) AS k` + strconv.Itoa(i) + ` WHERE executor_group = ?`
+			ORDER BY ` + order + ` LIMIT ?) AS k` + strconv.Itoa(i) + ` WHERE executor_group = ?`
 		args = append(append(append(args, f.Type), whichArgs...), bunIn(claimableStatuses), now, max(h.n, 1), p.Group)
 	}
 	return strings.Join(parts, " UNION ALL "), args

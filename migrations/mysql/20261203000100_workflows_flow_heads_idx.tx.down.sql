@@ -1,1 +1,1 @@
-ALTER TABLE workflows DROP INDEX workflows_flow_heads_idx;
+ALTER TABLE workflows DROP INDEX workflows_flow_heads_idx, DROP COLUMN flow_group, DROP COLUMN flow_next;
