@@ -2,9 +2,7 @@ package persistence_test
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -106,17 +104,10 @@ func TestClaimOfSeveralTypesSkipsOtherTypesBacklog(t *testing.T) {
 	now := persistence.Now()
 	query, args := store.ClaimForTest(persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 100, Now: now,
 		StepDeadline: now.Add(time.Minute), Types: []string{"plain", "other", "demo.order"}})
-	tx, err := store.DB().BeginTx(ctx, nil)
-	require.NoError(t, err)
-	defer func() { _ = tx.Rollback() }() // EXPLAIN ANALYZE runs the UPDATE: nothing of it stays
-	var plan []string
-	require.NoError(t, tx.NewRaw("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query, args...).Scan(ctx, &plan))
-	var nodes []map[string]any
-	require.NoError(t, json.Unmarshal([]byte(strings.Join(plan, "")), &nodes))
-	root := nodes[0]["Plan"].(map[string]any)
+	root, plan := explainAnalyze(t, store, query, args)
 	require.Equal(t, float64(10), root["Actual Rows"], "the 10 due workflows of plain are claimed")
 	// Three probes of the index and the 10 rows claimed (their heap pages, their index entries):
 	// well under 300 pages, where reading through the held backlog takes about 870.
 	pages := root["Shared Hit Blocks"].(float64) + root["Shared Read Blocks"].(float64)
-	require.Less(t, pages, 300.0, strings.Join(plan, ""))
+	require.Less(t, pages, 300.0, plan)
 }

@@ -61,13 +61,7 @@ func TestFlowHandoffCountsEachKeysHoldersByItsKey(t *testing.T) {
 	}
 	query, args := store.HandoffForTest(persistence.WorkflowClaimParams{Group: "default", Limit: 100, Now: persistence.Now()},
 		persistence.FlowSpec{Type: "flow.handoff", Concurrency: 10}, keys, freed)
-	tx, err := store.DB().BeginTx(ctx, nil)
-	require.NoError(t, err)
-	defer func() { _ = tx.Rollback() }() // EXPLAIN ANALYZE runs the UPDATE: nothing of it stays
-	var plan []string
-	require.NoError(t, tx.NewRaw("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query, args...).Scan(ctx, &plan))
-	var nodes []map[string]any
-	require.NoError(t, json.Unmarshal([]byte(strings.Join(plan, "")), &nodes))
+	root, plan := explainAnalyze(t, store, query, args)
 	var probe map[string]any
 	var walk func(n map[string]any)
 	walk = func(n map[string]any) {
@@ -79,8 +73,8 @@ func TestFlowHandoffCountsEachKeysHoldersByItsKey(t *testing.T) {
 			walk(c.(map[string]any))
 		}
 	}
-	walk(map[string]any{"Plans": []any{nodes[0]["Plan"]}})
-	require.NotNil(t, probe, "the holders are counted from workflows_flow_holders_idx: %s", strings.Join(plan, ""))
+	walk(map[string]any{"Plans": []any{root}})
+	require.NotNil(t, probe, "the holders are counted from workflows_flow_holders_idx: %s", plan)
 	loops, hits, fetches := probe["Actual Loops"].(float64), probe["Shared Hit Blocks"].(float64), probe["Heap Fetches"].(float64)
 	require.Equal(t, float64(100), loops, "one count per key")
 	// The index's own pages: a heap fetch reads a page of the table for a holder whose page is not
@@ -107,15 +101,11 @@ func TestFlowKeyWalkProbesEachKeyWithStaleStatistics(t *testing.T) {
 		FROM generate_series(1, 30000) i`)
 	require.NoError(t, err)
 	query, args := persistence.KeysAfterForTest("flow.walk", "k184", 64)
-	var plan []string
-	require.NoError(t, store.DB().NewRaw("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query, args...).Scan(ctx, &plan))
-	var nodes []map[string]any
-	require.NoError(t, json.Unmarshal([]byte(strings.Join(plan, "")), &nodes))
-	root := nodes[0]["Plan"].(map[string]any)
+	root, plan := explainAnalyze(t, store, query, args)
 	require.Equal(t, float64(64), root["Actual Rows"], "64 keys walked")
 	// A probe reads the index's root, an inner page, a leaf and the heap page of the row it
 	// returns (the new rows are not yet all-visible): 64 probes, well under 1,000 pages.
-	require.Less(t, root["Shared Hit Blocks"].(float64)+root["Shared Read Blocks"].(float64), 1000.0, strings.Join(plan, ""))
+	require.Less(t, root["Shared Hit Blocks"].(float64)+root["Shared Read Blocks"].(float64), 1000.0, plan)
 }
 
 // On SQLite, a fair flow claim reads each key's oldest due workflows from workflows_flow_due_idx
@@ -199,4 +189,21 @@ func TestFlowKeyHeadsReadTheKeysOwnQueueOnMariaDB(t *testing.T) {
 		require.Equal(t, "workflows_flow_heads_idx", row["key"], "%v", row)
 		require.NotContains(t, row["Extra"], "filesort", "%v", row)
 	}
+}
+
+// explainAnalyze runs query under EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) on PostgreSQL, in a
+// transaction it rolls back (an explained UPDATE runs: nothing of it stays), and returns the
+// plan's root node and the plan as text.
+func explainAnalyze(t *testing.T, store *persistence.Store, query string, args []any) (map[string]any, string) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := store.DB().BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	var plan []string
+	require.NoError(t, tx.NewRaw("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query, args...).Scan(ctx, &plan))
+	text := strings.Join(plan, "")
+	var nodes []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(text), &nodes))
+	return nodes[0]["Plan"].(map[string]any), text
 }
