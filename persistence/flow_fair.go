@@ -243,15 +243,12 @@ func keyHeads(p WorkflowClaimParams, f FlowSpec, heads []keyHead, now time.Time,
 	parts := make([]string, len(heads))
 	var args []any
 	for i, h := range heads {
-		which, whichArgs := "concurrency_key = ? AND "+flowIndexed, []any{h.key}
-		if h.key == "" {
+		which, whichArgs, order := "concurrency_key = ? AND "+flowIndexed, []any{h.key}, "priority DESC, next_activation, id"
+		switch {
+		case h.key == "":
 			which, whichArgs = flowKeyless, nil
-		} else if claimGroup {
-			which, whichArgs = "concurrency_key = ? AND flow_group = ? AND "+flowIndexed, []any{h.key, p.Group}
-		}
-		order := "priority DESC, next_activation, id"
-		if claimGroup && h.key != "" {
-			order = "priority DESC, flow_next, id" // flow_next is next_activation where there is a key
+		case claimGroup: // flow_next is next_activation where there is a key
+			which, whichArgs, order = "concurrency_key = ? AND flow_group = ? AND "+flowIndexed, []any{h.key, p.Group}, "priority DESC, flow_next, id"
 		}
 		parts[i] = `SELECT ` + flowCols(f) + ` FROM (SELECT ` + flowCols(f) + `, executor_group FROM workflows WHERE type = ? AND ` + which + `
 			AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL
