@@ -145,7 +145,7 @@ func openPostgres(rawURL string, opts OpenOptions) (*bun.DB, error) {
 	if opts.QueryTracer != nil {
 		cfg.Tracer = opts.QueryTracer
 	}
-	sqldb := stdlib.OpenDB(*cfg)
+	sqldb := sql.OpenDB(unpreparedLiterals{stdlib.GetConnector(*cfg)})
 	max := opts.MaxConns
 	if max <= 0 {
 		max = 20
