@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/cairnflow/cairn/migrations"
 )
@@ -138,7 +137,7 @@ func (postgresDialect) claim(ctx context.Context, tx *Store, c claimStatement) (
 		return wfs, err
 	}
 	q, args := pgClaimByType(c)
-	err := tx.idb.NewRaw(q, args...).Scan(ctx, &wfs)
+	err := queryBound(ctx, tx, &wfs, q, args...)
 	return wfs, err
 }
 
@@ -148,7 +147,7 @@ func (postgresDialect) claim(ctx context.Context, tx *Store, c claimStatement) (
 // (they are an array), so it is planned alike. Where several types have due work, the rows a
 // probe locked beyond the first Limit are let go at the claim's commit, untouched.
 func pgClaimByType(c claimStatement) (string, []any) {
-	args := append(append(append([]any{}, c.SetArgs...), pgdialect.Array(c.Types)), c.DueArgs...)
+	args := append(append(append([]any{}, c.SetArgs...), c.Types), c.DueArgs...)
 	args = append(args, c.Limit, c.Limit)
 	return `UPDATE workflows AS t SET ` + c.Set + ` WHERE t.ctid = ANY(ARRAY(
 		SELECT b.ctid FROM unnest(?::text[]) AS ty(name) CROSS JOIN LATERAL (
@@ -174,8 +173,8 @@ func (postgresDialect) updateLocked(ctx context.Context, s *Store, with, table, 
 		with = "WITH " + with + " "
 	}
 	args := append(append(append([]any{}, setArgs...), dueArgs...), limit)
-	return s.idb.NewRaw(with+`UPDATE `+table+` AS t SET `+set+from+` WHERE t.ctid = ANY(ARRAY(SELECT ctid FROM `+table+` WHERE `+due+
-		` ORDER BY `+order+` LIMIT ? FOR UPDATE SKIP LOCKED)) RETURNING t.*`, args...).Scan(ctx, dest)
+	return queryBound(ctx, s, dest, with+`UPDATE `+table+` AS t SET `+set+from+` WHERE t.ctid = ANY(ARRAY(SELECT ctid FROM `+table+` WHERE `+due+
+		` ORDER BY `+order+` LIMIT ? FOR UPDATE SKIP LOCKED)) RETURNING t.*`, args...)
 }
 
 // leaseTasks leases in one statement: the due rows are locked with SKIP LOCKED and updated by

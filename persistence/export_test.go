@@ -25,7 +25,12 @@ func (s *Store) HandoffForTest(p WorkflowClaimParams, f FlowSpec, keys []string,
 var KeysAfterForTest = flowKeysAfterQuery
 
 // ClaimForTest is the statement by which WorkflowClaim claims several types on PostgreSQL, with
-// its arguments, for the plan tests.
+// its parameters ($1, $2, ...), for the plan tests.
 func (s *Store) ClaimForTest(p WorkflowClaimParams) (string, []any) {
-	return pgClaimByType(s.newClaimStatement(p))
+	q, args := pgClaimByType(s.newClaimStatement(p))
+	q, args, err := pgParams(s.db.QueryGen(), q, args)
+	if err != nil {
+		panic(err)
+	}
+	return q, args
 }

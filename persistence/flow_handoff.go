@@ -66,7 +66,7 @@ func (s *Store) claimIDs(ctx context.Context, p WorkflowClaimParams, ids []int64
 	c.Types = nil // the IDs say which
 	c.Due, c.DueArgs = "id IN (?) AND executor_id IS NULL", []any{bunIn(ids)}
 	if s.Kind() == KindPostgres {
-		c.Due, c.DueArgs = "id = ANY(?) AND executor_id IS NULL", []any{pgdialect.Array(ids)} // one statement text for any number
+		c.Due, c.DueArgs = "id = ANY(?::bigint[]) AND executor_id IS NULL", []any{ids} // bound as one array: one text for any number
 	}
 	c.Order, c.Limit = "priority DESC, next_activation, id", len(ids)
 	return s.dialect.claim(ctx, s, c)

@@ -331,7 +331,7 @@ func checkHotPlans(t *testing.T, stats string, seqScans bool, prepare func(store
 	defer log.mu.Unlock()
 	require.NotEmpty(t, log.order)
 	explained := 0
-	explainAll := func(stats string, seqScans bool) {
+	explainAll := func(stats string, seqScans, generic bool) {
 		for _, sql := range log.order {
 			head := strings.ToUpper(strings.TrimSpace(sql))
 			if !strings.HasPrefix(head, "SELECT") && !strings.HasPrefix(head, "UPDATE") && !strings.HasPrefix(head, "INSERT") &&
@@ -346,7 +346,14 @@ func checkHotPlans(t *testing.T, stats string, seqScans bool, prepare func(store
 					_, err := tx.Exec(ctx, set)
 					require.NoError(t, err, set)
 				}
-				require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&raw), sql)
+				if generic {
+					if raw = explainGeneric(ctx, t, tx, sql, args); raw == nil {
+						require.NoError(t, tx.Rollback(ctx))
+						continue // no parameters: planned at every run, explained above
+					}
+				} else {
+					require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&raw), sql)
+				}
 				require.NoError(t, tx.Rollback(ctx))
 				var plan any
 				require.NoError(t, json.Unmarshal(raw, &plan))
@@ -357,9 +364,48 @@ func checkHotPlans(t *testing.T, stats string, seqScans bool, prepare func(store
 			}
 		}
 	}
-	explainAll(stats, seqScans)
+	explainAll(stats, seqScans, false)
+	explainAll(stats+" (generic plans)", seqScans, true)
 	_, err = conn.Exec(ctx, "ANALYZE")
 	require.NoError(t, err)
-	explainAll("fresh statistics", true)
+	explainAll("fresh statistics", true, false)
+	explainAll("fresh statistics (generic plans)", true, true)
 	t.Logf("explained %d runs of %d statements", explained, len(log.order))
+}
+
+// explainGeneric is the plan a prepared statement with parameters gets once PostgreSQL plans it
+// for any values (after five runs, as pgx's cached statements run): the statement is prepared,
+// planned with plan_cache_mode = force_generic_plan and explained for args.
+func explainGeneric(ctx context.Context, t *testing.T, tx pgx.Tx, sql string, args []any) []byte {
+	t.Helper()
+	var values []any // the statement's values, without pgx's options among them
+	for _, a := range args {
+		switch a.(type) {
+		case pgx.QueryExecMode, pgx.QueryResultFormats, pgx.QueryResultFormatsByOID:
+		default:
+			values = append(values, a)
+		}
+	}
+	if len(values) == 0 {
+		return nil
+	}
+	args = values
+	_, err := tx.Exec(ctx, "PREPARE hot AS "+sql)
+	require.NoError(t, err, sql)
+	_, err = tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan")
+	require.NoError(t, err)
+	var types []string
+	require.NoError(t, tx.QueryRow(ctx, "SELECT parameter_types::text[] FROM pg_prepared_statements WHERE name = 'hot'").Scan(&types))
+	require.Len(t, types, len(args), sql)
+	params := make([]string, len(types))
+	for i, typ := range types {
+		params[i] = fmt.Sprintf("$%d::%s", i+1, typ)
+	}
+	var raw []byte
+	// EXECUTE takes no parameters of its own: pgx writes the values into its text.
+	require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) EXECUTE hot("+strings.Join(params, ", ")+")",
+		append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...).Scan(&raw), sql)
+	_, err = tx.Exec(ctx, "DEALLOCATE hot")
+	require.NoError(t, err)
+	return raw
 }
