@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -203,6 +204,8 @@ func TestBenchThroughTheAPI(t *testing.T) {
 				StartP50Ms      float64 `json:"start_p50_ms"`
 				StartP99Ms      float64 `json:"start_p99_ms"`
 				WorkflowsPerSec float64 `json:"workflows_per_sec"`
+				EndToEndSeconds float64 `json:"end_to_end_seconds"`
+				SeenSeconds     float64 `json:"seen_seconds"`
 				BusinessKey     string  `json:"business_key"`
 			}
 			require.NoError(t, json.Unmarshal([]byte(r.stdout), &f), r.stdout)
@@ -219,6 +222,16 @@ func TestBenchThroughTheAPI(t *testing.T) {
 			require.NoError(t, store.DB().NewRaw("SELECT count(*) FROM workflows WHERE business_key = ? AND status = 'FINISHED' AND type = 'demo.order'", f.BusinessKey).
 				Scan(context.Background(), &finished))
 			require.Equal(t, 120, finished, "one workflow per request, every one finished")
+			// End to end is the node's record: the first creation to the last end of the run's workflows.
+			var span struct {
+				First time.Time `bun:"first"`
+				Last  time.Time `bun:"last"`
+			}
+			require.NoError(t, store.DB().NewRaw("SELECT min(created) AS first, max(finished) AS last FROM workflows WHERE business_key = ?", f.BusinessKey).
+				Scan(context.Background(), &span))
+			require.InDelta(t, span.Last.Sub(span.First).Seconds(), f.EndToEndSeconds, 0.002)
+			require.InDelta(t, float64(f.Finished)/f.EndToEndSeconds, f.WorkflowsPerSec, 0.01*f.WorkflowsPerSec)
+			require.Positive(t, f.SeenSeconds)
 			require.Zero(t, n.stop(t), n.output())
 		})
 	}
