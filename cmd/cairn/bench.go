@@ -196,6 +196,7 @@ func runBench(ctx context.Context, env *environment, args []string) (err error) 
 	if err != nil {
 		return err
 	}
+	tuneCollector(env.getenv) // the engine runs here as in a node
 	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 

@@ -198,6 +198,8 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	slog.SetDefault(log)
+	gcPercent, memLimit := tuneCollector(env.getenv)
+	log.Info("garbage collector", "gogc", gcPercent, "memory_limit_bytes", memLimit)
 
 	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
