@@ -199,7 +199,6 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	}
 	slog.SetDefault(log)
 	gcPercent, memLimit := tuneCollector(env.getenv)
-	log.Info("garbage collector", "gogc", gcPercent, "memory_limit_bytes", memLimit)
 
 	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
@@ -334,7 +333,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		log.Info("http server listening", "addr", ln.Addr().String(), "graphiql", "http://"+ln.Addr().String()+"/")
 	}
 	log.Info("cairn started", "version", version, "database", store.URL(), "api", !cfg.noAPI,
-		"workers", !cfg.noWorkers, "groups", cfg.groupList(), "demo", cfg.demo)
+		"workers", !cfg.noWorkers, "groups", cfg.groupList(), "demo", cfg.demo, "gogc", gcPercent, "memory_limit_bytes", memLimit)
 
 	var cause error
 	select {
