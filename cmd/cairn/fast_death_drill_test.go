@@ -34,7 +34,9 @@ func TestDrillKilledNodeDeclaredDeadBySession(t *testing.T) {
 			victim := nodes[0]
 			victimExec := executorOf(t, victim)
 			d := newDrill(t, "killed-node-session-"+string(kind), url)
-			ps := make([]workflow.StartParams, 200)
+			// As many orders as the three nodes have slots (100 each): the other two cannot take
+			// them all before the victim's first claim, as they could take 200.
+			ps := make([]workflow.StartParams, 300)
 			for i := range ps {
 				ps[i] = workflow.StartParams{Type: "demo.order", Input: json.RawMessage(`{"shipDelayMs": 2000}`)}
 			}
