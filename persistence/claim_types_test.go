@@ -88,13 +88,7 @@ func TestClaimOfSeveralTypesSkipsOtherTypesBacklog(t *testing.T) {
 	ctx := context.Background()
 	exec, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: "default", Expiry: time.Minute})
 	require.NoError(t, err)
-	// The statistics are taken first, while the table holds only ended workflows (as on a young
-	// database, before autovacuum comes by): they then tell of no backlog at all.
-	_, err = store.DB().ExecContext(ctx, `INSERT INTO workflows (type, definition_version, status, state, executor_group,
-		created, modified) SELECT 'plain', 1, 'FINISHED', 'done', 'default', now(), now() FROM generate_series(1, 2000)`)
-	require.NoError(t, err)
-	_, err = store.DB().ExecContext(ctx, "ANALYZE workflows")
-	require.NoError(t, err)
+	analyzeEndedOnly(t, store, "plain") // statistics that tell of no backlog
 	_, err = store.DB().ExecContext(ctx, `INSERT INTO workflows (type, definition_version, status, state, next_activation,
 		executor_group, created, modified, concurrency_key)
 		SELECT CASE WHEN i <= 30000 THEN 'held' ELSE 'plain' END, 1, 'CREATED', 'run',

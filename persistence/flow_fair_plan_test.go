@@ -90,12 +90,8 @@ func TestFlowKeyWalkProbesEachKeyWithStaleStatistics(t *testing.T) {
 	t.Parallel()
 	store := dbtest.Open(t, persistence.KindPostgres)
 	ctx := context.Background()
-	_, err := store.DB().ExecContext(ctx, `INSERT INTO workflows (type, definition_version, status, state, executor_group,
-		created, modified) SELECT 'flow.other', 1, 'FINISHED', 'done', 'default', now(), now() FROM generate_series(1, 2000)`)
-	require.NoError(t, err)
-	_, err = store.DB().ExecContext(ctx, "ANALYZE workflows")
-	require.NoError(t, err)
-	_, err = store.DB().ExecContext(ctx, `INSERT INTO workflows (type, definition_version, status, state, next_activation,
+	analyzeEndedOnly(t, store, "flow.other")
+	_, err := store.DB().ExecContext(ctx, `INSERT INTO workflows (type, definition_version, status, state, next_activation,
 		executor_group, created, modified, concurrency_key)
 		SELECT 'flow.walk', 1, 'CREATED', 'run', now(), 'default', now(), now(), 'k' || (i % 1000)
 		FROM generate_series(1, 30000) i`)
@@ -189,6 +185,19 @@ func TestFlowKeyHeadsReadTheKeysOwnQueueOnMariaDB(t *testing.T) {
 		require.Equal(t, "workflows_flow_heads_idx", row["key"], "%v", row)
 		require.NotContains(t, row["Extra"], "filesort", "%v", row)
 	}
+}
+
+// analyzeEndedOnly takes the statistics of workflows while the table holds only 2,000 ended ones
+// of typ, as on a young database before autovacuum comes by: they tell of no backlog at all,
+// whatever the test adds next.
+func analyzeEndedOnly(t *testing.T, store *persistence.Store, typ string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := store.DB().ExecContext(ctx, `INSERT INTO workflows (type, definition_version, status, state, executor_group,
+		created, modified) SELECT ?, 1, 'FINISHED', 'done', 'default', now(), now() FROM generate_series(1, 2000)`, typ)
+	require.NoError(t, err)
+	_, err = store.DB().ExecContext(ctx, "ANALYZE workflows")
+	require.NoError(t, err)
 }
 
 // explainAnalyze runs query under EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) on PostgreSQL, in a
