@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cairnflow/cairn/graph/model"
+	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
 	"github.com/cairnflow/cairn/workflow"
@@ -86,41 +87,9 @@ func benchFanOut(b *testing.B, store *persistence.Store, subscribers, rate int) 
 		}()
 	}
 
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var pace <-chan time.Time
-	if rate > 0 {
-		tick := time.NewTicker(time.Second / time.Duration(rate))
-		defer tick.Stop()
-		pace = tick.C
-	}
 	b.ResetTimer()
-	start := time.Now()
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1)
-				if i > int64(b.N) {
-					return
-				}
-				if pace != nil {
-					<-pace
-				}
-				typ := "test.noop"
-				if i%50 == 0 {
-					typ = "test.other"
-				}
-				if _, err := engine.Start(ctx, workflow.StartParams{Type: typ}); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed, err := RunFanOutStarts(ctx, engine, b.N, rate)
+	require.NoError(b, err)
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "starts/s")
 	if subscribers == 0 {
@@ -141,4 +110,56 @@ func benchFanOut(b *testing.B, store *persistence.Store, subscribers, rate int) 
 	b.ReportMetric(float64(delays[len(delays)*99/100].Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(len(delays))/float64(want), "delivered")
 	b.ReportMetric(float64(cutOff.Load()), "cut-off")
+}
+
+// RunFanOutStarts starts n workflows from 8 goroutines, at most rate a second (0: as fast as they
+// go), one in 50 of type test.other and the rest test.noop, and returns how long it took.
+func RunFanOutStarts(ctx context.Context, engine *engine.Engine, n, rate int) (time.Duration, error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var pace <-chan time.Time
+	if rate > 0 {
+		tick := time.NewTicker(time.Second / time.Duration(rate))
+		defer tick.Stop()
+		pace = tick.C
+	}
+	errs := make(chan error, 8)
+	start := time.Now()
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1)
+				if i > int64(n) {
+					return
+				}
+				if pace != nil {
+					<-pace
+				}
+				typ := "test.noop"
+				if i%50 == 0 {
+					typ = "test.other"
+				}
+				if _, err := engine.Start(ctx, workflow.StartParams{Type: typ}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errs)
+	return elapsed, <-errs
+}
+
+// RegisterFanOutTypes registers test.noop and test.other, the types RunFanOutStarts starts.
+func RegisterFanOutTypes(t testing.TB, engine *engine.Engine) {
+	for _, typ := range []string{"test.noop", "test.other"} {
+		def := noopFlow
+		def.Type = typ
+		_, err := engine.Register(context.Background(), def)
+		require.NoError(t, err)
+	}
 }

@@ -8,13 +8,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/cairnflow/cairn/graph/internal/request"
+	"github.com/cairnflow/cairn/graph/model"
 	"github.com/cairnflow/cairn/persistence"
 )
 
 // liveEvent is one change event as the hub read it, with the workflow as it was right after, and
-// its cursor and workflow ID already encoded: the hub reads and encodes each event once, however
-// many subscriptions it reaches.
+// its cursor, workflow ID and GraphQL object already made: the hub reads and encodes each event
+// once, however many subscriptions it reaches.
 type liveEvent struct {
+	model      *model.WorkflowEvent
 	ev         *persistence.ChangeEvent
 	workflow   *persistence.Workflow // nil when the workflow is gone
 	cursor     persistence.EventCursor
@@ -23,14 +28,57 @@ type liveEvent struct {
 }
 
 // liveSub is one subscription's place in the hub: the hub sends it the events it matches without
-// ever blocking, and closes ch when ch is full (the subscription then reads the database to catch
-// up, or tells its client it fell behind).
+// ever blocking, those of one read of the database as one batch, and closes ch when the
+// subscription would hold more than the hub's buffer of events it has not taken (the
+// subscription then reads the database to catch up, or tells its client it fell behind).
 type liveSub struct {
 	filter persistence.WorkflowFilter
-	ch     chan *liveEvent
-	// dropped is set when the hub closed ch because it was full.
-	dropped atomic.Bool
+	ch     chan []*liveEvent
+	// pending counts the events sent on ch that the subscription has not taken yet: it adds
+	// nothing but a batch's length when it receives one.
+	pending atomic.Int64
+	// next gathers the events of the batch the hub is handing out (the hub's goroutine only).
+	next []*liveEvent
+	// live, once set (h.mu held), is where the hub sends the subscription's events itself, and
+	// ch only closes when the subscription ends.
+	live *liveSink
 }
+
+// liveSink is a workflowEvents subscription's stream once its backlog is sent: the hub writes
+// the events after sent to out, up to size of them waiting; out has one slot more, for the
+// error that tells a subscriber it fell behind.
+type liveSink struct {
+	ctx  context.Context
+	out  chan *model.WorkflowEvent
+	size int
+	sent persistence.EventCursor
+}
+
+// put sends the events of batch after sent; false when the subscriber fell behind (it then got
+// the error, and nothing more may be sent).
+func (k *liveSink) put(batch []*liveEvent) bool {
+	for _, e := range batch {
+		if !e.cursor.After(k.sent) {
+			continue // also in the backlog
+		}
+		if len(k.out) >= k.size {
+			// Its id is the resume cursor: an EventSource reconnects from there by itself.
+			request.NoteEventID(k.ctx, eventCursorOf(k.sent))
+			k.out <- model.NewFailedEvent(&gqlerror.Error{
+				Message:    "the subscriber fell behind; subscribe again with after set to extensions.cursor",
+				Extensions: map[string]any{"code": codeSlowSubscriber, "cursor": eventCursorOf(k.sent)},
+			})
+			return false
+		}
+		request.NoteEventID(k.ctx, e.cursorText)
+		k.out <- e.model
+		k.sent = e.cursor
+	}
+	return true
+}
+
+// take notes that the subscription received batch from ch.
+func (s *liveSub) take(batch []*liveEvent) { s.pending.Add(-int64(len(batch))) }
 
 // matches applies the subscription's filter to an event: status and state are the event's (a
 // subscriber to FINISHED sees the event that finished the workflow), the rest the workflow's.
@@ -53,19 +101,101 @@ type liveHub struct {
 	poll     time.Duration
 	buffer   int
 
-	mu      sync.Mutex
-	subs    map[*liveSub]struct{}
-	pos     persistence.EventCursor // every event up to here was handed out
-	running bool
+	mu   sync.Mutex
+	subs map[*liveSub]struct{}
+	// byID, byType and anyWorkflow hold the subscriptions again, each in the place its filter
+	// points to: by the workflow IDs it names, else by the types it names, else among those that
+	// judge every event. An event is matched only against the subscriptions of its workflow, of
+	// its type and of anyWorkflow, so a node with many subscriptions for other workflows or types
+	// spends nothing on them.
+	byID        map[int64]map[*liveSub]struct{}
+	byType      map[string]map[*liveSub]struct{}
+	anyWorkflow map[*liveSub]struct{}
+	// withAttributes counts the subscriptions that filter by search attributes.
+	withAttributes int
+	pos            persistence.EventCursor // every event up to here was handed out
+	running        bool
 	// idle wakes run when the last subscription leaves, so that it stops at once.
 	idle chan struct{}
+	// rounds counts the hub's reads (each of one or more batches) and judged the filters it
+	// applied to events: what a node's subscriptions cost it.
+	rounds, judged atomic.Int64
 	// beforeFanOut, when set (by tests, before the hub starts), runs after the hub read a batch
 	// and before it hands the batch out: a test holds the hub there to force an interleaving.
 	beforeFanOut func()
 }
 
 func newLiveHub(store Reads, notifier *persistence.Notifier, log *slog.Logger, poll time.Duration, buffer int) *liveHub {
-	return &liveHub{store: store, notifier: notifier, log: log, poll: poll, buffer: buffer, subs: map[*liveSub]struct{}{}, idle: make(chan struct{}, 1)}
+	return &liveHub{
+		store: store, notifier: notifier, log: log, poll: poll, buffer: buffer,
+		subs: map[*liveSub]struct{}{}, byID: map[int64]map[*liveSub]struct{}{},
+		byType: map[string]map[*liveSub]struct{}{}, anyWorkflow: map[*liveSub]struct{}{},
+		idle: make(chan struct{}, 1),
+	}
+}
+
+// add places s in the hub's sets (h.mu held).
+func (h *liveHub) add(s *liveSub) {
+	h.subs[s] = struct{}{}
+	switch {
+	case len(s.filter.IDs) > 0:
+		for _, id := range s.filter.IDs {
+			addTo(h.byID, id, s)
+		}
+	case len(s.filter.Types) > 0:
+		for _, t := range s.filter.Types {
+			addTo(h.byType, t, s)
+		}
+	default:
+		h.anyWorkflow[s] = struct{}{}
+	}
+	if len(s.filter.Attributes) > 0 {
+		h.withAttributes++
+	}
+}
+
+// remove takes s out of the hub's sets and closes its channel; it reports whether s was there
+// (h.mu held).
+func (h *liveHub) remove(s *liveSub) bool {
+	if _, ok := h.subs[s]; !ok {
+		return false
+	}
+	delete(h.subs, s)
+	switch {
+	case len(s.filter.IDs) > 0:
+		for _, id := range s.filter.IDs {
+			removeFrom(h.byID, id, s)
+		}
+	case len(s.filter.Types) > 0:
+		for _, t := range s.filter.Types {
+			removeFrom(h.byType, t, s)
+		}
+	default:
+		delete(h.anyWorkflow, s)
+	}
+	if len(s.filter.Attributes) > 0 {
+		h.withAttributes--
+	}
+	close(s.ch)
+	return true
+}
+
+func addTo[K comparable](m map[K]map[*liveSub]struct{}, k K, s *liveSub) {
+	set := m[k]
+	if set == nil {
+		set = map[*liveSub]struct{}{}
+		m[k] = set
+	}
+	set[s] = struct{}{}
+}
+
+func removeFrom[K comparable](m map[K]map[*liveSub]struct{}, k K, s *liveSub) {
+	if set := m[k]; set != nil {
+		delete(set, s)
+		if len(set) == 0 {
+			delete(m, k)
+		}
+	}
 }
 
 // register adds a subscription and returns it with the hub's position: the subscription gets
@@ -82,19 +212,45 @@ func (h *liveHub) register(ctx context.Context, f persistence.WorkflowFilter) (*
 		hints, unsubscribe := h.notifier.Subscribe(persistence.TopicEvents)
 		go h.run(hints, unsubscribe)
 	}
-	s := &liveSub{filter: f, ch: make(chan *liveEvent, h.buffer)}
-	h.subs[s] = struct{}{}
+	// Every batch holds at least one event, and at most buffer events are pending: ch never
+	// fills.
+	s := &liveSub{filter: f, ch: make(chan []*liveEvent, h.buffer)}
+	h.add(s)
 	return s, h.pos, nil
+}
+
+// goLive hands the hub the sending of s's events to k.out, after those s was sent and has not
+// taken. It reports false when the hub dropped s (the subscription catches up from the database
+// and registers again), and ended when the subscriber fell behind (it got the error and the
+// stream is over).
+func (h *liveHub) goLive(s *liveSub, k *liveSink) (live, ended bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.subs[s]; !ok {
+		return false, false
+	}
+	for {
+		select {
+		case batch := <-s.ch:
+			s.take(batch)
+			if !k.put(batch) {
+				h.remove(s)
+				return false, true
+			}
+			continue
+		default:
+		}
+		break
+	}
+	s.live = k
+	return true, false
 }
 
 // unregister removes a subscription (again is harmless).
 func (h *liveHub) unregister(s *liveSub) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if _, ok := h.subs[s]; ok {
-		delete(h.subs, s)
-		close(s.ch)
-	}
+	h.remove(s)
 	if len(h.subs) == 0 {
 		select {
 		case h.idle <- struct{}{}:
@@ -109,7 +265,16 @@ func (h *liveHub) run(hints <-chan string, unsubscribe func()) {
 	poll := time.NewTicker(h.poll)
 	defer poll.Stop()
 	for {
+		began := time.Now()
+		h.rounds.Add(1)
 		h.readAll()
+		if rest := hubReadGap - time.Since(began); rest > 0 {
+			select {
+			case <-time.After(rest):
+			case <-h.idle:
+				h.idle <- struct{}{} // for the wait below: the last subscription left
+			}
+		}
 		select {
 		case <-hints:
 		case <-poll.C:
@@ -124,6 +289,23 @@ func (h *liveHub) run(hints <-chan string, unsubscribe func()) {
 		h.mu.Unlock()
 	}
 }
+
+// Each subscription the hub hands events to has a goroutine that then runs (the transport's,
+// which encodes and writes them). Woken all at once, thousands of them would queue ahead of the
+// engine's own goroutines. So the hub hands events out fanOutChunk subscriptions at a time, and
+// after each chunk rests fanOutGap for each subscription it woke (10,000 subscriptions: 40 ms in
+// all), which also bounds how often it wakes them: the more subscriptions, the more events each
+// wake carries.
+const (
+	fanOutChunk = 500
+	fanOutGap   = 4 * time.Microsecond
+)
+
+// hubReadGap is the least time between the starts of two reads of the hub: commits come many
+// times a millisecond on a busy node, and a read after each would cost the database more than the
+// engine's own work (a single subscription cut the start rate by a fifth). Events wait at most
+// this long for the read that hands them out.
+const hubReadGap = 5 * time.Millisecond
 
 // readAll reads every event after the hub's position and hands each to the subscriptions it
 // matches. A read that fails is logged and tried again at the next hint or poll.
@@ -159,7 +341,7 @@ func (h *liveHub) readAll() {
 		// subscription has one (checked again under the lock, for one that just registered).
 		withAttributes := false
 		h.mu.Lock()
-		for h.needsAttributes() && !withAttributes {
+		for h.withAttributes > 0 && !withAttributes {
 			h.mu.Unlock()
 			if err := loadAttributes(ctx, h.store, byID); err != nil {
 				h.log.Warn("error loading attributes for subscriptions; retrying", "error", err)
@@ -168,23 +350,18 @@ func (h *liveHub) readAll() {
 			withAttributes = true
 			h.mu.Lock()
 		}
+		var reached []*liveSub
 		for _, e := range batch {
-			for s := range h.subs {
-				if !s.matches(e) {
-					continue
-				}
-				select {
-				case s.ch <- e:
-				default:
-					// Never wait for a subscription: it catches up from the database.
-					s.dropped.Store(true)
-					delete(h.subs, s)
-					close(s.ch)
-				}
+			reached = h.gather(e, h.byID[e.ev.WorkflowID], reached)
+			if e.workflow != nil {
+				reached = h.gather(e, h.byType[e.workflow.Type], reached)
 			}
+			reached = h.gather(e, h.anyWorkflow, reached)
 		}
+		// A subscription that registers from here on starts after this batch.
 		h.pos = batch[len(batch)-1].cursor
 		h.mu.Unlock()
+		h.deliver(reached)
 		if len(events) < eventBatch {
 			return
 		}
@@ -193,17 +370,68 @@ func (h *liveHub) readAll() {
 
 func newLiveEvent(ev *persistence.ChangeEvent, w *persistence.Workflow) *liveEvent {
 	c := ev.CursorOf()
-	return &liveEvent{ev: ev, workflow: w, cursor: c, cursorText: eventCursorOf(c), workflowID: encodeID(kindWorkflow, ev.WorkflowID)}
+	e := &liveEvent{ev: ev, workflow: w, cursor: c, cursorText: eventCursorOf(c), workflowID: encodeID(kindWorkflow, ev.WorkflowID)}
+	e.model = model.NewWorkflowEvent(ev, e.cursorText, e.workflowID, w)
+	return e
 }
 
-// needsAttributes reports whether a subscription filters by search attributes (h.mu held).
-func (h *liveHub) needsAttributes() bool {
-	for s := range h.subs {
-		if len(s.filter.Attributes) > 0 {
-			return true
+// gather adds e to the next batch of each subscription of set that matches it, and returns
+// reached with the subscriptions whose batch it started (h.mu held; only the hub's goroutine
+// touches a subscription's next batch). Each subscription is in one
+// set for a given event: an event has one workflow and one type.
+func (h *liveHub) gather(e *liveEvent, set map[*liveSub]struct{}, reached []*liveSub) []*liveSub {
+	h.judged.Add(int64(len(set)))
+	for s := range set {
+		if !s.matches(e) {
+			continue
+		}
+		if len(s.next) == 0 {
+			reached = append(reached, s)
+		}
+		s.next = append(s.next, e)
+	}
+	return reached
+}
+
+// deliver sends the subscriptions reached their batches, a chunk at a time.
+func (h *liveHub) deliver(reached []*liveSub) {
+	for len(reached) > 0 {
+		n := min(len(reached), fanOutChunk)
+		h.mu.Lock()
+		for _, s := range reached[:n] {
+			h.send(s)
+		}
+		h.mu.Unlock()
+		reached = reached[n:]
+		if rest := time.Duration(n) * fanOutGap; rest >= time.Millisecond {
+			time.Sleep(rest)
 		}
 	}
-	return false
+}
+
+// send hands s its batch, or drops s when that would leave it more than the buffer's events to
+// take; a subscription that left since its batch was gathered gets nothing (h.mu held). It never
+// waits for a subscription: a dropped one catches up from the database.
+func (h *liveHub) send(s *liveSub) {
+	batch := s.next
+	s.next = nil
+	if _, ok := h.subs[s]; !ok {
+		return
+	}
+	if s.live != nil {
+		if !s.live.put(batch) {
+			h.remove(s)
+		}
+		return
+	}
+	if s.pending.Add(int64(len(batch))) <= int64(h.buffer) {
+		select {
+		case s.ch <- batch:
+			return
+		default:
+		}
+	}
+	h.remove(s)
 }
 
 // loadAttributes sets the search attributes of workflows (an empty map for one with none).

@@ -25,12 +25,7 @@ func liveSetup(t testing.TB, store *persistence.Store, buffer int) (*engine.Engi
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	engine := engine.New(store, engine.Options{Logger: log})
-	for _, typ := range []string{"test.noop", "test.other"} {
-		def := noopFlow
-		def.Type = typ
-		_, err := engine.Register(context.Background(), def)
-		require.NoError(t, err)
-	}
+	RegisterFanOutTypes(t, engine)
 	return engine, newTestResolver(engine, Config{Engine: engine, Logger: log, SubscriptionBuffer: buffer, PollInterval: 50 * time.Millisecond}.withDefaults())
 }
 
@@ -307,5 +302,65 @@ func TestIdleSubscriptionMemory(t *testing.T) {
 		for _, ch := range chans {
 			require.Empty(t, drain(t, ch))
 		}
+	})
+}
+
+// The hub judges an event only against the subscriptions of its workflow, of its type and those
+// with neither in their filter: a thousand subscriptions to another type cost it nothing. Before,
+// it judged every event against every subscription.
+func TestHubJudgesAnEventOnlyAgainstItsOwnSubscriptions(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		engine, r := liveSetup(t, store, 256)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		for range 1000 {
+			_, err := r.workflowEvents(ctx, &model.WorkflowFilter{Types: []string{"test.noop"}}, nil)
+			require.NoError(t, err)
+		}
+		watched, err := r.workflowEvents(ctx, &model.WorkflowFilter{Types: []string{"test.other"}}, nil)
+		require.NoError(t, err)
+		var first int64
+		for i := range 20 {
+			w, err := engine.Start(ctx, workflow.StartParams{Type: "test.other"})
+			require.NoError(t, err)
+			if i == 0 {
+				first = w.Workflow.ID
+			}
+		}
+		receive(t, watched, 20)
+		byID, err := r.workflowEvents(ctx, &model.WorkflowFilter{Ids: []string{encodeID(kindWorkflow, first)}}, nil)
+		require.NoError(t, err)
+		// One event of a watched workflow more, for the subscription by ID.
+		_, err = engine.Cancel(ctx, workflow.ChangeParams{ID: first, Reason: "test"})
+		require.NoError(t, err)
+		receive(t, byID, 1)
+		receive(t, watched, 1)
+		// 21 events, each judged against the one subscription to its type, and the last also
+		// against the one to its workflow.
+		require.EqualValues(t, 22, r.hub.judged.Load())
+	})
+}
+
+// The hub reads the database at most once per hubReadGap however often commits wake it. Before,
+// it read after every commit: on a busy node, twice as many statements as the starts made.
+func TestHubReadsAtMostOncePerGap(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		engine, r := liveSetup(t, store, 1000)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ch, err := r.workflowEvents(ctx, &model.WorkflowFilter{Types: []string{"test.other"}}, nil)
+		require.NoError(t, err)
+		began := time.Now()
+		rounds := r.hub.rounds.Load()
+		for range 300 {
+			_, err := engine.Start(ctx, workflow.StartParams{Type: "test.other"})
+			require.NoError(t, err)
+		}
+		receive(t, ch, 300)
+		elapsed := time.Since(began)
+		read := r.hub.rounds.Load() - rounds
+		require.LessOrEqual(t, read, int64(elapsed/hubReadGap)+2, "%d reads in %s", read, elapsed)
 	})
 }

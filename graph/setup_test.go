@@ -51,7 +51,7 @@ type bundle struct {
 	c       *client.Client
 }
 
-func setup(t *testing.T, store *persistence.Store, configure ...func(*server.Config)) *bundle {
+func setup(t testing.TB, store *persistence.Store, configure ...func(*server.Config)) *bundle {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	engine := engine.New(store, engine.Options{Logger: log})

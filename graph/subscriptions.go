@@ -153,7 +153,7 @@ func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFil
 			if !r.backlog(ctx, f, sent, pos, func(e *liveEvent) bool {
 				request.NoteEventID(ctx, e.cursorText)
 				select {
-				case out <- model.NewWorkflowEvent(e.ev, e.cursorText, e.workflowID, e.workflow):
+				case out <- e.model:
 					sent = e.cursor
 					return true
 				case <-ctx.Done():
@@ -165,7 +165,12 @@ func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFil
 			if pos.After(sent) {
 				sent = pos
 			}
-			if !sub.dropped.Load() {
+			// From here the hub sends the events itself, as it reads them.
+			live, ended := r.hub.goLive(sub, &liveSink{ctx: ctx, out: out, size: size, sent: sent})
+			if ended {
+				return
+			}
+			if live {
 				break
 			}
 			// The hub dropped the subscription while it read its backlog: read on from the
@@ -177,27 +182,10 @@ func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFil
 				return
 			}
 		}
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case e, ok := <-sub.ch:
-				if ok && !e.cursor.After(sent) {
-					continue // also in the backlog
-				}
-				if !ok || len(out) >= size {
-					// Its id is the resume cursor: an EventSource reconnects from there by itself.
-					request.NoteEventID(ctx, eventCursorOf(sent))
-					out <- model.NewFailedEvent(&gqlerror.Error{
-						Message:    "the subscriber fell behind; subscribe again with after set to extensions.cursor",
-						Extensions: map[string]any{"code": codeSlowSubscriber, "cursor": eventCursorOf(sent)},
-					})
-					return
-				}
-				request.NoteEventID(ctx, e.cursorText)
-				out <- model.NewWorkflowEvent(e.ev, e.cursorText, e.workflowID, e.workflow)
-				sent = e.cursor
-			}
+		// The hub closes ch when the subscriber fell behind (it sent the error).
+		select {
+		case <-ctx.Done():
+		case <-sub.ch:
 		}
 	}()
 	return out, nil
@@ -240,7 +228,8 @@ func (r *Resolver) workflowUpdated(ctx context.Context, id string) (<-chan *pers
 			select {
 			case <-ctx.Done():
 				return
-			case e, ok := <-sub.ch:
+			case batch, ok := <-sub.ch:
+				sub.take(batch)
 				if !ok {
 					// Dropped by the hub: register again and read the workflow as it is now.
 					if sub, _, err = r.hub.register(ctx, f); err != nil {
@@ -250,12 +239,14 @@ func (r *Resolver) workflowUpdated(ctx context.Context, id string) (<-chan *pers
 					if err != nil {
 						return
 					}
-					e = &liveEvent{workflow: w}
+					batch = []*liveEvent{{workflow: w}}
 				}
 				// Versions only grow: an older snapshot than the one sent adds nothing.
-				if w := e.workflow; w != nil && w.Version > last.Version {
-					sendLatest(out, w)
-					last = w
+				for _, e := range batch {
+					if w := e.workflow; w != nil && w.Version > last.Version && !last.Status.Terminal() {
+						sendLatest(out, w)
+						last = w
+					}
 				}
 			}
 		}
