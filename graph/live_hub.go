@@ -29,8 +29,8 @@ type liveEvent struct {
 
 // liveSub is one subscription's place in the hub: the hub sends it the events it matches without
 // ever blocking, those of one read of the database as one batch, and closes ch when the
-// subscription would hold more than the hub's buffer of events it has not taken (the
-// subscription then reads the database to catch up, or tells its client it fell behind).
+// subscription would hold more than the hub's buffer of events it has not taken, or ch is full
+// (the subscription then reads the database to catch up, or tells its client it fell behind).
 type liveSub struct {
 	filter persistence.WorkflowFilter
 	ch     chan []*liveEvent
@@ -212,9 +212,7 @@ func (h *liveHub) register(ctx context.Context, f persistence.WorkflowFilter) (*
 		hints, unsubscribe := h.notifier.Subscribe(persistence.TopicEvents)
 		go h.run(hints, unsubscribe)
 	}
-	// Every batch holds at least one event, and at most buffer events are pending: ch never
-	// fills.
-	s := &liveSub{filter: f, ch: make(chan []*liveEvent, h.buffer)}
+	s := &liveSub{filter: f, ch: make(chan []*liveEvent, min(h.buffer, subBatches))}
 	h.add(s)
 	return s, h.pos, nil
 }
@@ -245,6 +243,12 @@ func (h *liveHub) goLive(s *liveSub, k *liveSink) (live, ended bool) {
 	s.live = k
 	return true, false
 }
+
+// subBatches is how many batches a subscription's channel holds: each is a read of the hub's (at
+// least hubReadGap apart), so a subscription still sending its backlog lets 32 reads pass before
+// the hub drops it (it then catches up from the database). A subscription past its backlog gets
+// its events from the hub directly, and ch only closes.
+const subBatches = 32
 
 // unregister removes a subscription (again is harmless).
 func (h *liveHub) unregister(s *liveSub) {
