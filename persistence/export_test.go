@@ -34,3 +34,12 @@ func (s *Store) ClaimForTest(p WorkflowClaimParams) (string, []any) {
 	}
 	return q, args
 }
+
+// FlowHoldersQueryForTest is flowHoldersQuery, for the plan tests of the external test package.
+var FlowHoldersQueryForTest = flowHoldersQuery
+
+// FlowCandidatesQueryForTest is flowCandidatesQuery, for the plan tests of the external test package.
+var FlowCandidatesQueryForTest = flowCandidatesQuery
+
+// FlowCandidateLimitForTest is flowCandidateLimit, for the tests of the external test package.
+var FlowCandidateLimitForTest = flowCandidateLimit

@@ -226,7 +226,7 @@ func (s *Store) flowClaim(ctx context.Context, p WorkflowClaimParams, f FlowSpec
 		var cands []*Workflow
 		last := s.flowCursor(f.Type)
 		rates := flowRates{f: f, now: now, tats: map[string]time.Time{}}
-		scan, capped := flowCandidateLimit(p), false
+		scan, capped := flowCandidateLimit(p, f, holders), false
 		if f.RateLimit > 0 && f.RateKey == nil && f.Concurrency == 0 && keys == nil {
 			// One rate for the type and nothing else: its bucket says how many may start, so the
 			// claim reads that many and one more (whether one is held back, and until when).
@@ -337,10 +337,27 @@ func keyText(key string) string {
 // flowCandidates reads the due workflows of a flow-controlled type in claim order, leaving out
 // those waiting for a slot of a full key (when they only wait).
 func (s *Store) flowCandidates(ctx context.Context, p WorkflowClaimParams, f FlowSpec, holders map[string]int, scan int, now time.Time) ([]*Workflow, error) {
+	lock := ""
+	if l := s.rowLock(true); l != "" {
+		lock = " FOR " + l
+	}
+	var out []*Workflow
+	query, args := flowCandidatesQuery(s.Kind(), lock, p, f, holders, scan, now)
+	err := s.idb.NewRaw(query, args...).Scan(ctx, &out)
+	return out, err
+}
+
+// flowCandidatesQuery is flowCandidates' statement. MariaDB and MySQL name claim_group, the
+// generated column of workflows_due_idx (claim group, type, claim order): without it they read
+// every workflow of the type and sorted them (50,000 rows for a claim of 200).
+func flowCandidatesQuery(kind Kind, lock string, p WorkflowClaimParams, f FlowSpec, holders map[string]int, scan int, now time.Time) (string, []any) {
 	cols := flowCols(f)
 	where := `executor_group = ? AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ?
 		AND executor_id IS NULL AND type = ? AND EXISTS (SELECT 1 FROM executors AS e WHERE e.id = ? AND e.stopped IS NULL)`
 	args := []any{p.Group, bunIn(claimableStatuses), now, f.Type, p.ExecutorID}
+	if kind == KindMySQL {
+		where, args = "claim_group = ? AND "+where, append([]any{p.Group}, args...)
+	}
 	if f.Concurrency > 0 && !f.CancelNewest && !f.CancelInProgress {
 		var full []string
 		keyless := false
@@ -370,18 +387,25 @@ func (s *Store) flowCandidates(ctx context.Context, p WorkflowClaimParams, f Flo
 			where += " AND " + cond
 		}
 	}
-	lock := ""
-	if l := s.rowLock(true); l != "" {
-		lock = " FOR " + l
-	}
-	var out []*Workflow
-	err := s.idb.NewRaw("SELECT "+cols+" FROM workflows WHERE "+where+" ORDER BY priority DESC, next_activation, id LIMIT ?"+lock,
-		append(args, scan)...).Scan(ctx, &out)
-	return out, err
+	return "SELECT " + cols + " FROM workflows WHERE " + where + " ORDER BY priority DESC, next_activation, id LIMIT ?" + lock, append(args, scan)
 }
 
-// flowCandidateLimit is how many due workflows a flow claim reads in claim order.
-func flowCandidateLimit(p WorkflowClaimParams) int { return max(4*p.Limit, 64) }
+// flowCandidateLimit is how many due workflows a flow claim reads in claim order. Under a
+// concurrency limit whose workflows queue, a key takes at most the limit and its holders run on,
+// so it reads four limits' worth and the holders' number (at least 64): the oldest workflows
+// may all be one key's, and the claim took 8,000 of one key's queue, locked on MariaDB, for the
+// 50 it could start. flowFair adds the heads of other keys when the read was full.
+func flowCandidateLimit(p WorkflowClaimParams, f FlowSpec, holders map[string]int) int {
+	n := max(4*p.Limit, 64)
+	if f.Concurrency > 0 && !f.CancelNewest && !f.CancelInProgress {
+		held := 0
+		for _, h := range holders {
+			held += h
+		}
+		n = min(n, max(64, 4*f.Concurrency+held))
+	}
+	return n
+}
 
 // flowOldestHolders returns up to n of a key's holders, oldest first: those CANCEL_IN_PROGRESS
 // cancels.

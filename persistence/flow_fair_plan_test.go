@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -221,4 +222,106 @@ func explainAnalyze(t *testing.T, store *persistence.Store, query string, args [
 	var nodes []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(text), &nodes))
 	return nodes[0]["Plan"].(map[string]any), text
+}
+
+// On MariaDB (no partial indexes), a flow claim counts a type's holders from
+// workflows_flow_holder_idx: the holders' entries alone. It read them from workflows_flow_idx
+// (type, key, status), every keyed workflow of the type, so with 50,000 queued under one key each
+// claim read 50,000 entries and a new key's first step waited 0.3-0.9 s (p99).
+func TestFlowHoldersAreCountedFromTheHoldersAloneOnMariaDB(t *testing.T) {
+	t.Parallel()
+	store := dbtest.Open(t, persistence.KindMySQL)
+	ctx := context.Background()
+	now := persistence.Now()
+	_, err := store.DB().ExecContext(ctx, `INSERT INTO workflows (type, definition_version, status, state, next_activation, executor_group,
+		created, modified, concurrency_key, input, variables)
+		WITH RECURSIVE d(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM d WHERE n < 99),
+			i(n) AS (SELECT a.n * 100 + b.n + 1 FROM d AS a CROSS JOIN d AS b WHERE a.n < 50)
+		SELECT 'flow.holders', 1, CASE WHEN n <= 3 THEN 'IN_PROGRESS' WHEN n = 4 THEN 'WAITING' ELSE 'CREATED' END, 'run', ?, 'default', ?, ?,
+			CASE WHEN n <= 4990 THEN 'long' ELSE CONCAT('k', n % 5) END, '{}', '{}' FROM i`, now, now, now)
+	require.NoError(t, err)
+	_, err = store.DB().ExecContext(ctx, "ANALYZE TABLE workflows")
+	require.NoError(t, err)
+	for _, named := range [][]string{nil, {"long", "k1"}} {
+		query, args := persistence.FlowHoldersQueryForTest(persistence.KindMySQL, persistence.FlowSpec{Type: "flow.holders", Concurrency: 1}, named)
+		var counts []struct {
+			Key string `bun:"concurrency_key"`
+			N   int    `bun:"n"`
+		}
+		require.NoError(t, store.DB().NewRaw(query, args...).Scan(ctx, &counts))
+		require.Equal(t, []struct {
+			Key string `bun:"concurrency_key"`
+			N   int    `bun:"n"`
+		}{{"long", 4}}, counts)
+		// ANALYZE runs the statement and says how many rows each table gave.
+		var plan []struct {
+			Table string   `bun:"table"`
+			Key   *string  `bun:"key"`
+			RRows *float64 `bun:"r_rows"`
+		}
+		require.NoError(t, store.DB().NewRaw("ANALYZE "+query, args...).Scan(ctx, &plan))
+		for _, row := range plan {
+			if row.Table == "workflows" {
+				require.NotNil(t, row.RRows, "%+v", row)
+				require.LessOrEqual(t, *row.RRows, 10.0, "the holders alone (%v): %+v", named, row)
+			}
+		}
+	}
+}
+
+// On MariaDB, a flow claim's candidates are read from workflows_due_idx (claim group, type, claim
+// order): the rows it asks for, in order (here the newest workflows are due first). Without
+// claim_group named it read the type's workflows from workflows_flow_idx and sorted them: 50,000
+// rows for each claim of 200 under one deep key.
+func TestFlowCandidatesReadTheDueIndexInOrderOnMariaDB(t *testing.T) {
+	t.Parallel()
+	store := dbtest.Open(t, persistence.KindMySQL)
+	ctx := context.Background()
+	now := persistence.Now()
+	ex, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "plan", PID: 1, Group: "default", Expiry: time.Minute})
+	require.NoError(t, err)
+	_, err = store.DB().ExecContext(ctx, `INSERT INTO workflows (type, definition_version, status, state, next_activation, executor_group,
+		created, modified, concurrency_key, input, variables)
+		WITH RECURSIVE d(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM d WHERE n < 99),
+			i(n) AS (SELECT a.n * 100 + b.n + 1 FROM d AS a CROSS JOIN d AS b WHERE a.n < 50)
+		SELECT 'flow.cands', 1, 'CREATED', 'run', DATE_SUB(?, INTERVAL n SECOND), 'default', ?, ?, 'long', '{}', '{}' FROM i`, now, now, now)
+	require.NoError(t, err)
+	_, err = store.DB().ExecContext(ctx, "ANALYZE TABLE workflows")
+	require.NoError(t, err)
+	query, args := persistence.FlowCandidatesQueryForTest(persistence.KindMySQL, "",
+		persistence.WorkflowClaimParams{Group: "default", ExecutorID: ex.ID}, persistence.FlowSpec{Type: "flow.cands", Concurrency: 50},
+		map[string]int{}, 200, now.Add(time.Second))
+	var plan []struct {
+		Table string   `bun:"table"`
+		Key   *string  `bun:"key"`
+		RRows *float64 `bun:"r_rows"`
+		Extra *string  `bun:"Extra"`
+	}
+	require.NoError(t, store.DB().NewRaw("ANALYZE "+query, args...).Scan(ctx, &plan))
+	read := false
+	for _, row := range plan {
+		if row.Table == "workflows" {
+			read = true
+			require.NotNil(t, row.Key, "%+v", row)
+			require.Equal(t, "workflows_due_idx", *row.Key, "%+v", row)
+			require.NotNil(t, row.RRows, "%+v", row)
+			require.LessOrEqual(t, *row.RRows, 250.0, "the rows asked for: %+v", row)
+			require.True(t, row.Extra == nil || !strings.Contains(*row.Extra, "filesort"), "in order: %s", *row.Extra)
+		}
+	}
+	require.True(t, read, "%+v", plan)
+}
+
+// A flow claim under a concurrency limit whose workflows queue reads four limits' worth of
+// candidates and its holders' number, not four claim batches: the oldest due workflows may all be
+// one key's, and a claim of 2,000 read (and on MariaDB locked) 8,000 of one key's queue for the 50
+// it could start. Under the strategies that cancel, every candidate may matter.
+func TestFlowClaimReadsWhatItsLimitCanTake(t *testing.T) {
+	p := persistence.WorkflowClaimParams{Limit: 2000}
+	queue := persistence.FlowSpec{Type: "t", Concurrency: 50}
+	require.Equal(t, 250, persistence.FlowCandidateLimitForTest(p, queue, map[string]int{"k0": 40, "k1": 10}))
+	require.Equal(t, 64, persistence.FlowCandidateLimitForTest(p, persistence.FlowSpec{Type: "t", Concurrency: 1}, nil))
+	require.Equal(t, 8000, persistence.FlowCandidateLimitForTest(p, persistence.FlowSpec{Type: "t", Concurrency: 50, CancelNewest: true}, nil))
+	require.Equal(t, 8000, persistence.FlowCandidateLimitForTest(p, persistence.FlowSpec{Type: "t", RateLimit: 10}, nil))
+	require.Equal(t, 100, persistence.FlowCandidateLimitForTest(persistence.WorkflowClaimParams{Limit: 25}, queue, nil))
 }

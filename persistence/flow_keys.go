@@ -32,15 +32,12 @@ func (s *Store) flowHolders(ctx context.Context, f FlowSpec, keys []string) (map
 		}
 	}
 	if keyed {
-		q, args := "SELECT concurrency_key, count(*) AS n FROM workflows WHERE type = ? AND "+flowHeld+" AND "+flowHolding(f.StepScope), []any{f.Type}
-		if named != nil {
-			q, args = q+" AND concurrency_key IN (?)", append(args, bunIn(named))
-		}
+		q, args := flowHoldersQuery(s.Kind(), f, named)
 		var counts []struct {
 			Key *string `bun:"concurrency_key"`
 			N   int     `bun:"n"`
 		}
-		if err := s.idb.NewRaw(q+" GROUP BY concurrency_key", args...).Scan(ctx, &counts); err != nil {
+		if err := s.idb.NewRaw(q, args...).Scan(ctx, &counts); err != nil {
 			return nil, err
 		}
 		for _, c := range counts {
@@ -58,6 +55,33 @@ func (s *Store) flowHolders(ctx context.Context, f FlowSpec, keys []string) (map
 		}
 	}
 	return holders, nil
+}
+
+// flowHoldersQuery counts the holders of each of a type's keys (of named alone when it is not
+// nil). MariaDB and MySQL, which have no partial indexes, read the generated flow_holder (the key
+// of a workflow that may hold its slot) through workflows_flow_holder_idx: only the holders'
+// entries, where workflows_flow_idx (type, key, status) made them read every keyed workflow of
+// the type.
+func flowHoldersQuery(kind Kind, f FlowSpec, named []string) (string, []any) {
+	col, where := "concurrency_key", heldBy(kind)
+	if kind == KindMySQL {
+		col = "flow_holder"
+	}
+	q, args := "SELECT "+col+" AS concurrency_key, count(*) AS n FROM workflows WHERE type = ? AND "+where+" AND "+flowHolding(f.StepScope), []any{f.Type}
+	if named != nil {
+		q, args = q+" AND "+col+" IN (?)", append(args, bunIn(named))
+	}
+	return q + " GROUP BY " + col, args
+}
+
+// heldBy is flowHeld as kind reads it from an index of the holders alone: MariaDB and MySQL from
+// workflows_flow_holder_idx (type, flow_holder), the others from the partial
+// workflows_flow_holders_idx.
+func heldBy(kind Kind) string {
+	if kind == KindMySQL {
+		return "flow_holder IS NOT NULL"
+	}
+	return flowHeld
 }
 
 // keyDriven reports whether a flow claim reads candidates key by key: when a key is full and
@@ -145,7 +169,7 @@ func (s *Store) flowDueHolders(ctx context.Context, p WorkflowClaimParams, f Flo
 	for _, part := range []struct {
 		on   bool
 		pred string
-	}{{keyed, flowHeld}, {keyless, flowKeyless}} {
+	}{{keyed, heldBy(s.Kind())}, {keyless, flowKeyless}} {
 		if !part.on {
 			continue
 		}
