@@ -1,5 +1,11 @@
 package persistence
 
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+)
+
 // KeyHeadsForTest is keyHeadsLateral, for the plan tests of the external test package.
 var KeyHeadsForTest = keyHeadsLateral
 
@@ -43,3 +49,11 @@ var FlowCandidatesQueryForTest = flowCandidatesQuery
 
 // FlowCandidateLimitForTest is flowCandidateLimit, for the tests of the external test package.
 var FlowCandidateLimitForTest = flowCandidateLimit
+
+// FlowKeysAfterForTest runs a key walk (flowKeysAfter) of store's on conn, so that a test reads
+// the session's counters after it.
+func FlowKeysAfterForTest(ctx context.Context, store *Store, conn bun.Conn, typ, after string, n int) ([]string, error) {
+	on := *store
+	on.idb = conn
+	return on.flowKeysAfter(ctx, typ, after, n)
+}

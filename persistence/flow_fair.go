@@ -290,6 +290,9 @@ const flowHeld = `concurrency_key IS NOT NULL AND status IN ('IN_PROGRESS', 'EXE
 // flowKeysAfter returns up to n concurrency keys of a type after the key after, in key order, that
 // have claimable workflows: one index probe a key (a loose index scan of workflows_flow_due_idx).
 func (s *Store) flowKeysAfter(ctx context.Context, typ, after string, n int) ([]string, error) {
+	if s.Kind() == KindMySQL {
+		return s.flowKeysAfterOneByOne(ctx, typ, after, n)
+	}
 	var keys []*string
 	query, args := flowKeysAfterQuery(typ, after, n)
 	err := s.idb.NewRaw(query, args...).Scan(ctx, &keys)
@@ -298,6 +301,29 @@ func (s *Store) flowKeysAfter(ctx context.Context, typ, after string, n int) ([]
 		out = append(out, *k)
 	}
 	return out, err
+}
+
+// flowKeysAfterOneByOne is flowKeysAfter on MariaDB and MySQL: a statement a key, each bounded by
+// a constant, read as a seek in workflows_flow_idx (type, key, status), where a key's queued
+// workflows (CREATED) come before its ended ones. In the one recursive statement the bound of
+// each probe was a column of the recursion, which MariaDB took as no range; and it chose
+// workflows_flow_heads_idx, where a key's ended workflows (flow group NULL) come first: a walk
+// read every ended workflow of the first key it met (90,000 of a key that had run 90,000).
+func (s *Store) flowKeysAfterOneByOne(ctx context.Context, typ, after string, n int) ([]string, error) {
+	var out []string
+	for len(out) < n {
+		var keys []string
+		if err := s.idb.NewRaw(`SELECT concurrency_key FROM workflows FORCE INDEX (workflows_flow_idx) WHERE type = ? AND concurrency_key > ? AND `+flowIndexed+
+			` AND status IN (?) ORDER BY concurrency_key LIMIT 1`, typ, after, bunIn(claimableStatuses)).Scan(ctx, &keys); err != nil {
+			return nil, err
+		}
+		if len(keys) == 0 {
+			break
+		}
+		after = keys[0]
+		out = append(out, after)
+	}
+	return out, nil
 }
 
 // flowKeysAfterQuery is flowKeysAfter's statement and its arguments. Each probe names its order
