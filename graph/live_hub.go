@@ -34,8 +34,8 @@ type liveEvent struct {
 type liveSub struct {
 	filter persistence.WorkflowFilter
 	ch     chan []*liveEvent
-	// pending counts the events sent on ch that the subscription has not taken yet: it adds
-	// nothing but a batch's length when it receives one.
+	// pending counts the events sent on ch that the subscription has not taken yet: the hub adds
+	// a batch's length when it sends one, the subscription takes it off when it receives it.
 	pending atomic.Int64
 	// next gathers the events of the batch the hub is handing out (the hub's goroutine only).
 	next []*liveEvent
