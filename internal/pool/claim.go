@@ -116,8 +116,10 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 				break
 			}
 			limit := min(free, w.opts.ClaimBatch)
+			op := w.beginHolding()
 			claimed, err := w.claim(ctx, limit, w.sweep.Swap(false), w.plain.Swap(false))
 			if err != nil {
+				w.endHolding(op)
 				w.sweep.Store(true)
 				w.plain.Store(true)
 				if ctx.Err() == nil {
@@ -132,10 +134,14 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 			}
 			backoff = 100 * time.Millisecond
 			w.stats.Claimed.Add(int64(len(claimed)))
+			if w.afterClaim != nil {
+				w.afterClaim(claimed)
+			}
 			w.heldMu.Lock()
 			for _, wf := range claimed {
 				w.held[wf.ID] = append(w.held[wf.ID], wf.Version)
 			}
+			delete(w.holding, op)
 			w.heldMu.Unlock()
 			for _, wf := range claimed {
 				w.slots <- struct{}{}

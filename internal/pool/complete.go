@@ -60,6 +60,7 @@ func (w *Worker) completeLoop(ctx context.Context) {
 		if deadline != nil && !timer.Stop() {
 			<-timer.C
 		}
+		op := w.beginHolding()
 		continued := w.complete(ctx, batch)
 		kept := make(map[int64]int, len(continued)) // workflow to the version its next attempt holds
 		for _, wf := range continued {
@@ -97,6 +98,7 @@ func (w *Worker) completeLoop(ctx context.Context) {
 			}
 			w.forget(id, o.ClaimedVersion())
 		}
+		delete(w.holding, op)
 		w.heldMu.Unlock()
 		// A kept workflow keeps its slot and runs its next step now.
 		for _, wf := range continued {

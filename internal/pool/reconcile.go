@@ -44,9 +44,20 @@ func (w *Worker) declaredDead(ctx context.Context) {
 }
 
 // reconcile releases workflows the database says this executor holds but the pool is not running
-// (its completion was lost, say in a database crash), so that they run again.
+// (its completion was lost, say in a database crash), so that they run again. It leaves alone
+// what changed since the oldest claim or completion in progress began: a claim commits before
+// the pool lists what it claimed as held, and a claim that a busy machine held up longer than a
+// heartbeat interval in between had its workflow released and claimed again, two attempts at once.
 func (w *Worker) reconcile(ctx context.Context) int {
-	ids, err := w.store.WorkflowClaimedBefore(ctx, w.ExecutorID(), persistence.Now().Add(-w.opts.HeartbeatInterval))
+	before := persistence.Now().Add(-w.opts.HeartbeatInterval)
+	w.heldMu.Lock()
+	for _, began := range w.holding {
+		if began.Before(before) {
+			before = began
+		}
+	}
+	w.heldMu.Unlock()
+	ids, err := w.store.WorkflowClaimedBefore(ctx, w.ExecutorID(), before)
 	if err != nil || len(ids) == 0 {
 		return 0
 	}

@@ -70,10 +70,14 @@ func steadyOptions() pool.Options {
 }
 
 // startWorker runs a worker until the test ends (and waits for its drain), with the recovery of
-// dead executors' work that a node runs beside its pools (as this pool's executor).
-func (b *bundle) startWorker(t *testing.T, opts pool.Options) *pool.Worker {
+// dead executors' work that a node runs beside its pools (as this pool's executor); prepare
+// runs on the worker before it starts.
+func (b *bundle) startWorker(t *testing.T, opts pool.Options, prepare ...func(*pool.Worker)) *pool.Worker {
 	t.Helper()
 	w := pool.New(b.engine, opts)
+	for _, f := range prepare {
+		f(w)
+	}
 	interval := opts.HeartbeatInterval
 	if interval <= 0 {
 		interval = 2 * time.Second

@@ -127,6 +127,14 @@ type Worker struct {
 	// former executor (declared dead) may still run beside a new claim of the same workflow.
 	held  map[int64][]int
 	chain map[int64]int // steps run in a row without a release, by workflow
+	// holding lists, by a sequence number, when each claim and completion in progress began:
+	// what they claim the database shows before held does, so reconcile leaves alone what
+	// changed since the oldest of them began.
+	holding    map[uint64]time.Time
+	holdingSeq uint64
+	// afterClaim, when set (by tests, before Run), runs after a claim committed and before the
+	// pool lists what it claimed as held.
+	afterClaim func([]*persistence.Workflow)
 	// handChain counts, by type and concurrency key, the slots passed on in a row on this pool.
 	handChain map[string]int
 
@@ -175,6 +183,7 @@ func New(e *engine.Engine, opts Options) *Worker {
 		wake:      make(chan struct{}, 1),
 		idle:      make(chan struct{}, 1),
 		held:      map[int64][]int{},
+		holding:   map[uint64]time.Time{},
 		chain:     map[int64]int{},
 		handChain: map[string]int{},
 	}
@@ -282,4 +291,23 @@ func (w *Worker) release() {
 		w.log.Info("released workflows still held at shutdown", "count", n)
 	}
 	w.log.Info("worker stopped", "executor", id)
+}
+
+// beginHolding notes that a claim or a completion, which may leave this executor holding
+// workflows that held does not list yet, begins; the caller removes it from holding (heldMu
+// held) once held lists them.
+func (w *Worker) beginHolding() uint64 {
+	now := persistence.Now()
+	w.heldMu.Lock()
+	defer w.heldMu.Unlock()
+	w.holdingSeq++
+	w.holding[w.holdingSeq] = now
+	return w.holdingSeq
+}
+
+// endHolding removes a claim or completion that failed from holding.
+func (w *Worker) endHolding(op uint64) {
+	w.heldMu.Lock()
+	delete(w.holding, op)
+	w.heldMu.Unlock()
 }
