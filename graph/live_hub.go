@@ -137,60 +137,54 @@ func newLiveHub(store Reads, notifier *persistence.Notifier, log *slog.Logger, p
 // add places s in the hub's sets (h.mu held).
 func (h *liveHub) add(s *liveSub) {
 	h.subs[s] = struct{}{}
-	switch {
-	case len(s.filter.IDs) > 0:
-		for _, id := range s.filter.IDs {
-			addTo(h.byID, id, s)
-		}
-	case len(s.filter.Types) > 0:
-		for _, t := range s.filter.Types {
-			addTo(h.byType, t, s)
-		}
-	default:
-		h.anyWorkflow[s] = struct{}{}
-	}
-	if len(s.filter.Attributes) > 0 {
-		h.withAttributes++
-	}
+	h.place(s, true)
 }
 
-// remove takes s out of the hub's sets and closes its channel; it reports whether s was there
-// (h.mu held).
-func (h *liveHub) remove(s *liveSub) bool {
+// remove takes s out of the hub's sets and closes its channel (h.mu held; again is harmless).
+func (h *liveHub) remove(s *liveSub) {
 	if _, ok := h.subs[s]; !ok {
-		return false
+		return
 	}
 	delete(h.subs, s)
+	h.place(s, false)
+	close(s.ch)
+}
+
+// place puts s in (in) or takes it out of the sets its filter points to: by the workflow IDs it
+// names, else by its types, else among those that judge every event.
+func (h *liveHub) place(s *liveSub, in bool) {
 	switch {
 	case len(s.filter.IDs) > 0:
 		for _, id := range s.filter.IDs {
-			removeFrom(h.byID, id, s)
+			placeIn(h.byID, id, s, in)
 		}
 	case len(s.filter.Types) > 0:
 		for _, t := range s.filter.Types {
-			removeFrom(h.byType, t, s)
+			placeIn(h.byType, t, s, in)
 		}
+	case in:
+		h.anyWorkflow[s] = struct{}{}
 	default:
 		delete(h.anyWorkflow, s)
 	}
 	if len(s.filter.Attributes) > 0 {
-		h.withAttributes--
+		if in {
+			h.withAttributes++
+		} else {
+			h.withAttributes--
+		}
 	}
-	close(s.ch)
-	return true
 }
 
-func addTo[K comparable](m map[K]map[*liveSub]struct{}, k K, s *liveSub) {
+// placeIn adds s to (in) or removes it from the set of key k, dropping a set left empty.
+func placeIn[K comparable](m map[K]map[*liveSub]struct{}, k K, s *liveSub, in bool) {
 	set := m[k]
-	if set == nil {
-		set = map[*liveSub]struct{}{}
-		m[k] = set
-	}
-	set[s] = struct{}{}
-}
-
-func removeFrom[K comparable](m map[K]map[*liveSub]struct{}, k K, s *liveSub) {
-	if set := m[k]; set != nil {
+	switch {
+	case in && set == nil:
+		m[k] = map[*liveSub]struct{}{s: {}}
+	case in:
+		set[s] = struct{}{}
+	case set != nil:
 		delete(set, s)
 		if len(set) == 0 {
 			delete(m, k)
