@@ -29,15 +29,7 @@ import (
 // off. Run: go test -run '^$' -bench LiveFanOut -benchtime 2000x ./graph
 // (with TEST_DATABASE_URL for PostgreSQL; CAIRN_BENCH_SUBSCRIBERS=0,10000 for other counts).
 func BenchmarkLiveFanOut(b *testing.B) {
-	counts := []int{0, 1000}
-	if v := os.Getenv("CAIRN_BENCH_SUBSCRIBERS"); v != "" {
-		counts = nil
-		for _, c := range strings.Split(v, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(c))
-			require.NoError(b, err, "CAIRN_BENCH_SUBSCRIBERS")
-			counts = append(counts, n)
-		}
-	}
+	counts := BenchInts(b, "CAIRN_BENCH_SUBSCRIBERS", 0, 1000)
 	for _, kind := range dbtest.Backends {
 		for _, rate := range []int{0, 250} {
 			for _, subscribers := range counts {
@@ -162,4 +154,20 @@ func RegisterFanOutTypes(t testing.TB, engine *engine.Engine) {
 		_, err := engine.Register(context.Background(), def)
 		require.NoError(t, err)
 	}
+}
+
+// BenchInts reads the comma-separated numbers of the environment variable name, or returns def
+// when it is not set.
+func BenchInts(b testing.TB, name string, def ...int) []int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	var out []int
+	for _, c := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		require.NoError(b, err, name)
+		out = append(out, n)
+	}
+	return out
 }

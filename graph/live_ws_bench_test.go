@@ -33,26 +33,9 @@ import (
 // the client's per 1,000 starts.
 // Run: go test -run '^$' -bench LiveFanOutWebsockets -benchtime 5000x ./graph
 func BenchmarkLiveFanOutWebsockets(b *testing.B) {
-	counts := []int{0, 10000}
-	if v := os.Getenv("CAIRN_BENCH_SUBSCRIBERS"); v != "" {
-		counts = nil
-		for _, c := range strings.Split(v, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(c))
-			require.NoError(b, err, "CAIRN_BENCH_SUBSCRIBERS")
-			counts = append(counts, n)
-		}
-	}
-	sockets, rate := 100, 0
-	if v := os.Getenv("CAIRN_BENCH_WEBSOCKETS"); v != "" {
-		var err error
-		sockets, err = strconv.Atoi(v)
-		require.NoError(b, err, "CAIRN_BENCH_WEBSOCKETS")
-	}
-	if v := os.Getenv("CAIRN_BENCH_RATE"); v != "" {
-		var err error
-		rate, err = strconv.Atoi(v)
-		require.NoError(b, err, "CAIRN_BENCH_RATE")
-	}
+	counts := graph.BenchInts(b, "CAIRN_BENCH_SUBSCRIBERS", 0, 10000)
+	sockets := graph.BenchInts(b, "CAIRN_BENCH_WEBSOCKETS", 100)[0]
+	rate := graph.BenchInts(b, "CAIRN_BENCH_RATE", 0)[0]
 	client := filepath.Join(b.TempDir(), "subscribers")
 	out, err := exec.Command("go", "build", "-o", client, "../bench/subscribers").CombinedOutput()
 	require.NoError(b, err, "%s", out)
