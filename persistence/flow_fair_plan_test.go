@@ -148,15 +148,10 @@ func TestFlowKeyHeadsReadTheKeysOwnQueueOnMariaDB(t *testing.T) {
 	store := dbtest.Open(t, persistence.KindMySQL)
 	ctx := context.Background()
 	now := persistence.Now()
-	_, err := store.DB().ExecContext(ctx, `INSERT INTO workflows (type, definition_version, status, state, next_activation, executor_group,
-		created, modified, concurrency_key, input, variables)
-		WITH RECURSIVE d(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM d WHERE n < 99),
-			i(n) AS (SELECT a.n * 100 + b.n + 1 FROM d AS a CROSS JOIN d AS b WHERE a.n < 50)
-		SELECT 'flow.plan', 1, CASE WHEN n % 3 = 0 THEN 'FINISHED' ELSE 'CREATED' END, 'run', ?, 'default', ?, ?,
-			CASE WHEN n <= 4900 THEN 'long' ELSE CONCAT('k', n % 50) END, '{}', '{}' FROM i`, now, now, now)
-	require.NoError(t, err)
-	_, err = store.DB().ExecContext(ctx, "ANALYZE TABLE workflows")
-	require.NoError(t, err)
+	fillOnMariaDB(t, store, now, "flow.plan",
+		`CASE WHEN n % 3 = 0 THEN 'FINISHED' ELSE 'CREATED' END`,
+		`?`,
+		`CASE WHEN n <= 4900 THEN 'long' ELSE CONCAT('k', n % 50) END`)
 	query, args := persistence.KeyHeadsUnionForTest(persistence.WorkflowClaimParams{Group: "default"}, persistence.FlowSpec{Type: "flow.plan"},
 		persistence.KeyHeadsForTestOf("long", "k7"), now, true)
 	rows, err := store.DB().QueryContext(ctx, "EXPLAIN "+query, args...)
@@ -233,15 +228,10 @@ func TestFlowHoldersAreCountedFromTheHoldersAloneOnMariaDB(t *testing.T) {
 	store := dbtest.Open(t, persistence.KindMySQL)
 	ctx := context.Background()
 	now := persistence.Now()
-	_, err := store.DB().ExecContext(ctx, `INSERT INTO workflows (type, definition_version, status, state, next_activation, executor_group,
-		created, modified, concurrency_key, input, variables)
-		WITH RECURSIVE d(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM d WHERE n < 99),
-			i(n) AS (SELECT a.n * 100 + b.n + 1 FROM d AS a CROSS JOIN d AS b WHERE a.n < 50)
-		SELECT 'flow.holders', 1, CASE WHEN n <= 3 THEN 'IN_PROGRESS' WHEN n = 4 THEN 'WAITING' ELSE 'CREATED' END, 'run', ?, 'default', ?, ?,
-			CASE WHEN n <= 4990 THEN 'long' ELSE CONCAT('k', n % 5) END, '{}', '{}' FROM i`, now, now, now)
-	require.NoError(t, err)
-	_, err = store.DB().ExecContext(ctx, "ANALYZE TABLE workflows")
-	require.NoError(t, err)
+	fillOnMariaDB(t, store, now, "flow.holders",
+		`CASE WHEN n <= 3 THEN 'IN_PROGRESS' WHEN n = 4 THEN 'WAITING' ELSE 'CREATED' END`,
+		`?`,
+		`CASE WHEN n <= 4990 THEN 'long' ELSE CONCAT('k', n % 5) END`)
 	for _, named := range [][]string{nil, {"long", "k1"}} {
 		query, args := persistence.FlowHoldersQueryForTest(persistence.KindMySQL, persistence.FlowSpec{Type: "flow.holders", Concurrency: 1}, named)
 		var counts []struct {
@@ -253,18 +243,8 @@ func TestFlowHoldersAreCountedFromTheHoldersAloneOnMariaDB(t *testing.T) {
 			Key string `bun:"concurrency_key"`
 			N   int    `bun:"n"`
 		}{{"long", 4}}, counts)
-		// ANALYZE runs the statement and says how many rows each table gave.
-		var plan []struct {
-			Table string   `bun:"table"`
-			Key   *string  `bun:"key"`
-			RRows *float64 `bun:"r_rows"`
-		}
-		require.NoError(t, store.DB().NewRaw("ANALYZE "+query, args...).Scan(ctx, &plan))
-		for _, row := range plan {
-			if row.Table == "workflows" {
-				require.NotNil(t, row.RRows, "%+v", row)
-				require.LessOrEqual(t, *row.RRows, 10.0, "the holders alone (%v): %+v", named, row)
-			}
+		for _, row := range analyzeOnMariaDB(t, store, query, args) {
+			require.LessOrEqual(t, *row.RRows, 10.0, "the holders alone (%v): %+v", named, row)
 		}
 	}
 }
@@ -280,36 +260,19 @@ func TestFlowCandidatesReadTheDueIndexInOrderOnMariaDB(t *testing.T) {
 	now := persistence.Now()
 	ex, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "plan", PID: 1, Group: "default", Expiry: time.Minute})
 	require.NoError(t, err)
-	_, err = store.DB().ExecContext(ctx, `INSERT INTO workflows (type, definition_version, status, state, next_activation, executor_group,
-		created, modified, concurrency_key, input, variables)
-		WITH RECURSIVE d(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM d WHERE n < 99),
-			i(n) AS (SELECT a.n * 100 + b.n + 1 FROM d AS a CROSS JOIN d AS b WHERE a.n < 50)
-		SELECT 'flow.cands', 1, 'CREATED', 'run', DATE_SUB(?, INTERVAL n SECOND), 'default', ?, ?, 'long', '{}', '{}' FROM i`, now, now, now)
-	require.NoError(t, err)
-	_, err = store.DB().ExecContext(ctx, "ANALYZE TABLE workflows")
-	require.NoError(t, err)
+	fillOnMariaDB(t, store, now, "flow.cands",
+		`'CREATED'`,
+		`DATE_SUB(?, INTERVAL n SECOND)`,
+		`'long'`)
 	query, args := persistence.FlowCandidatesQueryForTest(persistence.KindMySQL, "",
 		persistence.WorkflowClaimParams{Group: "default", ExecutorID: ex.ID}, persistence.FlowSpec{Type: "flow.cands", Concurrency: 50},
 		map[string]int{}, 200, now.Add(time.Second))
-	var plan []struct {
-		Table string   `bun:"table"`
-		Key   *string  `bun:"key"`
-		RRows *float64 `bun:"r_rows"`
-		Extra *string  `bun:"Extra"`
+	for _, row := range analyzeOnMariaDB(t, store, query, args) {
+		require.NotNil(t, row.Key, "%+v", row)
+		require.Equal(t, "workflows_due_idx", *row.Key, "%+v", row)
+		require.LessOrEqual(t, *row.RRows, 250.0, "the rows asked for: %+v", row)
+		require.True(t, row.Extra == nil || !strings.Contains(*row.Extra, "filesort"), "in order: %s", *row.Extra)
 	}
-	require.NoError(t, store.DB().NewRaw("ANALYZE "+query, args...).Scan(ctx, &plan))
-	read := false
-	for _, row := range plan {
-		if row.Table == "workflows" {
-			read = true
-			require.NotNil(t, row.Key, "%+v", row)
-			require.Equal(t, "workflows_due_idx", *row.Key, "%+v", row)
-			require.NotNil(t, row.RRows, "%+v", row)
-			require.LessOrEqual(t, *row.RRows, 250.0, "the rows asked for: %+v", row)
-			require.True(t, row.Extra == nil || !strings.Contains(*row.Extra, "filesort"), "in order: %s", *row.Extra)
-		}
-	}
-	require.True(t, read, "%+v", plan)
 }
 
 // A flow claim under a concurrency limit whose workflows queue reads four limits' worth of
@@ -335,16 +298,10 @@ func TestFlowKeyWalkSeeksPastADeepKeyOnMariaDB(t *testing.T) {
 	store := dbtest.Open(t, persistence.KindMySQL)
 	ctx := context.Background()
 	now := persistence.Now()
-	_, err := store.DB().ExecContext(ctx, `INSERT INTO workflows (type, definition_version, status, state, next_activation, executor_group,
-		created, modified, concurrency_key, input, variables)
-		WITH RECURSIVE d(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM d WHERE n < 99),
-			i(n) AS (SELECT a.n * 100 + b.n + 1 FROM d AS a CROSS JOIN d AS b WHERE a.n < 50)
-		SELECT 'flow.walk', 1, CASE WHEN n <= 1000 THEN 'FINISHED' ELSE 'CREATED' END, 'run',
-			CASE WHEN n <= 1000 THEN NULL ELSE ? END, 'default', ?, ?,
-			CASE WHEN n <= 4950 THEN 'a-long' ELSE CONCAT('k', n % 10) END, '{}', '{}' FROM i`, now, now, now)
-	require.NoError(t, err)
-	_, err = store.DB().ExecContext(ctx, "ANALYZE TABLE workflows")
-	require.NoError(t, err)
+	fillOnMariaDB(t, store, now, "flow.walk",
+		`CASE WHEN n <= 1000 THEN 'FINISHED' ELSE 'CREATED' END`,
+		`CASE WHEN n <= 1000 THEN NULL ELSE ? END`,
+		`CASE WHEN n <= 4950 THEN 'a-long' ELSE CONCAT('k', n % 10) END`)
 	conn, err := store.DB().Conn(ctx)
 	require.NoError(t, err)
 	defer conn.Close()
@@ -361,4 +318,55 @@ func TestFlowKeyWalkSeeksPastADeepKeyOnMariaDB(t *testing.T) {
 	require.Len(t, reads, 1)
 	// A seek a key and a few steps from each: nowhere near a-long's 1,000 ended or 3,950 queued.
 	require.Less(t, reads[0].Value, 500, "index entries read")
+}
+
+// fillOnMariaDB inserts 5,000 workflows of typ on MariaDB, numbered n from 1, whose status,
+// next activation and concurrency key are the given SQL expressions of n (next may use ? for
+// now), then takes the table's statistics.
+func fillOnMariaDB(t *testing.T, store *persistence.Store, now time.Time, typ, status, next, key string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := store.DB().ExecContext(ctx, `INSERT INTO workflows (type, definition_version, status, state, next_activation, executor_group,
+		created, modified, concurrency_key, input, variables)
+		WITH RECURSIVE d(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM d WHERE n < 99),
+			i(n) AS (SELECT a.n * 100 + b.n + 1 FROM d AS a CROSS JOIN d AS b WHERE a.n < 50)
+		SELECT ?, 1, `+status+`, 'run', `+next+`, 'default', ?, ?, `+key+`, '{}', '{}' FROM i`,
+		append(append([]any{typ}, nowArgs(next, now)...), now, now)...)
+	require.NoError(t, err)
+	_, err = store.DB().ExecContext(ctx, "ANALYZE TABLE workflows")
+	require.NoError(t, err)
+}
+
+// nowArgs is now once for each ? in expr.
+func nowArgs(expr string, now time.Time) []any {
+	args := make([]any, strings.Count(expr, "?"))
+	for i := range args {
+		args[i] = now
+	}
+	return args
+}
+
+// analyzedRow is a row of MariaDB's ANALYZE of a statement (which runs it): the table, the index
+// read, the rows it gave and the notes.
+type analyzedRow struct {
+	Table string   `bun:"table"`
+	Key   *string  `bun:"key"`
+	RRows *float64 `bun:"r_rows"`
+	Extra *string  `bun:"Extra"`
+}
+
+// analyzeOnMariaDB runs query with MariaDB's ANALYZE and returns its rows for workflows (at least
+// one).
+func analyzeOnMariaDB(t *testing.T, store *persistence.Store, query string, args []any) []analyzedRow {
+	t.Helper()
+	var plan, out []analyzedRow
+	require.NoError(t, store.DB().NewRaw("ANALYZE "+query, args...).Scan(context.Background(), &plan))
+	for _, row := range plan {
+		if row.Table == "workflows" {
+			require.NotNil(t, row.RRows, "%+v", row)
+			out = append(out, row)
+		}
+	}
+	require.NotEmpty(t, out, "%+v", plan)
+	return out
 }
