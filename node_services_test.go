@@ -209,3 +209,37 @@ func TestNodeTrimsOldChangeEvents(t *testing.T) {
 		require.NoError(t, err, "the workflow stays: events have a window of their own")
 	})
 }
+
+// A node on PostgreSQL analyzes a table whose statistics count none of the rows it holds (analyzed
+// while all its rows were deleted, then filled again), without waiting for autovacuum (turned off
+// for the table here): until then the planner took it for empty.
+func TestNodeRefreshesStatisticsOfARefilledTable(t *testing.T) {
+	t.Parallel()
+	store := dbtest.Open(t, persistence.KindPostgres)
+	ctx := context.Background()
+	_, err := store.DB().ExecContext(ctx, "ALTER TABLE workflows SET (autovacuum_enabled = false)")
+	require.NoError(t, err)
+	insert := func(n int) {
+		now := persistence.Now()
+		wfs := make([]*persistence.Workflow, n)
+		for i := range wfs { // a group no pool of the node serves
+			wfs[i] = &persistence.Workflow{Type: "refill", DefinitionVersion: 1, Status: persistence.StatusCreated, State: "start",
+				ExecutorGroup: "parked", NextActivation: &now}
+		}
+		require.NoError(t, store.WorkflowInsertMany(ctx, wfs))
+	}
+	insert(persistence.StaleStatisticsRows)
+	_, err = store.DB().ExecContext(ctx, "DELETE FROM workflows")
+	require.NoError(t, err)
+	_, err = store.DB().ExecContext(ctx, "ANALYZE workflows")
+	require.NoError(t, err)
+	reltuples := func() float64 {
+		var n float64
+		require.NoError(t, store.DB().QueryRowContext(ctx, "SELECT reltuples FROM pg_class WHERE oid = 'workflows'::regclass").Scan(&n))
+		return n
+	}
+	require.Zero(t, reltuples())
+	insert(4 * persistence.StaleStatisticsRows)
+	run(t, newNode(t, store, fastOptions()))
+	require.Eventually(t, func() bool { return reltuples() > float64(2*persistence.StaleStatisticsRows) }, time.Minute, 50*time.Millisecond)
+}

@@ -67,7 +67,12 @@ func (n *Node) buildServices() error {
 	if err != nil {
 		return err
 	}
-	n.cluster = []maintenance.Service{recovery, schedules, bulk, alerts}
+	stats, err := maintenance.NewStatistics(maintenance.StatisticsConfig{Interval: maintenance.StatisticsInterval,
+		Refresh: n.store.RefreshStaleStatistics, Logger: n.log})
+	if err != nil {
+		return err
+	}
+	n.cluster = []maintenance.Service{recovery, schedules, bulk, alerts, stats}
 	if r := n.opts.Retention; r > 0 {
 		purge, err := maintenance.NewRetention(maintenance.RetentionConfig{Store: n.store, Retention: r,
 			Interval: maintenance.RetentionInterval(r, n.opts.HeartbeatInterval), Logger: n.log})

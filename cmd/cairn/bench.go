@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cairnflow/cairn/internal/engine"
+	"github.com/cairnflow/cairn/internal/maintenance"
 	"github.com/cairnflow/cairn/internal/pool"
 	"github.com/cairnflow/cairn/internal/serverless"
 	"github.com/cairnflow/cairn/persistence"
@@ -351,9 +352,20 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 			}
 		})
 	}
+	// As on a node: a database refilled since its tables were analyzed empty gets fresh statistics
+	// within a second, not when autovacuum next comes by.
+	stats, err := maintenance.NewStatistics(maintenance.StatisticsConfig{Interval: maintenance.StatisticsInterval,
+		Refresh: b.store.RefreshStaleStatistics, Logger: b.log})
+	if err != nil {
+		return nil, err
+	}
+	if err := stats.Start(poolCtx); err != nil {
+		return nil, err
+	}
 	stop := func() {
 		stopPools()
 		pools.Wait()
+		stats.Stop()
 	}
 
 	var probes sync.WaitGroup
