@@ -307,6 +307,17 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 		stopBackground()
 		background.Wait()
 	}()
+	// As on a node, from before the first start: a database refilled since its tables were analyzed
+	// empty gets fresh statistics within a second, not when autovacuum next comes by.
+	stats, err := maintenance.NewStatistics(maintenance.StatisticsConfig{Interval: maintenance.StatisticsInterval,
+		Refresh: b.store.RefreshStaleStatistics, Logger: b.log})
+	if err != nil {
+		return nil, err
+	}
+	if err := stats.Start(bgCtx); err != nil {
+		return nil, err
+	}
+	defer stats.Stop()
 
 	report := &benchReport{Definition: cfg.definition, Nodes: cfg.nodes, Workers: cfg.workers,
 		FlowKeys: cfg.flow.keys, FlowLimit: cfg.flow.limit, RateLimit: cfg.flow.rateLimit}
@@ -352,20 +363,9 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 			}
 		})
 	}
-	// As on a node: a database refilled since its tables were analyzed empty gets fresh statistics
-	// within a second, not when autovacuum next comes by.
-	stats, err := maintenance.NewStatistics(maintenance.StatisticsConfig{Interval: maintenance.StatisticsInterval,
-		Refresh: b.store.RefreshStaleStatistics, Logger: b.log})
-	if err != nil {
-		return nil, err
-	}
-	if err := stats.Start(poolCtx); err != nil {
-		return nil, err
-	}
 	stop := func() {
 		stopPools()
 		pools.Wait()
-		stats.Stop()
 	}
 
 	var probes sync.WaitGroup
