@@ -73,8 +73,19 @@ func TestStaleStatisticsOfARefilledTableAreRefreshed(t *testing.T) {
 	})
 }
 
-// planOf is the database's plan of a query, every cell of every row of its EXPLAIN as one text.
+// planOf is the database's plan of a query, every row of its EXPLAIN as one text.
 func planOf(t *testing.T, store *persistence.Store, query string, args ...any) string {
+	t.Helper()
+	var b strings.Builder
+	for _, row := range explainRows(t, store, query, args...) {
+		fmt.Fprintln(&b, row)
+	}
+	return b.String()
+}
+
+// explainRows runs query under EXPLAIN (EXPLAIN QUERY PLAN on SQLite) and returns the rows of
+// the plan, each as its columns' values by name.
+func explainRows(t *testing.T, store *persistence.Store, query string, args ...any) []map[string]string {
 	t.Helper()
 	explain := "EXPLAIN "
 	if store.Kind() == persistence.KindSQLite {
@@ -85,19 +96,20 @@ func planOf(t *testing.T, store *persistence.Store, query string, args ...any) s
 	defer rows.Close()
 	cols, err := rows.Columns()
 	require.NoError(t, err)
-	var b strings.Builder
+	var out []map[string]string
 	for rows.Next() {
-		cells := make([]sql.NullString, len(cols))
+		vals := make([]sql.NullString, len(cols))
 		ptrs := make([]any, len(cols))
-		for i := range cells {
-			ptrs[i] = &cells[i]
+		for i := range vals {
+			ptrs[i] = &vals[i]
 		}
 		require.NoError(t, rows.Scan(ptrs...))
-		for _, c := range cells {
-			fmt.Fprintf(&b, "%s ", c.String)
+		row := make(map[string]string, len(cols))
+		for i, c := range cols {
+			row[c] = vals[i].String
 		}
-		b.WriteString("\n")
+		out = append(out, row)
 	}
 	require.NoError(t, rows.Err())
-	return b.String()
+	return out
 }

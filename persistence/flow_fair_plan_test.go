@@ -2,7 +2,6 @@ package persistence_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -146,7 +145,6 @@ func TestFlowKeyHeadsReadTheKeysOwnQueueOnSQLite(t *testing.T) {
 func TestFlowKeyHeadsReadTheKeysOwnQueueOnMariaDB(t *testing.T) {
 	t.Parallel()
 	store := dbtest.Open(t, persistence.KindMySQL)
-	ctx := context.Background()
 	now := persistence.Now()
 	fillOnMariaDB(t, store, now, "flow.plan",
 		`CASE WHEN n % 3 = 0 THEN 'FINISHED' ELSE 'CREATED' END`,
@@ -154,28 +152,12 @@ func TestFlowKeyHeadsReadTheKeysOwnQueueOnMariaDB(t *testing.T) {
 		`CASE WHEN n <= 4900 THEN 'long' ELSE CONCAT('k', n % 50) END`)
 	query, args := persistence.KeyHeadsUnionForTest(persistence.WorkflowClaimParams{Group: "default"}, persistence.FlowSpec{Type: "flow.plan"},
 		persistence.KeyHeadsForTestOf("long", "k7"), now, true)
-	rows, err := store.DB().QueryContext(ctx, "EXPLAIN "+query, args...)
-	require.NoError(t, err)
-	defer rows.Close()
-	cols, err := rows.Columns()
-	require.NoError(t, err)
 	var probes []map[string]string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		require.NoError(t, rows.Scan(ptrs...))
-		row := map[string]string{}
-		for i, c := range cols {
-			row[c] = vals[i].String
-		}
+	for _, row := range explainRows(t, store, query, args...) {
 		if row["table"] == "workflows" {
 			probes = append(probes, row)
 		}
 	}
-	require.NoError(t, rows.Err())
 	require.Len(t, probes, 2, "one probe a key")
 	for _, row := range probes {
 		require.Equal(t, "workflows_flow_heads_idx", row["key"], "%v", row)
