@@ -24,8 +24,9 @@ type StatisticsConfig struct {
 }
 
 // Statistics keeps the planner's statistics of cairn's tables from lagging far behind them, once
-// per node and interval. Every node runs it: its check reads the statistics views only, and an
-// analysis skips a table another node (or autovacuum) is analyzing at that moment.
+// per node and interval. Every node runs it: its check reads a few catalog rows and statistics
+// counters, and an analysis skips a table another node (or autovacuum) is analyzing at that
+// moment.
 type Statistics struct {
 	cfg StatisticsConfig
 	run runner
