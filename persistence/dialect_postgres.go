@@ -325,3 +325,28 @@ func explainPostgres(ctx context.Context, s *Store, query string) (rows, cost fl
 func (postgresDialect) statusIndexed(st Status) (string, any, bool) {
 	return "w.status = ?", st, containsStatus(attentionStatuses, st)
 }
+
+// plannerWithout turns the PostgreSQL planner's methods off (enable_<method> = off: "nestloop",
+// "seqscan", "bitmapscan", "sort") for what s's transaction runs until restore is called, which
+// sets them back to their defaults. It is for one statement whose plan must not depend on the
+// statistics: a method turned off is still used where no other plan exists. Outside a transaction
+// (a SET LOCAL would last no longer than its own statement) and on the other databases it does
+// nothing.
+func plannerWithout(ctx context.Context, s *Store, methods ...string) (restore func() error, err error) {
+	if _, ok := s.idb.(bun.Tx); !ok || s.Kind() != KindPostgres {
+		return func() error { return nil }, nil
+	}
+	var off, back strings.Builder
+	for _, m := range methods {
+		fmt.Fprintf(&off, "SET LOCAL enable_%s = off;", m)
+		fmt.Fprintf(&back, "SET LOCAL enable_%s TO DEFAULT;", m)
+	}
+	run := rawSQL(s)
+	if _, err := run.ExecContext(ctx, off.String()); err != nil {
+		return nil, err
+	}
+	return func() error {
+		_, err := run.ExecContext(ctx, back.String())
+		return err
+	}, nil
+}

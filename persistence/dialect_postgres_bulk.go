@@ -3,8 +3,6 @@ package persistence
 import (
 	"context"
 	"time"
-
-	"github.com/uptrace/bun"
 )
 
 // The PostgreSQL dialect's fast paths for the hot bulk statements. Bun writes every value into the SQL text,
@@ -159,17 +157,15 @@ func (postgresDialect) complete(ctx context.Context, s *Store, cs []WorkflowComp
 	// of 2000), or scans the table. So within the completion's transaction, for this statement only,
 	// neither a nested loop nor a sequential scan is on offer: the batch is hashed (or both sides
 	// are merged by ID) against its rows fetched by primary key, whatever the statistics.
-	run := rawSQL(s)
-	if _, ok := s.idb.(bun.Tx); ok {
-		if _, err := run.ExecContext(ctx, "SET LOCAL enable_nestloop = off; SET LOCAL enable_seqscan = off"); err != nil {
-			return nil, err
-		}
-		defer func() {
-			if _, rerr := run.ExecContext(ctx, "SET LOCAL enable_nestloop TO DEFAULT; SET LOCAL enable_seqscan TO DEFAULT"); rerr != nil && err == nil {
-				err = rerr
-			}
-		}()
+	restore, err := plannerWithout(ctx, s, "nestloop", "seqscan")
+	if err != nil {
+		return nil, err
 	}
+	defer func() {
+		if rerr := restore(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
 	return returnedIDs(ctx, s, `UPDATE workflows AS w SET status = v.status, state = v.state, state_text = v.text,
 			next_activation = v.next, retries = v.retries, executor_id = CASE WHEN v.keep THEN v.exec ELSE NULL END,
 			variables = v.vars::jsonb, wait_signal = v.wait, last_error = v.lerr, step_deadline = v.deadline, finished = v.finished,

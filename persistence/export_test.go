@@ -50,9 +50,9 @@ var FlowCandidatesQueryForTest = flowCandidatesQuery
 // FlowCandidateLimitForTest is flowCandidateLimit, for the tests of the external test package.
 var FlowCandidateLimitForTest = flowCandidateLimit
 
-// FlowKeysAfterForTest runs a key walk (flowKeysAfter) of store's on conn, so that a test reads
-// the session's counters after it.
-func FlowKeysAfterForTest(ctx context.Context, store *Store, conn bun.Conn, typ, after string, n int) ([]string, error) {
+// FlowKeysAfterForTest runs a key walk (flowKeysAfter) of store's on conn (a bun.Conn or a
+// bun.Tx), so that a test reads the session's or the transaction's counters after it.
+func FlowKeysAfterForTest(ctx context.Context, store *Store, conn bun.IDB, typ, after string, n int) ([]string, error) {
 	on := *store
 	on.idb = conn
 	return on.flowKeysAfter(ctx, typ, after, n)

@@ -293,9 +293,21 @@ func (s *Store) flowKeysAfter(ctx context.Context, typ, after string, n int) ([]
 	if s.Kind() == KindMySQL {
 		return s.flowKeysAfterOneByOne(ctx, typ, after, n)
 	}
+	// Each probe must read the index in key order whatever the statistics say. Taken when the
+	// type's workflows had almost all ended (the end of a drain) and the table refilled since with
+	// as many queued, they estimate a probe's rows at one and make reading them all and sorting
+	// look as cheap: a first probe then scanned the table (100,000 rows for one key), and in a
+	// bench run the later ones each read the backlog from a bitmap and sorted it (10 s a walk).
+	restore, err := plannerWithout(ctx, s, "seqscan", "bitmapscan", "sort")
+	if err != nil {
+		return nil, err
+	}
 	var keys []*string
 	query, args := flowKeysAfterQuery(typ, after, n)
-	err := s.idb.NewRaw(query, args...).Scan(ctx, &keys)
+	err = s.idb.NewRaw(query, args...).Scan(ctx, &keys)
+	if rerr := restore(); err == nil {
+		err = rerr
+	}
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {
 		out = append(out, *k)

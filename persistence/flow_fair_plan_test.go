@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
 
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
@@ -102,6 +103,56 @@ func TestFlowKeyWalkProbesEachKeyWithStaleStatistics(t *testing.T) {
 	// A probe reads the index's root, an inner page, a leaf and the heap page of the row it
 	// returns (the new rows are not yet all-visible): 64 probes, well under 1,000 pages.
 	require.Less(t, root["Shared Hit Blocks"].(float64)+root["Shared Read Blocks"].(float64), 1000.0, plan)
+}
+
+// On PostgreSQL, a key walk reads each next key from workflows_flow_due_idx in key order whatever
+// the statistics. Taken when the table held the ended workflows of a drain and ten queued, the
+// index the pages of an earlier, larger backlog, and the table then refilled with as many queued
+// (its row count what they say), they made an index probe look dearer than reading the table:
+// each probe scanned the table and sorted it (4 s a walk of 512 keys over 20,000 queued).
+func TestFlowKeyWalkReadsTheIndexInOrderWhateverTheStatistics(t *testing.T) {
+	t.Parallel()
+	store := dbtest.Open(t, persistence.KindPostgres)
+	ctx := context.Background()
+	exec := func(query string, args ...any) {
+		_, err := store.DB().ExecContext(ctx, query, args...)
+		require.NoError(t, err, query)
+	}
+	fill := func(n int, status string) {
+		exec(`INSERT INTO workflows (type, definition_version, status, state, next_activation, executor_group, created, modified,
+			concurrency_key) SELECT 'flow.walk', 1, CASE WHEN i <= 10 THEN 'CREATED' ELSE ? END, 'run', now(), 'default', now(), now(),
+			'k' || (i % 1000) FROM generate_series(1, ?) i`, status, n)
+	}
+	fill(100000, "CREATED") // the earlier backlog: the index keeps its pages
+	exec("DELETE FROM workflows")
+	exec("VACUUM workflows")
+	fill(20000, "FINISHED")
+	exec("ANALYZE workflows")
+	exec("DELETE FROM workflows")
+	fill(20000, "CREATED")
+	type counters struct {
+		SeqScans int64 `bun:"seq_scan"`
+		Rows     int64 `bun:"rows"`
+	}
+	// The backend's counters not yet reported (since before the transaction: read before and after).
+	read := func(tx bun.Tx) (c counters) {
+		require.NoError(t, tx.NewRaw(`SELECT seq_scan, seq_tup_read + idx_tup_fetch AS rows FROM pg_stat_xact_user_tables
+			WHERE relid = 'workflows'::regclass`).Scan(ctx, &c))
+		return c
+	}
+	for _, after := range []string{"", "k184"} {
+		tx, err := store.DB().BeginTx(ctx, nil)
+		require.NoError(t, err)
+		before := read(tx)
+		keys, err := persistence.FlowKeysAfterForTest(ctx, store, tx, "flow.walk", after, 64)
+		require.NoError(t, err)
+		require.Len(t, keys, 64)
+		walked := read(tx)
+		require.NoError(t, tx.Rollback())
+		require.Equal(t, before.SeqScans, walked.SeqScans, "walk from %q: no scan of the table", after)
+		// A probe fetches at most the row of the key it finds: 64 probes, not the backlog.
+		require.Less(t, walked.Rows-before.Rows, int64(1000), "walk from %q: rows read", after)
+	}
 }
 
 // On SQLite, a fair flow claim reads each key's oldest due workflows from workflows_flow_due_idx
