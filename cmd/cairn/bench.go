@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -43,6 +44,7 @@ type benchConfig struct {
 	keep          bool
 	json          bool
 	logLevel      string
+	cpuProfile    string
 	// api, when set, is the GraphQL URL of a running node to start workflows through instead.
 	api apiBenchConfig
 	// flow is the flow control the run sets, its keys and its probes.
@@ -79,6 +81,7 @@ func parseBenchConfig(env *environment, args []string) (*benchConfig, error) {
 	fs.BoolVar(&c.keep, "keep", false, "keep the workflows, history and executors of the run in the database")
 	fs.BoolVar(&c.json, "json", false, "print the figures as one JSON object")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log `level` of the engine's logs on stderr: debug, info, warn or error")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run, from the workers' start to the last workflow's end, to this `file` (read it with go tool pprof)")
 	fs.StringVar(&c.api.url, "api", "", "instead of running the engine here, start --count workflows through the GraphQL API at this `URL` (http://host:port/graphql of a running cairn serve), one per request from --clients clients, and measure starts/s, start latency and workflows/s end to end")
 	fs.IntVar(&c.api.clients, "clients", 64, "with --api: concurrent clients, each sending one request at a time")
 	fs.StringVar(&c.api.token, "token", "", "with --api: the API `token` to send (a node started with --auth)")
@@ -342,6 +345,11 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	}
 
 	// The timer starts with the workers.
+	stopProfile, err := startCPUProfile(cfg.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
+	defer stopProfile()
 	began := time.Now()
 	poolCtx, stopPools := context.WithCancel(ctx)
 	defer stopPools()
@@ -389,6 +397,7 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 		}
 	}
 	ended, err := b.waitEnded(poolCtx)
+	stopProfile()
 	stop()
 	close(poolErrs)
 	if perr := <-poolErrs; perr != nil {
@@ -585,4 +594,27 @@ func (b *bench) cleanUp(ctx context.Context) error {
 		return fmt.Errorf("error cleaning up: %w", err)
 	}
 	return nil
+}
+
+// startCPUProfile starts writing a CPU profile to path (none when path is empty); the function it
+// returns stops it and closes the file, and does nothing when called again.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		})
+	}, nil
 }

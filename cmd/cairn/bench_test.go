@@ -1,8 +1,12 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +65,23 @@ func TestBenchDrainsOnTheDefaultSQLiteFile(t *testing.T) {
 	require.Positive(t, f.WorkflowsPerSec)
 	require.Positive(t, f.StepsPerSec)
 	require.Positive(t, f.Seconds)
+}
+
+// --cpuprofile writes a Go CPU profile of the drain (gzipped protocol buffers, as go tool pprof
+// reads them) whose samples are the engine's work.
+func TestBenchWritesACPUProfileOfTheDrain(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "cpu.prof")
+	f := runBenchJSON(t, "--count", "3000", "--cpuprofile", path)
+	require.Equal(t, 3000, f.Finished)
+	raw, err := os.Open(path)
+	require.NoError(t, err)
+	defer raw.Close()
+	zr, err := gzip.NewReader(raw)
+	require.NoError(t, err, "a profile is gzipped")
+	body, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	require.Contains(t, string(body), "github.com/cairnflow/cairn/persistence.(*Store)", "the samples' functions are named in the profile")
 }
 
 // On a database it is given, bench leaves the tables and nothing else: no workflows, history,
