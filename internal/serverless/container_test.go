@@ -121,11 +121,15 @@ do:
 
 // A container past the node's run timeout is stopped (removed with cleanup: always, killed and
 // kept otherwise) and the task faults with a timeout; one that writes past the output limit is
-// stopped and faults; an exit code other than zero faults as a process's does.
+// stopped and faults; an exit code other than zero faults as a process's does. The timeout leaves
+// a loaded machine's container runtime time to start the container (a run cut before its
+// container started leaves it "created", not "exited") and the endless writer time to write past
+// the limit; the sleeper's 60 s are far beyond it.
 func TestRunContainerLimits(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
-		n, cli := containerNode(t, store, serverless.RunOptions{Timeout: 2 * time.Second, MaxOutputBytes: 1000})
+		const timeout = 8 * time.Second
+		n, cli := containerNode(t, store, serverless.RunOptions{Timeout: timeout, MaxOutputBytes: 1000})
 		kind := string(store.Kind())
 		for _, c := range []struct{ cleanup, state string }{{"always", ""}, {"never", "exited"}} {
 			name := "cairn-test-sleep-" + c.cleanup + "-" + kind
@@ -139,7 +143,7 @@ do:
 `)
 			began := time.Now()
 			w := n.waitEnded(t, n.start(t, def.Type, `{}`).ID)
-			require.Less(t, time.Since(began), 20*time.Second)
+			require.Less(t, time.Since(began), timeout+30*time.Second, "cut at the timeout, not when the sleep ends")
 			require.Equal(t, persistence.StatusFailed, w.Status)
 			p := serverless.ProblemOf(w)
 			require.NotNil(t, p, lastError(w))
