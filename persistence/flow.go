@@ -106,7 +106,9 @@ type FlowClaimResult struct {
 	NextSlot time.Time
 	// Throttled counts the due workflows a rate limit held back.
 	Throttled int
-	// More: the claim looked at some of the type's keys only; the next claim of every key goes on.
+	// More: the claim looked at some of the type's keys only (a walk's round has keys left, or it
+	// read a full page of the oldest due workflows under a concurrency limit); the next claim of
+	// every key goes on.
 	More bool
 	// Missed are the keys of workflows the claim chose but could not take (another transaction
 	// held them a moment): a claim for those keys may take them soon.
@@ -226,7 +228,7 @@ func (s *Store) flowClaim(ctx context.Context, p WorkflowClaimParams, f FlowSpec
 		var cands []*Workflow
 		last := s.flowCursor(f.Type)
 		rates := flowRates{f: f, now: now, tats: map[string]time.Time{}}
-		scan, capped := flowCandidateLimit(p, f, holders), false
+		scan, capped, readFull := flowCandidateLimit(p, f, holders), false, false
 		if f.RateLimit > 0 && f.RateKey == nil && f.Concurrency == 0 && keys == nil {
 			// One rate for the type and nothing else: its bucket says how many may start, so the
 			// claim reads that many and one more (whether one is held back, and until when).
@@ -253,6 +255,10 @@ func (s *Store) flowClaim(ctx context.Context, p WorkflowClaimParams, f FlowSpec
 			if cands, err = tx.flowCandidates(ctx, p, f, holders, scan, now); err != nil {
 				return err
 			}
+			// A full read under a concurrency limit may have left keys with free slots unread (it
+			// reads a few limits' worth, flowFair a few more keys): the next claim goes on, walking
+			// the keys once this one's are full.
+			readFull = f.Concurrency > 0 && len(cands) == scan
 			if cands, last, err = tx.flowFair(ctx, p, f, cands, holders, scan, now); err != nil {
 				return err
 			}
@@ -314,6 +320,7 @@ func (s *Store) flowClaim(ctx context.Context, p WorkflowClaimParams, f FlowSpec
 		if len(ids) == 0 {
 			return nil
 		}
+		res.More = res.More || readFull
 		if res.Claimed, err = tx.claimIDs(ctx, p, ids); err != nil {
 			return err
 		}

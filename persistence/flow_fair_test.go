@@ -69,3 +69,55 @@ func TestFlowClaimServesKeysInTurn(t *testing.T) {
 		require.Len(t, seen, 12, "two claims of six serve twelve keys once each: %v", seen)
 	})
 }
+
+// A claim of a type with a concurrency limit per key, whose queue spans more keys than the oldest
+// due workflows it reads, says there is more, and claims that go on while it says so run every
+// key: the first claim alone ran about a hundred keys of 300 (a page of 64 oldest and 32 more), and
+// the pool claimed again only at its next poll, so that 1,000 keys of limit 1 ran about 64 at a
+// time (on every backend).
+func TestFlowClaimGoesOnPastAFullReadOfManyKeys(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		now := persistence.Now()
+		exec, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: "default", Expiry: time.Hour})
+		require.NoError(t, err)
+		var ws []*persistence.Workflow
+		for i := range 600 { // keys in turn, as a bench's: k000, k001, ..., k299, k000, ...
+			due := now.Add(-time.Hour + time.Duration(i)*time.Millisecond)
+			w := newWorkflow("t.many", persistence.StatusCreated, &due)
+			key := fmt.Sprintf("k%03d", i%300)
+			w.ConcurrencyKey = &key
+			ws = append(ws, w)
+		}
+		require.NoError(t, store.WorkflowInsertMany(ctx, ws))
+		params := persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 2000, Now: now,
+			StepDeadline: now.Add(time.Minute)}
+		spec := persistence.FlowSpec{Type: "t.many", Concurrency: 1}
+		running := map[string]int{}
+		res, err := store.WorkflowFlowClaim(ctx, params, spec)
+		require.NoError(t, err)
+		require.NotEmpty(t, res.Claimed)
+		require.Less(t, len(res.Claimed), 300, "one claim reads a page of the oldest, not every key")
+		require.True(t, res.More, "a full read: more keys may have free slots")
+		for claims := 1; ; claims++ {
+			for _, w := range res.Claimed {
+				running[*w.ConcurrencyKey]++
+			}
+			if !res.More {
+				break
+			}
+			require.Less(t, claims, 10, "claims that go on end")
+			res, err = store.WorkflowFlowClaim(ctx, params, spec)
+			require.NoError(t, err)
+		}
+		require.Len(t, running, 300, "every key runs")
+		for k, n := range running {
+			require.Equal(t, 1, n, "key %s runs one, its limit", k)
+		}
+		res, err = store.WorkflowFlowClaim(ctx, params, spec)
+		require.NoError(t, err)
+		require.Empty(t, res.Claimed, "every key is full")
+		require.False(t, res.More)
+	})
+}
