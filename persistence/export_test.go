@@ -12,6 +12,9 @@ var KeyHeadsForTest = keyHeadsLateral
 // KeyHeadsUnionForTest is keyHeads, the key heads' statement of SQLite and MariaDB.
 var KeyHeadsUnionForTest = keyHeads
 
+// KeyHeadsOfOnesForTest is keyHeadsOfOnes, SQLite's statement of the one head of each of many keys.
+var KeyHeadsOfOnesForTest = keyHeadsOfOnes
+
 // KeyHeadsForTestOf asks KeyHeadsForTest for the oldest due workflow of each key.
 func KeyHeadsForTestOf(keys ...string) []keyHead {
 	out := make([]keyHead, len(keys))
