@@ -189,50 +189,74 @@ func TestFlowKeyHeadsReadTheKeysOwnQueueOnSQLite(t *testing.T) {
 	}
 }
 
-// On SQLite, the one oldest due workflow of each of many keys (a slot handed on under a limit of
-// 1) is read by one statement whatever the number of keys, one probe of workflows_flow_due_idx a
-// key: a UNION ALL of a probe a key cost more to prepare than to run.
-func TestFlowKeyHeadsOfManyKeysInOneStatementOnSQLite(t *testing.T) {
+// On SQLite and MariaDB, the one oldest due workflow of each of many keys (a slot handed on under
+// a limit of 1) is read by one statement whatever the number of keys, one probe of the keys' index
+// a key (SQLite: workflows_flow_due_idx; MariaDB: workflows_flow_heads_idx, no sort): a UNION ALL
+// of a probe a key cost more to prepare and plan than to run.
+func TestFlowKeyHeadsOfManyKeysInOneStatement(t *testing.T) {
 	t.Parallel()
-	store := dbtest.Open(t, persistence.KindSQLite)
-	ctx := context.Background()
-	now := persistence.Now()
-	_, err := store.DB().ExecContext(ctx, `WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 3000)
-		INSERT INTO workflows (type, definition_version, status, state, next_activation, executor_group, created, modified, concurrency_key)
-		SELECT 'flow.plan', 1, CASE WHEN n <= 300 THEN 'FINISHED' ELSE 'CREATED' END, 'run', ?, 'default', ?, ?, 'k' || (n % 300) FROM i`,
-		now.Add(-time.Hour), now, now)
-	require.NoError(t, err)
-	_, err = store.DB().ExecContext(ctx, "ANALYZE")
-	require.NoError(t, err)
-	keys := make([]string, 300)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("k%d", i)
-	}
-	query, args, err := persistence.KeyHeadsOfOnesForTest(persistence.WorkflowClaimParams{Group: "default"}, persistence.FlowSpec{Type: "flow.plan"},
-		keys, now)
-	require.NoError(t, err)
-	var plan []struct {
-		ID, Parent, NotUsed int
-		Detail              string
-	}
-	require.NoError(t, store.DB().NewRaw("EXPLAIN QUERY PLAN "+query, args...).Scan(ctx, &plan))
-	var probes []string
-	for _, row := range plan {
-		if strings.HasPrefix(row.Detail, "SCAN workflows") || (strings.HasPrefix(row.Detail, "SEARCH workflows") && !strings.Contains(row.Detail, "PRIMARY KEY")) {
-			probes = append(probes, row.Detail)
-		}
-	}
-	require.Equal(t, []string{"SEARCH workflows USING INDEX workflows_flow_due_idx (type=? AND concurrency_key=?)"}, probes, "%v", plan)
-	var heads []struct {
-		ID  int64
-		Key string `bun:"concurrency_key"`
-	}
-	require.NoError(t, store.DB().NewRaw(query, args...).Scan(ctx, &heads))
-	require.Len(t, heads, 300, "each key's head")
-	for _, h := range heads {
-		var oldest int64
-		require.NoError(t, store.DB().NewRaw(`SELECT min(id) FROM workflows WHERE concurrency_key = ? AND status = 'CREATED'`, h.Key).Scan(ctx, &oldest))
-		require.Equal(t, oldest, h.ID, "key %s: its oldest queued", h.Key)
+	for _, kind := range []persistence.Kind{persistence.KindSQLite, persistence.KindMySQL} {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			store := dbtest.Open(t, kind)
+			ctx := context.Background()
+			now := persistence.Now()
+			mariaDB := kind == persistence.KindMySQL
+			if mariaDB {
+				fillOnMariaDB(t, store, now, "flow.plan", `CASE WHEN n <= 300 THEN 'FINISHED' ELSE 'CREATED' END`,
+					`CASE WHEN n <= 300 THEN NULL ELSE ? END`, `CONCAT('k', n % 300)`)
+			} else {
+				_, err := store.DB().ExecContext(ctx, `WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 3000)
+					INSERT INTO workflows (type, definition_version, status, state, next_activation, executor_group, created, modified, concurrency_key)
+					SELECT 'flow.plan', 1, CASE WHEN n <= 300 THEN 'FINISHED' ELSE 'CREATED' END, 'run', ?, 'default', ?, ?, 'k' || (n % 300) FROM i`,
+					now.Add(-time.Hour), now, now)
+				require.NoError(t, err)
+				_, err = store.DB().ExecContext(ctx, "ANALYZE")
+				require.NoError(t, err)
+			}
+			keys := make([]string, 300)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("k%d", i)
+			}
+			query, args, err := persistence.KeyHeadsOfOnesForTest(persistence.WorkflowClaimParams{Group: "default"},
+				persistence.FlowSpec{Type: "flow.plan"}, keys, now.Add(time.Second), mariaDB)
+			require.NoError(t, err)
+			if mariaDB {
+				var probes []map[string]string
+				for _, row := range explainRows(t, store, query, args...) {
+					if row["table"] == "workflows" && row["key"] != "PRIMARY" {
+						probes = append(probes, row)
+					}
+				}
+				require.Len(t, probes, 1, "one probe, run for each key: %v", probes)
+				require.Equal(t, "workflows_flow_heads_idx", probes[0]["key"], "%v", probes[0])
+				require.NotContains(t, probes[0]["Extra"], "filesort", "%v", probes[0])
+			} else {
+				var plan []struct {
+					ID, Parent, NotUsed int
+					Detail              string
+				}
+				require.NoError(t, store.DB().NewRaw("EXPLAIN QUERY PLAN "+query, args...).Scan(ctx, &plan))
+				var probes []string
+				for _, row := range plan {
+					if strings.HasPrefix(row.Detail, "SCAN workflows") || (strings.HasPrefix(row.Detail, "SEARCH workflows") && !strings.Contains(row.Detail, "PRIMARY KEY")) {
+						probes = append(probes, row.Detail)
+					}
+				}
+				require.Equal(t, []string{"SEARCH workflows USING INDEX workflows_flow_due_idx (type=? AND concurrency_key=?)"}, probes, "%v", plan)
+			}
+			var heads []struct {
+				ID  int64
+				Key string `bun:"concurrency_key"`
+			}
+			require.NoError(t, store.DB().NewRaw(query, args...).Scan(ctx, &heads))
+			require.Len(t, heads, 300, "each key's head")
+			for _, h := range heads {
+				var oldest int64
+				require.NoError(t, store.DB().NewRaw(`SELECT min(id) FROM workflows WHERE concurrency_key = ? AND status = 'CREATED'`, h.Key).Scan(ctx, &oldest))
+				require.Equal(t, oldest, h.ID, "key %s: its oldest queued", h.Key)
+			}
+		})
 	}
 }
 
