@@ -210,10 +210,7 @@ func (s *Store) flowHeads(ctx context.Context, p WorkflowClaimParams, f FlowSpec
 	}
 	ones, heads := splitOnes(heads)
 	if len(ones) > 0 {
-		query, args, err := keyHeadsOfOnes(p, f, ones, now, s.Kind() == KindMySQL)
-		if err != nil {
-			return nil, err
-		}
+		query, args := keyHeadsOfOnes(p, f, ones, now, s.Kind() == KindMySQL)
 		if err := s.idb.NewRaw(query, args...).Scan(ctx, &out); err != nil {
 			return nil, err
 		}
@@ -290,25 +287,22 @@ func keyHeads(p WorkflowClaimParams, f FlowSpec, heads []keyHead, now time.Time,
 // prepares every statement from its text and MariaDB plans each part of a UNION: the UNION ALL of
 // a probe a key cost more to prepare than to run (SQLite: a fifth of the node's CPU with 1,000
 // keys of limit 1; MariaDB: 4 ms a statement of 32 keys, against 7 ms for 300 keys this way).
-func keyHeadsOfOnes(p WorkflowClaimParams, f FlowSpec, keys []string, now time.Time, claimGroup bool) (string, []any, error) {
-	list, err := json.Marshal(keys)
-	if err != nil {
-		return "", nil, err
-	}
+func keyHeadsOfOnes(p WorkflowClaimParams, f FlowSpec, keys []string, now time.Time, claimGroup bool) (string, []any) {
+	list, _ := json.Marshal(keys) // strings always marshal
 	if claimGroup {
 		return `SELECT ` + flowCols(f) + ` FROM workflows WHERE id IN (
 			SELECT (SELECT id FROM workflows WHERE type = ? AND concurrency_key = j.k AND flow_group = ? AND ` + flowIndexed + `
 				AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL
 				ORDER BY priority DESC, flow_next, id LIMIT 1)
 			FROM JSON_TABLE(?, '$[*]' COLUMNS (k VARCHAR(191) PATH '$')) AS j)`,
-			[]any{f.Type, p.Group, bunIn(claimableStatuses), now, string(list)}, nil
+			[]any{f.Type, p.Group, bunIn(claimableStatuses), now, string(list)}
 	}
 	return `SELECT ` + flowCols(f) + ` FROM workflows WHERE id IN (
 			SELECT (SELECT id FROM workflows WHERE type = ? AND concurrency_key = j.value AND ` + flowIndexed + `
 				AND status IN (?) AND next_activation IS NOT NULL AND next_activation <= ? AND executor_id IS NULL
 				ORDER BY priority DESC, next_activation, id LIMIT 1)
 			FROM json_each(?) AS j) AND executor_group = ?`,
-		[]any{f.Type, bunIn(claimableStatuses), now, string(list), p.Group}, nil
+		[]any{f.Type, bunIn(claimableStatuses), now, string(list), p.Group}
 }
 
 // keyHeadsLateral is keyHeads on PostgreSQL for keys that are not "": one statement of the same
@@ -346,11 +340,11 @@ func (s *Store) flowKeysAfter(ctx context.Context, typ, after string, n int) ([]
 	if s.Kind() == KindMySQL {
 		return s.flowKeysAfterOneByOne(ctx, typ, after, n)
 	}
-	// Each probe must read the index in key order whatever the statistics say. Taken when the
-	// type's workflows had almost all ended (the end of a drain) and the table refilled since with
-	// as many queued, they estimate a probe's rows at one and make reading them all and sorting
-	// look as cheap: a first probe then scanned the table (100,000 rows for one key), and in a
-	// bench run the later ones each read the backlog from a bitmap and sorted it (10 s a walk).
+	// Each probe must read the index in key order whatever the statistics say. Taken at the end
+	// of a drain (a few workflows queued, the index still the size of an earlier backlog) and the
+	// table refilled since, they made a probe of the index look dearer than reading the table:
+	// each probe then scanned the table and sorted it (4 s a walk of 512 keys over 20,000 queued),
+	// or, in a bench run, read the backlog from a bitmap and sorted it (10 s a walk).
 	restore, err := plannerWithout(ctx, s, "seqscan", "bitmapscan", "sort")
 	if err != nil {
 		return nil, err
