@@ -320,10 +320,12 @@ func (s *Store) flowClaim(ctx context.Context, p WorkflowClaimParams, f FlowSpec
 		if len(ids) == 0 {
 			return nil
 		}
-		res.More = res.More || readFull
 		if res.Claimed, err = tx.claimIDs(ctx, p, ids); err != nil {
 			return err
 		}
+		// Only a claim that took some goes on: workflows another transaction holds locked are
+		// left to the hints of the keys it missed, not claimed for again and again.
+		res.More = res.More || (readFull && len(res.Claimed) > 0)
 		res.Missed = missedKeys(cands, ids, res.Claimed)
 		return nil
 	})
