@@ -10,7 +10,7 @@
 // "want N" waits (30 s at most) until N events arrived since then and prints the figures as one
 // JSON line, and ends. At the end of its input it prints the figures and ends. A websocket the
 // node closes (a subscriber too slow for it, say) is counted in the figures ("closed") and named
-// on standard error; its subscriptions have no more events.
+// on standard error; its subscriptions have no more events, and count as ready.
 package main
 
 import (
@@ -54,7 +54,7 @@ type figures struct {
 	delays  []time.Duration
 	errors  int
 	closed  int             // websockets the node closed
-	firstOf map[string]bool // subscriptions (socket/id) that had an event
+	firstOf map[string]bool // subscriptions (socket/id) that had an event, or whose websocket closed
 	arrived chan struct{}   // pinged at each event
 }
 
@@ -114,7 +114,7 @@ func main() {
 				fail(err)
 			}
 		}
-		go read(ctx, conn, strconv.Itoa(s), f)
+		go read(ctx, conn, strconv.Itoa(s), n, f)
 	}
 	fmt.Println("subscribed")
 	go func() {
@@ -153,8 +153,10 @@ func main() {
 	report(f, 0)
 }
 
-// read takes one websocket's messages, answering pings, until ctx ends.
-func read(ctx context.Context, conn *websocket.Conn, socket string, f *figures) {
+// read takes the messages of one websocket, which carries subs subscriptions, answering pings,
+// until ctx ends or the node closes it (its subscriptions then count as ready: they will have no
+// event).
+func read(ctx context.Context, conn *websocket.Conn, socket string, subs int, f *figures) {
 	for {
 		var m message
 		if err := wsjson.Read(ctx, conn, &m); err != nil {
@@ -162,7 +164,14 @@ func read(ctx context.Context, conn *websocket.Conn, socket string, f *figures) 
 				fmt.Fprintf(os.Stderr, "subscribers: websocket %s: %v\n", socket, err)
 				f.mu.Lock()
 				f.closed++
+				for i := range subs {
+					f.firstOf[socket+"/"+strconv.Itoa(i)] = true
+				}
 				f.mu.Unlock()
+				select {
+				case f.arrived <- struct{}{}:
+				default:
+				}
 			}
 			return
 		}

@@ -19,7 +19,9 @@ import (
 )
 
 // A websocket the node closes is counted in the figures, which are still printed: the load
-// generator used to end at once with an error, without the figures of the other websockets.
+// generator used to end at once with an error, without the figures of the other websockets. Its
+// subscriptions count as ready (they will have no event): "ready" is printed, where it waited for
+// them for ever.
 func TestAClosedWebsocketIsCountedNotFatal(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -39,8 +41,11 @@ func TestAClosedWebsocketIsCountedNotFatal(t *testing.T) {
 			if wsjson.Read(ctx, conn, &m) != nil {
 				return
 			}
-			event, _ := json.Marshal(map[string]any{"data": map[string]any{"workflowEvents": map[string]any{"at": time.Now()}}})
-			if wsjson.Write(ctx, conn, message{ID: m.ID, Type: "next", Payload: event}) != nil {
+		}
+		// An event for subscription 0 only: subscription 1 never has one.
+		event, _ := json.Marshal(map[string]any{"data": map[string]any{"workflowEvents": map[string]any{"at": time.Now()}}})
+		for range 2 {
+			if wsjson.Write(ctx, conn, message{ID: "0", Type: "next", Payload: event}) != nil {
 				return
 			}
 		}
@@ -63,10 +68,14 @@ func TestAClosedWebsocketIsCountedNotFatal(t *testing.T) {
 	require.True(t, errs.Scan(), "a line on standard error when the websocket closes")
 	require.Contains(t, errs.Text(), "websocket 0")
 	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	lines := bufio.NewScanner(stdout)
+	require.True(t, lines.Scan())
+	require.Equal(t, "subscribed", lines.Text())
+	require.True(t, lines.Scan(), "ready, though subscription 1 never had an event")
+	require.Equal(t, "ready", lines.Text())
 	_, err = io.WriteString(stdin, "want 2\n")
 	require.NoError(t, err)
 	var last string
-	lines := bufio.NewScanner(stdout)
 	for lines.Scan() {
 		last = lines.Text()
 	}
