@@ -21,59 +21,55 @@ import (
 // transactions take the one write lock when they begin and cannot deadlock.
 func TestTxRunsADeadlockVictimAgain(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []persistence.Kind{persistence.KindPostgres, persistence.KindMySQL} {
-		t.Run(string(kind), func(t *testing.T) {
-			t.Parallel()
-			store := dbtest.Open(t, kind)
-			ctx := context.Background()
-			a, b := newWorkflow("t", persistence.StatusInProgress, nil), newWorkflow("t", persistence.StatusInProgress, nil)
-			require.NoError(t, store.WorkflowInsertMany(ctx, []*persistence.Workflow{a, b}))
+	dbtest.ForKinds(t, []persistence.Kind{persistence.KindPostgres, persistence.KindMySQL}, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		a, b := newWorkflow("t", persistence.StatusInProgress, nil), newWorkflow("t", persistence.StatusInProgress, nil)
+		require.NoError(t, store.WorkflowInsertMany(ctx, []*persistence.Workflow{a, b}))
 
-			var runs atomic.Int32
-			var holding sync.WaitGroup // each first run holds its first lock
-			holding.Add(2)
-			lockBoth := func(first, second int64, text string) func(ctx context.Context, tx *persistence.Store) error {
-				var mine atomic.Int32
-				return func(ctx context.Context, tx *persistence.Store) error {
-					runs.Add(1)
-					w, err := tx.WorkflowGetForUpdate(ctx, first)
-					if err != nil {
-						return err
-					}
-					if mine.Add(1) == 1 {
-						holding.Done()
-						holding.Wait() // the other holds its first lock too: the next lock closes the cycle
-					}
-					other, err := tx.WorkflowGetForUpdate(ctx, second)
-					if err != nil {
-						return err
-					}
-					for _, x := range []*persistence.Workflow{w, other} {
-						x.StateText = &text
-						if err := tx.WorkflowSave(ctx, x); err != nil {
-							return err
-						}
-					}
-					return nil
+		var runs atomic.Int32
+		var holding sync.WaitGroup // each first run holds its first lock
+		holding.Add(2)
+		lockBoth := func(first, second int64, text string) func(ctx context.Context, tx *persistence.Store) error {
+			var mine atomic.Int32
+			return func(ctx context.Context, tx *persistence.Store) error {
+				runs.Add(1)
+				w, err := tx.WorkflowGetForUpdate(ctx, first)
+				if err != nil {
+					return err
 				}
+				if mine.Add(1) == 1 {
+					holding.Done()
+					holding.Wait() // the other holds its first lock too: the next lock closes the cycle
+				}
+				other, err := tx.WorkflowGetForUpdate(ctx, second)
+				if err != nil {
+					return err
+				}
+				for _, x := range []*persistence.Workflow{w, other} {
+					x.StateText = &text
+					if err := tx.WorkflowSave(ctx, x); err != nil {
+						return err
+					}
+				}
+				return nil
 			}
-			errs := make(chan error, 2)
-			go func() { errs <- store.Tx(ctx, lockBoth(a.ID, b.ID, "a then b")) }()
-			go func() { errs <- store.Tx(ctx, lockBoth(b.ID, a.ID, "b then a")) }()
-			require.NoError(t, <-errs)
-			require.NoError(t, <-errs)
-			// At least one run was rolled back; the victim may collide again with the survivor as
-			// it runs again, before the survivor has its second lock.
-			require.Greater(t, runs.Load(), int32(2), "a transaction was rolled back and ran again")
+		}
+		errs := make(chan error, 2)
+		go func() { errs <- store.Tx(ctx, lockBoth(a.ID, b.ID, "a then b")) }()
+		go func() { errs <- store.Tx(ctx, lockBoth(b.ID, a.ID, "b then a")) }()
+		require.NoError(t, <-errs)
+		require.NoError(t, <-errs)
+		// At least one run was rolled back; the victim may collide again with the survivor as
+		// it runs again, before the survivor has its second lock.
+		require.Greater(t, runs.Load(), int32(2), "a transaction was rolled back and ran again")
 
-			got, err := store.WorkflowGet(ctx, a.ID)
-			require.NoError(t, err)
-			other, err := store.WorkflowGet(ctx, b.ID)
-			require.NoError(t, err)
-			require.Equal(t, *got.StateText, *other.StateText, "the transaction that ran again wrote both rows last")
-			require.Equal(t, 2, got.Version, "each transaction saved each row once")
-		})
-	}
+		got, err := store.WorkflowGet(ctx, a.ID)
+		require.NoError(t, err)
+		other, err := store.WorkflowGet(ctx, b.ID)
+		require.NoError(t, err)
+		require.Equal(t, *got.StateText, *other.StateText, "the transaction that ran again wrote both rows last")
+		require.Equal(t, 2, got.Version, "each transaction saved each row once")
+	})
 }
 
 // Tx runs a transaction again only for the errors of a transaction the database rolled back to

@@ -24,77 +24,73 @@ import (
 // transaction asks for the parent only once the cancel is seen holding it. SQLite has one writer.
 func TestCancelSurvivesADeadlockWithItsChildren(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []persistence.Kind{persistence.KindPostgres, persistence.KindMySQL} {
-		t.Run(string(kind), func(t *testing.T) {
-			t.Parallel()
-			store := dbtest.Open(t, kind)
-			ctx := context.Background()
-			engine := newEngine(t, store)
-			later := persistence.Now().Add(time.Hour)
-			parent := &persistence.Workflow{Type: "demo.fanout", DefinitionVersion: 1, Status: persistence.StatusWaiting, State: "await", ExecutorGroup: "default"}
-			require.NoError(t, store.WorkflowInsertMany(ctx, []*persistence.Workflow{parent}))
-			children := make([]*persistence.Workflow, 5)
-			for i := range children {
-				children[i] = &persistence.Workflow{Type: "demo.order", DefinitionVersion: 1, Status: persistence.StatusInProgress, State: "charge",
-					ExecutorGroup: "default", NextActivation: &later, ParentID: &parent.ID, RootID: &parent.ID}
-			}
-			require.NoError(t, store.WorkflowInsertMany(ctx, children))
-			held, err := lockedElsewhere(ctx, store, parent.ID)
-			require.NoError(t, err)
-			require.False(t, held, "nothing holds the parent yet")
+	dbtest.ForKinds(t, []persistence.Kind{persistence.KindPostgres, persistence.KindMySQL}, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		engine := newEngine(t, store)
+		later := persistence.Now().Add(time.Hour)
+		parent := &persistence.Workflow{Type: "demo.fanout", DefinitionVersion: 1, Status: persistence.StatusWaiting, State: "await", ExecutorGroup: "default"}
+		require.NoError(t, store.WorkflowInsertMany(ctx, []*persistence.Workflow{parent}))
+		children := make([]*persistence.Workflow, 5)
+		for i := range children {
+			children[i] = &persistence.Workflow{Type: "demo.order", DefinitionVersion: 1, Status: persistence.StatusInProgress, State: "charge",
+				ExecutorGroup: "default", NextActivation: &later, ParentID: &parent.ID, RootID: &parent.ID}
+		}
+		require.NoError(t, store.WorkflowInsertMany(ctx, children))
+		held, err := lockedElsewhere(ctx, store, parent.ID)
+		require.NoError(t, err)
+		require.False(t, held, "nothing holds the parent yet")
 
-			childrenHeld := make(chan struct{})
-			var runs atomic.Int32
-			other := make(chan error, 1)
-			go func() {
-				other <- store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
-					first := runs.Add(1) == 1
-					text := "touched by another transaction"
-					for _, c := range children {
-						w, err := tx.WorkflowGetForUpdate(ctx, c.ID)
+		childrenHeld := make(chan struct{})
+		var runs atomic.Int32
+		other := make(chan error, 1)
+		go func() {
+			other <- store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+				first := runs.Add(1) == 1
+				text := "touched by another transaction"
+				for _, c := range children {
+					w, err := tx.WorkflowGetForUpdate(ctx, c.ID)
+					if err != nil {
+						return err
+					}
+					w.StateText = &text
+					if err := tx.WorkflowSave(ctx, w); err != nil {
+						return err
+					}
+				}
+				if first {
+					close(childrenHeld)
+					// Wait for the cancel to hold the parent: it then waits for the children.
+					for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+						held, err := lockedElsewhere(ctx, tx, parent.ID)
 						if err != nil {
 							return err
-						}
-						w.StateText = &text
-						if err := tx.WorkflowSave(ctx, w); err != nil {
-							return err
-						}
-					}
-					if first {
-						close(childrenHeld)
-						// Wait for the cancel to hold the parent: it then waits for the children.
-						for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-							held, err := lockedElsewhere(ctx, tx, parent.ID)
-							if err != nil {
-								return err
-							} else if held {
-								break
-							} else if time.Now().After(deadline) {
-								return fmt.Errorf("the cancel never locked the parent")
-							}
+						} else if held {
+							break
+						} else if time.Now().After(deadline) {
+							return fmt.Errorf("the cancel never locked the parent")
 						}
 					}
-					_, err := tx.WorkflowGetForUpdate(ctx, parent.ID)
-					return err
-				})
-			}()
-			select {
-			case <-childrenHeld:
-			case err := <-other:
-				t.Fatalf("the other transaction ended before it held the children: %v", err)
-			}
-			_, cancelErr := engine.Cancel(ctx, workflow.ChangeParams{ID: parent.ID, Reason: "stop everything"})
-			require.NoError(t, cancelErr, "the cancel was rolled back to break the deadlock and not run again")
-			require.NoError(t, <-other, "the other transaction was rolled back to break the deadlock and not run again")
-			t.Logf("the other transaction ran %d times", runs.Load())
+				}
+				_, err := tx.WorkflowGetForUpdate(ctx, parent.ID)
+				return err
+			})
+		}()
+		select {
+		case <-childrenHeld:
+		case err := <-other:
+			t.Fatalf("the other transaction ended before it held the children: %v", err)
+		}
+		_, cancelErr := engine.Cancel(ctx, workflow.ChangeParams{ID: parent.ID, Reason: "stop everything"})
+		require.NoError(t, cancelErr, "the cancel was rolled back to break the deadlock and not run again")
+		require.NoError(t, <-other, "the other transaction was rolled back to break the deadlock and not run again")
+		t.Logf("the other transaction ran %d times", runs.Load())
 
-			for _, w := range append([]*persistence.Workflow{parent}, children...) {
-				got, err := store.WorkflowGet(ctx, w.ID)
-				require.NoError(t, err)
-				require.Equal(t, persistence.StatusCancelled, got.Status, "workflow %d", w.ID)
-			}
-		})
-	}
+		for _, w := range append([]*persistence.Workflow{parent}, children...) {
+			got, err := store.WorkflowGet(ctx, w.ID)
+			require.NoError(t, err)
+			require.Equal(t, persistence.StatusCancelled, got.Status, "workflow %d", w.ID)
+		}
+	})
 }
 
 // lockedElsewhere reports whether another transaction holds a workflow's row lock: a lock that

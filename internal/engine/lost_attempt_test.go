@@ -218,77 +218,73 @@ func TestFrozenNodesOwnRecoveryCountsItsStep(t *testing.T) {
 // the parent. (Row locks: PostgreSQL and MariaDB; SQLite has one writer and no row locks.)
 func TestRecoveryNeverWaitsForABusyParent(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []persistence.Kind{persistence.KindPostgres, persistence.KindMySQL} {
-		t.Run(string(kind), func(t *testing.T) {
-			t.Parallel()
-			store := dbtest.Open(t, kind)
-			ctx := context.Background()
-			engine := newEngine(t, store)
-			registerPoison(t, engine, "t.poison.child", true)
-			_, err := engine.Register(ctx, workflow.Definition{Type: "t.parent.busy", States: []workflow.State{
-				{Name: "spawn", Kind: workflow.Start, Next: []string{"await"}, Handler: func(sc workflow.StepContext) (workflow.Next, error) {
-					sc.StartChild(workflow.ChildRequest{Type: "t.poison.child"})
-					return workflow.MoveTo("await"), nil
-				}},
-				{Name: "await", Kind: workflow.Wait, WaitFor: &workflow.WaitFor{Children: true}, Next: []string{"done"}},
-				{Name: "done", Kind: workflow.End},
-			}})
-			require.NoError(t, err)
-			parent, err := engine.Start(ctx, workflow.StartParams{Type: "t.parent.busy"})
-			require.NoError(t, err)
-			runDue(t, store, engine)
-			kids, _, err := store.WorkflowList(ctx, persistence.WorkflowListParams{Filter: persistence.WorkflowFilter{ParentID: &parent.Workflow.ID}, Limit: 10})
-			require.NoError(t, err)
-			require.Len(t, kids, 1)
-			child := kids[0].ID
-			dieHolding(t, store, engine, child)
-			dieHolding(t, store, engine, child)
+	dbtest.ForKinds(t, []persistence.Kind{persistence.KindPostgres, persistence.KindMySQL}, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		engine := newEngine(t, store)
+		registerPoison(t, engine, "t.poison.child", true)
+		_, err := engine.Register(ctx, workflow.Definition{Type: "t.parent.busy", States: []workflow.State{
+			{Name: "spawn", Kind: workflow.Start, Next: []string{"await"}, Handler: func(sc workflow.StepContext) (workflow.Next, error) {
+				sc.StartChild(workflow.ChildRequest{Type: "t.poison.child"})
+				return workflow.MoveTo("await"), nil
+			}},
+			{Name: "await", Kind: workflow.Wait, WaitFor: &workflow.WaitFor{Children: true}, Next: []string{"done"}},
+			{Name: "done", Kind: workflow.End},
+		}})
+		require.NoError(t, err)
+		parent, err := engine.Start(ctx, workflow.StartParams{Type: "t.parent.busy"})
+		require.NoError(t, err)
+		runDue(t, store, engine)
+		kids, _, err := store.WorkflowList(ctx, persistence.WorkflowListParams{Filter: persistence.WorkflowFilter{ParentID: &parent.Workflow.ID}, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, kids, 1)
+		child := kids[0].ID
+		dieHolding(t, store, engine, child)
+		dieHolding(t, store, engine, child)
 
-			// The last attempt's node dies while another transaction holds the parent, as a
-			// cancellation does before it locks the children.
-			dead, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "doomed", PID: 1, Group: poisonGroup, Expiry: -time.Second})
-			require.NoError(t, err)
-			claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: dead.ID, Group: poisonGroup, Limit: 1,
-				Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: engine.Types(poisonGroup)})
-			require.NoError(t, err)
-			require.Len(t, claimed, 1)
-			live, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "survivor", PID: 2, Group: poisonGroup, Expiry: time.Hour})
-			require.NoError(t, err)
-			locked, release := make(chan struct{}), make(chan struct{})
-			holder := make(chan error, 1)
-			go func() {
-				holder <- store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
-					if _, err := tx.WorkflowGetForUpdate(ctx, parent.Workflow.ID); err != nil {
-						return err
-					}
-					close(locked)
-					<-release
-					_, err := tx.WorkflowGetForUpdate(ctx, child) // then the child, as a cancellation does
+		// The last attempt's node dies while another transaction holds the parent, as a
+		// cancellation does before it locks the children.
+		dead, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "doomed", PID: 1, Group: poisonGroup, Expiry: -time.Second})
+		require.NoError(t, err)
+		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: dead.ID, Group: poisonGroup, Limit: 1,
+			Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: engine.Types(poisonGroup)})
+		require.NoError(t, err)
+		require.Len(t, claimed, 1)
+		live, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "survivor", PID: 2, Group: poisonGroup, Expiry: time.Hour})
+		require.NoError(t, err)
+		locked, release := make(chan struct{}), make(chan struct{})
+		holder := make(chan error, 1)
+		go func() {
+			holder <- store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+				if _, err := tx.WorkflowGetForUpdate(ctx, parent.Workflow.ID); err != nil {
 					return err
-				})
-			}()
-			<-locked
-			// Bounded only so that a recovery that waits for the parent fails here instead of hanging.
-			rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			n, err := engine.Recover(rctx, recoverParams{ExecutorID: live.ID})
-			cancel()
-			close(release)
-			require.NoError(t, err, "recovery waited for the busy parent")
-			require.Zero(t, n, "the child is left to the next pass")
-			require.NoError(t, <-holder)
-			w, err := store.WorkflowGet(ctx, child)
-			require.NoError(t, err)
-			require.Equal(t, persistence.StatusExecuting, w.Status)
+				}
+				close(locked)
+				<-release
+				_, err := tx.WorkflowGetForUpdate(ctx, child) // then the child, as a cancellation does
+				return err
+			})
+		}()
+		<-locked
+		// Bounded only so that a recovery that waits for the parent fails here instead of hanging.
+		rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		n, err := engine.Recover(rctx, recoverParams{ExecutorID: live.ID})
+		cancel()
+		close(release)
+		require.NoError(t, err, "recovery waited for the busy parent")
+		require.Zero(t, n, "the child is left to the next pass")
+		require.NoError(t, <-holder)
+		w, err := store.WorkflowGet(ctx, child)
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusExecuting, w.Status)
 
-			n, err = engine.Recover(ctx, recoverParams{ExecutorID: live.ID})
-			require.NoError(t, err)
-			require.Equal(t, 1, n)
-			w, err = store.WorkflowGet(ctx, child)
-			require.NoError(t, err)
-			require.Equal(t, persistence.StatusFailed, w.Status)
-			p, err := store.WorkflowGet(ctx, parent.Workflow.ID)
-			require.NoError(t, err)
-			require.Equal(t, persistence.StatusInProgress, p.Status, "the parent woke")
-		})
-	}
+		n, err = engine.Recover(ctx, recoverParams{ExecutorID: live.ID})
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		w, err = store.WorkflowGet(ctx, child)
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusFailed, w.Status)
+		p, err := store.WorkflowGet(ctx, parent.Workflow.ID)
+		require.NoError(t, err)
+		require.Equal(t, persistence.StatusInProgress, p.Status, "the parent woke")
+	})
 }

@@ -32,7 +32,13 @@ var Backends = []persistence.Kind{persistence.KindSQLite, persistence.KindPostgr
 // ForEach runs fn as a parallel subtest per backend, named after it, with a fresh migrated Store.
 func ForEach(t *testing.T, fn func(t *testing.T, store *persistence.Store)) {
 	t.Helper()
-	for _, kind := range Backends {
+	ForKinds(t, Backends, fn)
+}
+
+// ForKinds is ForEach on some backends only (a test of what only they do).
+func ForKinds(t *testing.T, kinds []persistence.Kind, fn func(t *testing.T, store *persistence.Store)) {
+	t.Helper()
+	for _, kind := range kinds {
 		t.Run(string(kind), func(t *testing.T) {
 			t.Parallel()
 			fn(t, Open(t, kind))
