@@ -172,18 +172,13 @@ func TestFlowKeyHeadsReadTheKeysOwnQueueOnSQLite(t *testing.T) {
 	require.NoError(t, err)
 	query, args := persistence.KeyHeadsUnionForTest(persistence.WorkflowClaimParams{Group: "default"}, persistence.FlowSpec{Type: "flow.plan"},
 		persistence.KeyHeadsForTestOf("long", "k7"), persistence.Now(), false)
-	var plan []struct {
-		ID, Parent, NotUsed int
-		Detail              string
-	}
-	require.NoError(t, store.DB().NewRaw("EXPLAIN QUERY PLAN "+query, args...).Scan(ctx, &plan))
 	var searches []string
-	for _, row := range plan {
-		if strings.HasPrefix(row.Detail, "SEARCH workflows") || strings.HasPrefix(row.Detail, "SCAN workflows") {
-			searches = append(searches, row.Detail)
+	for _, row := range explainRows(t, store, query, args...) {
+		if d := row["detail"]; strings.HasPrefix(d, "SEARCH workflows") || strings.HasPrefix(d, "SCAN workflows") {
+			searches = append(searches, d)
 		}
 	}
-	require.Len(t, searches, 2, "one probe a key: %v", plan)
+	require.Len(t, searches, 2, "one probe a key: %v", searches)
 	for _, d := range searches {
 		require.Contains(t, d, "USING INDEX workflows_flow_due_idx (type=? AND concurrency_key=?)", d)
 	}
@@ -195,68 +190,59 @@ func TestFlowKeyHeadsReadTheKeysOwnQueueOnSQLite(t *testing.T) {
 // of a probe a key cost more to prepare and plan than to run.
 func TestFlowKeyHeadsOfManyKeysInOneStatement(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []persistence.Kind{persistence.KindSQLite, persistence.KindMySQL} {
-		t.Run(string(kind), func(t *testing.T) {
-			t.Parallel()
-			store := dbtest.Open(t, kind)
-			ctx := context.Background()
-			now := persistence.Now()
-			mariaDB := kind == persistence.KindMySQL
-			if mariaDB {
-				fillOnMariaDB(t, store, now, "flow.plan", `CASE WHEN n <= 300 THEN 'FINISHED' ELSE 'CREATED' END`,
-					`CASE WHEN n <= 300 THEN NULL ELSE ? END`, `CONCAT('k', n % 300)`)
-			} else {
-				_, err := store.DB().ExecContext(ctx, `WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 3000)
+	dbtest.ForKinds(t, []persistence.Kind{persistence.KindSQLite, persistence.KindMySQL}, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		now := persistence.Now()
+		mariaDB := store.Kind() == persistence.KindMySQL
+		if mariaDB {
+			fillOnMariaDB(t, store, now, "flow.plan", `CASE WHEN n <= 300 THEN 'FINISHED' ELSE 'CREATED' END`,
+				`CASE WHEN n <= 300 THEN NULL ELSE ? END`, `CONCAT('k', n % 300)`)
+		} else {
+			_, err := store.DB().ExecContext(ctx, `WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 3000)
 					INSERT INTO workflows (type, definition_version, status, state, next_activation, executor_group, created, modified, concurrency_key)
 					SELECT 'flow.plan', 1, CASE WHEN n <= 300 THEN 'FINISHED' ELSE 'CREATED' END, 'run', ?, 'default', ?, ?, 'k' || (n % 300) FROM i`,
-					now.Add(-time.Hour), now, now)
-				require.NoError(t, err)
-				_, err = store.DB().ExecContext(ctx, "ANALYZE")
-				require.NoError(t, err)
-			}
-			keys := make([]string, 300)
-			for i := range keys {
-				keys[i] = fmt.Sprintf("k%d", i)
-			}
-			query, args := persistence.KeyHeadsOfOnesForTest(persistence.WorkflowClaimParams{Group: "default"},
-				persistence.FlowSpec{Type: "flow.plan"}, keys, now.Add(time.Second), mariaDB)
-			if mariaDB {
-				var probes []map[string]string
-				for _, row := range explainRows(t, store, query, args...) {
-					if row["table"] == "workflows" && row["key"] != "PRIMARY" {
-						probes = append(probes, row)
-					}
+				now.Add(-time.Hour), now, now)
+			require.NoError(t, err)
+			_, err = store.DB().ExecContext(ctx, "ANALYZE")
+			require.NoError(t, err)
+		}
+		keys := make([]string, 300)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("k%d", i)
+		}
+		query, args := persistence.KeyHeadsOfOnesForTest(persistence.WorkflowClaimParams{Group: "default"},
+			persistence.FlowSpec{Type: "flow.plan"}, keys, now.Add(time.Second), mariaDB)
+		if mariaDB {
+			var probes []map[string]string
+			for _, row := range explainRows(t, store, query, args...) {
+				if row["table"] == "workflows" && row["key"] != "PRIMARY" {
+					probes = append(probes, row)
 				}
-				require.Len(t, probes, 1, "one probe, run for each key: %v", probes)
-				require.Equal(t, "workflows_flow_heads_idx", probes[0]["key"], "%v", probes[0])
-				require.NotContains(t, probes[0]["Extra"], "filesort", "%v", probes[0])
-			} else {
-				var plan []struct {
-					ID, Parent, NotUsed int
-					Detail              string
+			}
+			require.Len(t, probes, 1, "one probe, run for each key: %v", probes)
+			require.Equal(t, "workflows_flow_heads_idx", probes[0]["key"], "%v", probes[0])
+			require.NotContains(t, probes[0]["Extra"], "filesort", "%v", probes[0])
+		} else {
+			var probes []string
+			for _, row := range explainRows(t, store, query, args...) {
+				d := row["detail"]
+				if strings.HasPrefix(d, "SCAN workflows") || (strings.HasPrefix(d, "SEARCH workflows") && !strings.Contains(d, "PRIMARY KEY")) {
+					probes = append(probes, d)
 				}
-				require.NoError(t, store.DB().NewRaw("EXPLAIN QUERY PLAN "+query, args...).Scan(ctx, &plan))
-				var probes []string
-				for _, row := range plan {
-					if strings.HasPrefix(row.Detail, "SCAN workflows") || (strings.HasPrefix(row.Detail, "SEARCH workflows") && !strings.Contains(row.Detail, "PRIMARY KEY")) {
-						probes = append(probes, row.Detail)
-					}
-				}
-				require.Equal(t, []string{"SEARCH workflows USING INDEX workflows_flow_due_idx (type=? AND concurrency_key=?)"}, probes, "%v", plan)
 			}
-			var heads []struct {
-				ID  int64
-				Key string `bun:"concurrency_key"`
-			}
-			require.NoError(t, store.DB().NewRaw(query, args...).Scan(ctx, &heads))
-			require.Len(t, heads, 300, "each key's head")
-			for _, h := range heads {
-				var oldest int64
-				require.NoError(t, store.DB().NewRaw(`SELECT min(id) FROM workflows WHERE concurrency_key = ? AND status = 'CREATED'`, h.Key).Scan(ctx, &oldest))
-				require.Equal(t, oldest, h.ID, "key %s: its oldest queued", h.Key)
-			}
-		})
-	}
+			require.Equal(t, []string{"SEARCH workflows USING INDEX workflows_flow_due_idx (type=? AND concurrency_key=?)"}, probes)
+		}
+		type head struct {
+			Key string `bun:"concurrency_key"`
+			ID  int64  `bun:"id"`
+		}
+		var heads, oldest []head
+		require.NoError(t, store.DB().NewRaw(query, args...).Scan(ctx, &heads))
+		require.NoError(t, store.DB().NewRaw(`SELECT concurrency_key, min(id) AS id FROM workflows WHERE status = 'CREATED'
+			GROUP BY concurrency_key`).Scan(ctx, &oldest))
+		require.Len(t, oldest, 300)
+		require.ElementsMatch(t, oldest, heads, "each key's oldest queued workflow")
+	})
 }
 
 // On MariaDB (no partial indexes), a fair flow claim reads each key's oldest due workflows from

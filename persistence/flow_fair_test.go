@@ -79,20 +79,16 @@ func TestFlowClaimGoesOnPastAFullReadOfManyKeys(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
-		now := persistence.Now()
-		exec, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "h", PID: 1, Group: "default", Expiry: time.Hour})
-		require.NoError(t, err)
+		params := flowClaimant(t, store, 2000)
 		var ws []*persistence.Workflow
 		for i := range 600 { // keys in turn, as a bench's: k000, k001, ..., k299, k000, ...
-			due := now.Add(-time.Hour + time.Duration(i)*time.Millisecond)
+			due := params.Now.Add(-time.Hour + time.Duration(i)*time.Millisecond)
 			w := newWorkflow("t.many", persistence.StatusCreated, &due)
 			key := fmt.Sprintf("k%03d", i%300)
 			w.ConcurrencyKey = &key
 			ws = append(ws, w)
 		}
 		require.NoError(t, store.WorkflowInsertMany(ctx, ws))
-		params := persistence.WorkflowClaimParams{ExecutorID: exec.ID, Group: "default", Limit: 2000, Now: now,
-			StepDeadline: now.Add(time.Minute)}
 		spec := persistence.FlowSpec{Type: "t.many", Concurrency: 1}
 		running := map[string]int{}
 		res, err := store.WorkflowFlowClaim(ctx, params, spec)
