@@ -67,6 +67,23 @@ func (f *figures) add(sub string, d time.Duration, failed bool) {
 	}
 	f.firstOf[sub] = true
 	f.mu.Unlock()
+	f.ping()
+}
+
+// socketClosed records a websocket the node closed, its subs subscriptions ready (they will have
+// no event).
+func (f *figures) socketClosed(socket string, subs int) {
+	f.mu.Lock()
+	f.closed++
+	for i := range subs {
+		f.firstOf[socket+"/"+strconv.Itoa(i)] = true
+	}
+	f.mu.Unlock()
+	f.ping()
+}
+
+// ping tells the waiter for "ready" that a subscription may have become ready.
+func (f *figures) ping() {
 	select {
 	case f.arrived <- struct{}{}:
 	default:
@@ -162,16 +179,7 @@ func read(ctx context.Context, conn *websocket.Conn, socket string, subs int, f 
 		if err := wsjson.Read(ctx, conn, &m); err != nil {
 			if ctx.Err() == nil {
 				fmt.Fprintf(os.Stderr, "subscribers: websocket %s: %v\n", socket, err)
-				f.mu.Lock()
-				f.closed++
-				for i := range subs {
-					f.firstOf[socket+"/"+strconv.Itoa(i)] = true
-				}
-				f.mu.Unlock()
-				select {
-				case f.arrived <- struct{}{}:
-				default:
-				}
+				f.socketClosed(socket, subs)
 			}
 			return
 		}
