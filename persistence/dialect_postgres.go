@@ -133,7 +133,7 @@ func (postgresDialect) retryable(err error) bool {
 func (postgresDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]*Workflow, error) {
 	var wfs []*Workflow
 	if due, args, typed := c.dueOfType(); typed {
-		err := postgresDialect{}.updateLocked(ctx, tx, "", "workflows", c.Set, c.SetArgs, due, args, c.Order, c.Limit, &wfs)
+		err := postgresDialect{}.updateLocked(ctx, tx, "workflows", c.Set, c.SetArgs, due, args, c.Order, c.Limit, &wfs)
 		return wfs, err
 	}
 	q, args := pgClaimByType(c)
@@ -163,17 +163,11 @@ func pgClaimByType(c claimStatement) (string, []any) {
 // row, they say) the planner read every entry of workflows_type_idx for the IDs; joined to the
 // subquery, it walked every workflow and rescanned the subquery for each. A row another
 // transaction changed after the statement began is locked in its new version, which the update
-// cannot see: it is left as it is and released at commit, and the next claim takes it. with,
-// when set, is a CTE the statement runs first (named in FROM).
-func (postgresDialect) updateLocked(ctx context.Context, s *Store, with, table, set string, setArgs []any, due string, dueArgs []any,
+// cannot see: it is left as it is and released at commit, and the next claim takes it.
+func (postgresDialect) updateLocked(ctx context.Context, s *Store, table, set string, setArgs []any, due string, dueArgs []any,
 	order string, limit int, dest any) error {
-	from := ""
-	if with != "" {
-		from = " FROM " + strings.Fields(with)[0]
-		with = "WITH " + with + " "
-	}
 	args := append(append(append([]any{}, setArgs...), dueArgs...), limit)
-	return queryBound(ctx, s, dest, with+`UPDATE `+table+` AS t SET `+set+from+` WHERE t.ctid = ANY(ARRAY(SELECT ctid FROM `+table+` WHERE `+due+
+	return queryBound(ctx, s, dest, `UPDATE `+table+` AS t SET `+set+` WHERE t.ctid = ANY(ARRAY(SELECT ctid FROM `+table+` WHERE `+due+
 		` ORDER BY `+order+` LIMIT ? FOR UPDATE SKIP LOCKED)) RETURNING t.*`, args...)
 }
 
@@ -183,12 +177,25 @@ func (postgresDialect) updateLocked(ctx context.Context, s *Store, with, table, 
 // lost in a crash only leaves its task pending, so it need not wait for the disk.
 func (postgresDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatement) ([]*RemoteTask, error) {
 	var out []*RemoteTask
-	with := ""
-	if !s.InTx() {
-		with = "async AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true) AS sc)"
-	}
-	err := postgresDialect{}.updateLocked(ctx, s, with, "remote_tasks", l.Set, l.SetArgs, l.Due, l.DueArgs, "id", l.Limit, &out)
+	q, args := pgLeaseQuery(l, !s.InTx())
+	err := queryBound(ctx, s, &out, q, args...)
 	return out, err
+}
+
+// pgLeaseQuery is the lease's statement on PostgreSQL: each function's oldest pending tasks locked
+// by a lateral read of remote_tasks_pending_idx (with SKIP LOCKED: a row another lease holds is
+// passed over), the oldest of them all updated. The index's order (created, id) is one the primary
+// key cannot give, so no statistics make the planner walk it instead.
+func pgLeaseQuery(l leaseStatement, async bool) (string, []any) {
+	with, from := "", ""
+	if async {
+		with, from = "WITH async AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true) AS sc) ", " FROM async"
+	}
+	args := append(append([]any{}, l.SetArgs...), l.Functions, l.Limit, l.Limit)
+	return with + `UPDATE remote_tasks AS t SET ` + l.Set + from + ` WHERE t.ctid = ANY(ARRAY(
+		SELECT p.ctid FROM unnest(?::text[]) AS f(fn) CROSS JOIN LATERAL (` +
+		fmt.Sprintf(pendingByFunction, "ctid, created, id", "f.fn") + ` FOR UPDATE SKIP LOCKED) AS p
+		ORDER BY p.created, p.id LIMIT ?)) RETURNING t.*`, args
 }
 
 // endTasks writes every result in one UPDATE ... FROM (VALUES ...) RETURNING.

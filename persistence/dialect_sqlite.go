@@ -3,7 +3,9 @@ package persistence
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -88,13 +90,25 @@ func (sqliteDialect) claim(ctx context.Context, tx *Store, c claimStatement) ([]
 	return wfs, err
 }
 
-// leaseTasks leases in one UPDATE ... RETURNING: SQLite's only writer needs no row lock.
+// leaseTasks leases in one UPDATE ... RETURNING (SQLite's only writer needs no row lock): the
+// oldest of each function's oldest pending tasks, each function read from remote_tasks_pending_idx.
 func (sqliteDialect) leaseTasks(ctx context.Context, s *Store, l leaseStatement) ([]*RemoteTask, error) {
 	var out []*RemoteTask
-	args := append(append(append([]any{}, l.SetArgs...), l.DueArgs...), l.Limit)
-	err := s.idb.NewRaw(`UPDATE remote_tasks SET `+l.Set+` WHERE id IN (SELECT id FROM remote_tasks WHERE `+l.Due+
-		` ORDER BY id LIMIT ?) RETURNING *`, args...).Scan(ctx, &out)
+	q, args := sqliteLeaseQuery(l)
+	err := s.idb.NewRaw(q, args...).Scan(ctx, &out)
 	return out, err
+}
+
+// sqliteLeaseQuery is SQLite's lease statement: a UNION ALL of a read a function.
+func sqliteLeaseQuery(l leaseStatement) (string, []any) {
+	args := append([]any{}, l.SetArgs...)
+	reads := make([]string, len(l.Functions))
+	for i, fn := range l.Functions {
+		reads[i] = "SELECT * FROM (" + fmt.Sprintf(pendingByFunction, "created, id", "?") + ")"
+		args = append(args, fn, l.Limit)
+	}
+	return `UPDATE remote_tasks SET ` + l.Set + ` WHERE id IN (SELECT id FROM (` + strings.Join(reads, " UNION ALL ") +
+		`) ORDER BY created, id LIMIT ?) RETURNING *`, append(args, l.Limit)
 }
 
 // endTasks writes every result in one UPDATE ... FROM (VALUES ...) RETURNING.

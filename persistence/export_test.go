@@ -56,7 +56,18 @@ var FlowCandidateLimitForTest = flowCandidateLimit
 // FlowKeysAfterForTest runs a key walk (flowKeysAfter) of store's on conn (a bun.Conn or a
 // bun.Tx), so that a test reads the session's or the transaction's counters after it.
 func FlowKeysAfterForTest(ctx context.Context, store *Store, conn bun.IDB, typ, after string, n int) ([]string, error) {
+	return StoreOnForTest(store, conn).flowKeysAfter(ctx, typ, after, n)
+}
+
+// StoreOnForTest is store running its statements on conn (a bun.Conn or a bun.Tx), so that a test
+// reads the session's or the transaction's counters after them.
+func StoreOnForTest(store *Store, conn bun.IDB) *Store {
 	on := *store
 	on.idb = conn
-	return on.flowKeysAfter(ctx, typ, after, n)
+	return &on
+}
+
+// SQLiteLeaseQueryForTest is SQLite's lease statement for functions, for the plan tests.
+func SQLiteLeaseQueryForTest(functions []string, limit int) (string, []any) {
+	return sqliteLeaseQuery(leaseStatement{Set: "worker = ?", SetArgs: []any{"w"}, Functions: functions, Limit: limit})
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/cairnflow/cairn/persistence/dbtest"
 )
 
-// A lease takes the oldest pending tasks of its functions, at most its limit, in ID order, each
+// A lease takes the oldest pending tasks of its functions, at most its limit, oldest first, each
 // with attempt + 1 and the lease's token; a batch of results is fenced result by result: a wrong
 // token, an expired lease or a task already ended writes nothing, and the others are written.
 func TestRemoteTaskLeaseAndEndMany(t *testing.T) {
