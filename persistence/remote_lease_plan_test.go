@@ -168,3 +168,40 @@ func BenchmarkRemoteTaskLeaseBurst(b *testing.B) {
 	b.ReportMetric(float64(took.Microseconds())/1000/float64(leases), "ms/lease")
 	b.ReportMetric(float64(n*b.N)/took.Seconds(), "tasks/s")
 }
+
+// On MariaDB, a lease of several functions reads each function's oldest pending tasks in ID order
+// from remote_tasks_pending_idx, not every pending task of them all: read as one range of the
+// functions, each lease read and sorted all of them (5,000 here).
+func TestRemoteTaskLeaseReadsEachFunctionsOldestOnMariaDB(t *testing.T) {
+	t.Parallel()
+	dbtest.ForKinds(t, []persistence.Kind{persistence.KindMySQL}, func(t *testing.T, store *persistence.Store) {
+		ctx := context.Background()
+		pendingTasks(t, store, "f", 10000)
+		pendingTasks(t, store, "g", 10)
+		for range 50 {
+			require.Len(t, lease(t, store, 100, "f"), 100)
+		}
+		read := func(tx bun.Tx) (n int64) {
+			rows, err := tx.QueryContext(ctx, "SHOW SESSION STATUS LIKE 'Handler_read%'")
+			require.NoError(t, err)
+			defer rows.Close()
+			for rows.Next() {
+				var name string
+				var v int64
+				require.NoError(t, rows.Scan(&name, &v))
+				n += v
+			}
+			require.NoError(t, rows.Err())
+			return n
+		}
+		tx, err := store.DB().BeginTx(ctx, nil)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback() }()
+		before := read(tx)
+		got, err := persistence.StoreOnForTest(store, tx).RemoteTaskLease(ctx, persistence.RemoteTaskLeaseParams{Functions: []string{"f", "g"},
+			Limit: 100, Token: "t", Lease: time.Minute, Worker: "w", Now: persistence.Now()})
+		require.NoError(t, err)
+		require.Len(t, got, 100)
+		require.Less(t, read(tx)-before, int64(1000), "rows read for a lease of 100")
+	})
+}

@@ -227,8 +227,6 @@ func (s *Store) RemoteTaskLease(ctx context.Context, p RemoteTaskLeaseParams) ([
 	l := leaseStatement{
 		Set:       "status = ?, lease_token = ?, lease_ms = ?, lease_deadline = ?, worker = ?, leased = ?, attempt = attempt + 1",
 		SetArgs:   []any{RemoteTaskLeased, p.Token, int(p.Lease / time.Millisecond), now.Add(p.Lease), p.Worker, now},
-		Due:       "status = ? AND function IN (?)",
-		DueArgs:   []any{RemoteTaskPending, bunIn(p.Functions)},
 		Functions: slices.Compact(slices.Sorted(slices.Values(p.Functions))),
 		Limit:     p.Limit,
 	}
@@ -241,12 +239,10 @@ func (s *Store) RemoteTaskLease(ctx context.Context, p RemoteTaskLeaseParams) ([
 }
 
 // leaseStatement is a lease of remote tasks in parts each dialect assembles: SET the lease's
-// columns on the rows WHERE due (the pending tasks of Functions), oldest first, at most Limit.
+// columns on the pending tasks of Functions, oldest first, at most Limit.
 type leaseStatement struct {
 	Set       string
 	SetArgs   []any
-	Due       string
-	DueArgs   []any
 	Functions []string
 	Limit     int
 }
@@ -268,9 +264,8 @@ func leaseTasksPortable(ctx context.Context, s *Store, l leaseStatement) ([]*Rem
 		if err := tx.AsyncCommit(ctx); err != nil {
 			return err
 		}
-		var ids []int64
-		q := tx.idb.NewSelect().Model((*RemoteTask)(nil)).Column("id").Where(l.Due, l.DueArgs...).OrderExpr("id").Limit(int64(l.Limit))
-		if err := tx.forUpdate(q, true).Scan(ctx, &ids); err != nil || len(ids) == 0 {
+		ids, err := leaseCandidates(ctx, tx, l)
+		if err != nil || len(ids) == 0 {
 			return err
 		}
 		if _, err := tx.idb.NewUpdate().Model((*RemoteTask)(nil)).Set(l.Set, l.SetArgs...).Where("id IN (?)", bunIn(ids)).Exec(ctx); err != nil {
@@ -279,6 +274,30 @@ func leaseTasksPortable(ctx context.Context, s *Store, l leaseStatement) ([]*Rem
 		return tx.idb.NewSelect().Model(&out).Where("id IN (?)", bunIn(ids)).OrderExpr("id").Scan(ctx)
 	})
 	return out, err
+}
+
+// leaseCandidates locks, with SKIP LOCKED, each function's oldest pending tasks (read one function
+// a part of a UNION ALL, so that each part reads its function's range of the pending index in ID
+// order) and returns the oldest of them all, at most l.Limit. Read as one range of several
+// functions, every lease sorted all their pending tasks. The others it locked are released when
+// the transaction ends.
+func leaseCandidates(ctx context.Context, tx *Store, l leaseStatement) ([]int64, error) {
+	lock := tx.rowLock(true)
+	if lock != "" {
+		lock = " FOR " + lock
+	}
+	parts := make([]string, len(l.Functions))
+	var args []any
+	for i, fn := range l.Functions {
+		parts[i] = "(SELECT id FROM remote_tasks WHERE status = ? AND function = ? ORDER BY id LIMIT ?" + lock + ")"
+		args = append(args, RemoteTaskPending, fn, l.Limit)
+	}
+	var ids []int64
+	if err := tx.idb.NewRaw(strings.Join(parts, " UNION ALL "), args...).Scan(ctx, &ids); err != nil {
+		return nil, err
+	}
+	slices.Sort(ids)
+	return ids[:min(len(ids), l.Limit)], nil
 }
 
 // RemoteTaskHeartbeat extends a live lease by its length and returns the new deadline, or

@@ -1,3 +1,4 @@
--- Nothing to change: MariaDB and MySQL lease by ID from remote_tasks_pending_idx (status, function,
--- id), which holds the pending tasks first. Kept so that every dialect has the same migrations.
+-- Nothing to change: MariaDB and MySQL lease each function's oldest pending tasks by ID from
+-- remote_tasks_pending_idx (status, function, id). Kept so that every dialect has the same
+-- migrations.
 SELECT 1;
