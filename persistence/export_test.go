@@ -71,3 +71,6 @@ func StoreOnForTest(store *Store, conn bun.IDB) *Store {
 func SQLiteLeaseQueryForTest(functions []string, limit int) (string, []any) {
 	return sqliteLeaseQuery(leaseStatement{Set: "worker = ?", SetArgs: []any{"w"}, Functions: functions, Limit: limit})
 }
+
+// WaitingForForTest is the predicate of workflows_wait_signal_idx as the statements name it.
+const WaitingForForTest = waitingFor

@@ -181,27 +181,14 @@ func TestRemoteTaskLeaseReadsEachFunctionsOldestOnMariaDB(t *testing.T) {
 		for range 50 {
 			require.Len(t, lease(t, store, 100, "f"), 100)
 		}
-		read := func(tx bun.Tx) (n int64) {
-			rows, err := tx.QueryContext(ctx, "SHOW SESSION STATUS LIKE 'Handler_read%'")
-			require.NoError(t, err)
-			defer rows.Close()
-			for rows.Next() {
-				var name string
-				var v int64
-				require.NoError(t, rows.Scan(&name, &v))
-				n += v
-			}
-			require.NoError(t, rows.Err())
-			return n
-		}
 		tx, err := store.DB().BeginTx(ctx, nil)
 		require.NoError(t, err)
 		defer func() { _ = tx.Rollback() }()
-		before := read(tx)
+		before := rowsRead(t, store.Kind(), tx, "remote_tasks")
 		got, err := persistence.StoreOnForTest(store, tx).RemoteTaskLease(ctx, persistence.RemoteTaskLeaseParams{Functions: []string{"f", "g"},
 			Limit: 100, Token: "t", Lease: time.Minute, Worker: "w", Now: persistence.Now()})
 		require.NoError(t, err)
 		require.Len(t, got, 100)
-		require.Less(t, read(tx)-before, int64(1000), "rows read for a lease of 100")
+		require.Less(t, rowsRead(t, store.Kind(), tx, "remote_tasks")-before, int64(1000), "rows read for a lease of 100")
 	})
 }

@@ -67,7 +67,7 @@ func (s *Store) SignalHasPending(ctx context.Context, wait map[int64][]string) (
 func (s *Store) WorkflowWaitingAmong(ctx context.Context, afterID, limit int64) ([]*Workflow, error) {
 	var ws []*Workflow
 	err := s.idb.NewSelect().Model(&ws).Column("id", "type", "definition_version", "state").
-		Where("status = ? AND wait_signal = ? AND id > ?", StatusWaiting, WaitSignalAmong, afterID).OrderExpr("id").Limit(limit).Scan(ctx)
+		Where(waitingFor+" AND wait_signal = ? AND id > ?", WaitSignalAmong, afterID).OrderExpr("id").Limit(limit).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("error listing workflows waiting for several signals: %w", err)
 	}

@@ -1,0 +1,1 @@
+ALTER TABLE workflows DROP INDEX workflows_wait_signal_idx;

@@ -1,0 +1,1 @@
+DROP INDEX workflows_wait_signal_idx;
