@@ -40,6 +40,11 @@ func (s *Store) DefinitionSave(ctx context.Context, p DefinitionSaveParams) (def
 			Spec: p.Spec, ExecutorGroup: p.ExecutorGroup, ReleaseState: ReleaseOnline, Created: now, Modified: now,
 		}
 		n, err := s.dialect.insertSkippingDuplicates(ctx, s, def, "", true)
+		if err != nil && !s.InTx() && s.dialect.retryable(err) && ctx.Err() == nil {
+			// Concurrent inserts of one type meet on its unique keys, and InnoDB may roll one
+			// back to break a deadlock: read again, as after a version saved meanwhile.
+			continue
+		}
 		if err != nil {
 			return nil, false, fmt.Errorf("error saving definition %s: %w", p.Type, err)
 		}
