@@ -113,3 +113,43 @@ func explainRows(t *testing.T, store *persistence.Store, query string, args ...a
 	require.NoError(t, rows.Err())
 	return out
 }
+
+// reads is what a statement read: on PostgreSQL from one table, its sequential scans and the rows
+// its scans read (a sequential scan counts every row), from pg_stat_xact_user_tables; on MariaDB
+// the handler's row reads of any table (Handler_read%), and no scan count.
+type reads struct{ SeqScans, Rows int64 }
+
+// readsDuring runs fn in a transaction (on, a Store on it; tx, the transaction itself), rolls it
+// back and returns what fn read (PostgreSQL and MariaDB only).
+func readsDuring(t *testing.T, store *persistence.Store, table string, fn func(on *persistence.Store, tx bun.Tx)) reads {
+	t.Helper()
+	tx, err := store.DB().BeginTx(context.Background(), nil)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	before := sessionReads(t, store.Kind(), tx, table)
+	fn(persistence.StoreOnForTest(store, tx), tx)
+	after := sessionReads(t, store.Kind(), tx, table)
+	return reads{SeqScans: after.SeqScans - before.SeqScans, Rows: after.Rows - before.Rows}
+}
+
+// sessionReads is what tx's session has read so far (see reads).
+func sessionReads(t *testing.T, kind persistence.Kind, tx bun.Tx, table string) (r reads) {
+	t.Helper()
+	ctx := context.Background()
+	if kind == persistence.KindPostgres {
+		require.NoError(t, tx.NewRaw(`SELECT seq_scan AS seq_scans, seq_tup_read + idx_tup_fetch AS rows
+			FROM pg_stat_xact_user_tables WHERE relid = ?::regclass`, table).Scan(ctx, &r.SeqScans, &r.Rows))
+		return r
+	}
+	rows, err := tx.QueryContext(ctx, "SHOW SESSION STATUS LIKE 'Handler_read%'")
+	require.NoError(t, err)
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var v int64
+		require.NoError(t, rows.Scan(&name, &v))
+		r.Rows += v
+	}
+	require.NoError(t, rows.Err())
+	return r
+}

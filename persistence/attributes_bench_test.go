@@ -18,15 +18,7 @@ import (
 // customer (1,000 of them: 100 workflows each, 0.1 %), a region (10) and an amount, on the backend
 // CAIRN_BENCH_BACKEND names (postgres by default; sqlite, mysql).
 func BenchmarkAttributeFilteredPage(b *testing.B) {
-	kind := persistence.KindPostgres
-	if k := os.Getenv("CAIRN_BENCH_BACKEND"); k != "" {
-		kind = persistence.Kind(k)
-	}
-	n := 100_000
-	if v, err := strconv.Atoi(os.Getenv("CAIRN_BENCH_WORKFLOWS")); err == nil && v > 0 {
-		n = v
-	}
-	store := dbtest.Open(b, kind)
+	store, n := benchStore(b, "CAIRN_BENCH_WORKFLOWS")
 	ctx := context.Background()
 	const batch = 2000
 	for done := 0; done < n; done += batch {
@@ -70,4 +62,18 @@ func BenchmarkAttributeFilteredPage(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchStore opens a fresh database of the backend CAIRN_BENCH_BACKEND names (postgres by default;
+// sqlite, mysql) and reads the benchmark's size from the variable sizeVar (100,000 by default).
+func benchStore(b *testing.B, sizeVar string) (*persistence.Store, int) {
+	kind := persistence.KindPostgres
+	if k := os.Getenv("CAIRN_BENCH_BACKEND"); k != "" {
+		kind = persistence.Kind(k)
+	}
+	n := 100_000
+	if v, err := strconv.Atoi(os.Getenv(sizeVar)); err == nil && v > 0 {
+		n = v
+	}
+	return dbtest.Open(b, kind), n
 }

@@ -3,10 +3,10 @@ package persistence_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
 
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
@@ -34,30 +34,21 @@ func TestDeletingWorkflowsReadsOnlyTheirIdempotencyKeys(t *testing.T) {
 		for i := range ids {
 			ids[i] = wfs[i].ID
 		}
-		tx, err := store.DB().BeginTx(ctx, nil)
-		require.NoError(t, err)
-		defer func() { _ = tx.Rollback() }()
-		var before int64
 		if store.Kind() == persistence.KindPostgres {
-			before = rowsRead(t, store.Kind(), tx, "idempotency_keys")
-		}
-		require.NoError(t, persistence.StoreOnForTest(store, tx).WorkflowDelete(ctx, ids))
-		if store.Kind() == persistence.KindPostgres {
+			read := readsDuring(t, store, "idempotency_keys", func(on *persistence.Store, _ bun.Tx) {
+				require.NoError(t, on.WorkflowDelete(ctx, ids))
+			})
 			// At most one read of the table for the batch (its statement may scan a table this
 			// small), never one per deleted workflow (100 x 1,000 rows).
-			require.Less(t, rowsRead(t, store.Kind(), tx, "idempotency_keys")-before, int64(5000),
-				"rows of idempotency_keys read to delete 100 workflows")
+			require.Less(t, read.Rows, int64(5000), "rows of idempotency_keys read to delete 100 workflows")
 		}
+		require.NoError(t, store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error { return tx.WorkflowDelete(ctx, ids) }))
 		var left int
-		require.NoError(t, tx.NewRaw("SELECT count(*) FROM idempotency_keys").Scan(ctx, &left))
+		require.NoError(t, store.DB().NewRaw("SELECT count(*) FROM idempotency_keys").Scan(ctx, &left))
 		require.Equal(t, len(wfs)-len(ids), left, "the deleted workflows' keys are gone, the others stay")
-		require.NoError(t, tx.Rollback()) // SQLite's one connection, for the plan below
 		if store.Kind() == persistence.KindSQLite {
-			var plan []string
-			for _, row := range explainRows(t, store, "DELETE FROM idempotency_keys WHERE workflow_id = ?", ids[0]) {
-				plan = append(plan, row["detail"])
-			}
-			require.Contains(t, strings.Join(plan, "\n"), "idempotency_keys_workflow_idx (workflow_id=?)")
+			require.Contains(t, planOf(t, store, "DELETE FROM idempotency_keys WHERE workflow_id = ?", ids[0]),
+				"idempotency_keys_workflow_idx (workflow_id=?)")
 		}
 	})
 }

@@ -3,8 +3,6 @@ package persistence_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +36,22 @@ func pendingTasks(t testing.TB, store *persistence.Store, fn string, n int) []*p
 	return out
 }
 
+// halfLeased creates n pending tasks of f and 10 of g, and leases half of f's, 100 a lease, before
+// and after (when analyze) statistics taken while they were all pending.
+func halfLeased(t *testing.T, store *persistence.Store, n int, analyze bool) {
+	t.Helper()
+	pendingTasks(t, store, "f", n)
+	pendingTasks(t, store, "g", 10)
+	if analyze {
+		require.NoError(t, store.Analyze(context.Background()))
+	}
+	for range n / 200 {
+		require.Len(t, lease(t, store, 100, "f"), 100)
+	}
+}
+
+// lease leases up to limit tasks of fns through store (a Store on a transaction, see
+// persistence.StoreOnForTest, to read the transaction's counters around it).
 func lease(t *testing.T, store *persistence.Store, limit int, fns ...string) []*persistence.RemoteTask {
 	t.Helper()
 	out, err := store.RemoteTaskLease(context.Background(), persistence.RemoteTaskLeaseParams{Functions: fns, Limit: limit,
@@ -72,35 +86,13 @@ func TestRemoteTaskLeaseTakesTheOldestOfItsFunctions(t *testing.T) {
 func TestRemoteTaskLeaseReadsOnlyPendingTasks(t *testing.T) {
 	t.Parallel()
 	dbtest.ForKinds(t, []persistence.Kind{persistence.KindPostgres}, func(t *testing.T, store *persistence.Store) {
-		ctx := context.Background()
-		pendingTasks(t, store, "f", 10000)
-		pendingTasks(t, store, "g", 10)
-		_, err := store.DB().ExecContext(ctx, "ANALYZE remote_tasks")
-		require.NoError(t, err)
-		for range 50 {
-			require.Len(t, lease(t, store, 100, "f"), 100)
-		}
-		type counters struct {
-			SeqScans int64 `bun:"seq_scan"`
-			Rows     int64 `bun:"rows"`
-		}
-		read := func(tx bun.Tx) (c counters) {
-			require.NoError(t, tx.NewRaw(`SELECT seq_scan, seq_tup_read + idx_tup_fetch AS rows FROM pg_stat_xact_user_tables
-				WHERE relid = 'remote_tasks'::regclass`).Scan(ctx, &c))
-			return c
-		}
+		halfLeased(t, store, 10000, true)
 		for _, fns := range [][]string{{"f"}, {"f", "g"}} {
-			tx, err := store.DB().BeginTx(ctx, nil)
-			require.NoError(t, err)
-			before := read(tx)
-			got, err := persistence.StoreOnForTest(store, tx).RemoteTaskLease(ctx, persistence.RemoteTaskLeaseParams{Functions: fns,
-				Limit: 100, Token: "t", Lease: time.Minute, Worker: "w", Now: persistence.Now()})
-			require.NoError(t, err)
-			require.Len(t, got, 100)
-			after := read(tx)
-			require.NoError(t, tx.Rollback())
-			require.Equal(t, before.SeqScans, after.SeqScans, "%v: no scan of the table", fns)
-			require.Less(t, after.Rows-before.Rows, int64(1000), "%v: rows read for a lease of 100", fns)
+			read := readsDuring(t, store, "remote_tasks", func(on *persistence.Store, _ bun.Tx) {
+				require.Len(t, lease(t, on, 100, fns...), 100)
+			})
+			require.Zero(t, read.SeqScans, "%v: no scan of the table", fns)
+			require.Less(t, read.Rows, int64(1000), "%v: rows read for a lease of 100", fns)
 		}
 	})
 }
@@ -110,22 +102,13 @@ func TestRemoteTaskLeaseReadsOnlyPendingTasks(t *testing.T) {
 func TestRemoteTaskLeaseReadsEachFunctionsIndexOnSQLite(t *testing.T) {
 	t.Parallel()
 	dbtest.ForKinds(t, []persistence.Kind{persistence.KindSQLite}, func(t *testing.T, store *persistence.Store) {
-		ctx := context.Background()
-		pendingTasks(t, store, "f", 2000)
-		pendingTasks(t, store, "g", 10)
-		for range 10 {
-			require.Len(t, lease(t, store, 100, "f"), 100)
-		}
-		_, err := store.DB().ExecContext(ctx, "ANALYZE")
+		halfLeased(t, store, 2000, false)
+		_, err := store.DB().ExecContext(context.Background(), "ANALYZE")
 		require.NoError(t, err)
 		q, args := persistence.SQLiteLeaseQueryForTest([]string{"f", "g"}, 100)
-		var plan []string
-		for _, row := range explainRows(t, store, q, args...) {
-			plan = append(plan, row["detail"])
-		}
-		joined := strings.Join(plan, "\n")
-		require.NotContains(t, joined, "SCAN remote_tasks", joined)
-		require.Equal(t, 2, strings.Count(joined, "INDEX remote_tasks_pending_idx (function=?)"), joined)
+		plan := planOf(t, store, q, args...)
+		require.NotContains(t, plan, "SCAN remote_tasks", plan)
+		require.Equal(t, 2, strings.Count(plan, "INDEX remote_tasks_pending_idx (function=?)"), plan)
 	})
 }
 
@@ -135,15 +118,7 @@ func TestRemoteTaskLeaseReadsEachFunctionsIndexOnSQLite(t *testing.T) {
 //
 //	TEST_DATABASE_URL=... go test ./persistence -run '^$' -bench RemoteTaskLeaseBurst -benchtime 1x
 func BenchmarkRemoteTaskLeaseBurst(b *testing.B) {
-	kind := persistence.KindPostgres
-	if k := os.Getenv("CAIRN_BENCH_BACKEND"); k != "" {
-		kind = persistence.Kind(k)
-	}
-	n := 100_000
-	if v, err := strconv.Atoi(os.Getenv("CAIRN_BENCH_TASKS")); err == nil && v > 0 {
-		n = v
-	}
-	store := dbtest.Open(b, kind)
+	store, n := benchStore(b, "CAIRN_BENCH_TASKS")
 	ctx := context.Background()
 	var leases int
 	var took time.Duration
@@ -175,20 +150,10 @@ func BenchmarkRemoteTaskLeaseBurst(b *testing.B) {
 func TestRemoteTaskLeaseReadsEachFunctionsOldestOnMariaDB(t *testing.T) {
 	t.Parallel()
 	dbtest.ForKinds(t, []persistence.Kind{persistence.KindMySQL}, func(t *testing.T, store *persistence.Store) {
-		ctx := context.Background()
-		pendingTasks(t, store, "f", 10000)
-		pendingTasks(t, store, "g", 10)
-		for range 50 {
-			require.Len(t, lease(t, store, 100, "f"), 100)
-		}
-		tx, err := store.DB().BeginTx(ctx, nil)
-		require.NoError(t, err)
-		defer func() { _ = tx.Rollback() }()
-		before := rowsRead(t, store.Kind(), tx, "remote_tasks")
-		got, err := persistence.StoreOnForTest(store, tx).RemoteTaskLease(ctx, persistence.RemoteTaskLeaseParams{Functions: []string{"f", "g"},
-			Limit: 100, Token: "t", Lease: time.Minute, Worker: "w", Now: persistence.Now()})
-		require.NoError(t, err)
-		require.Len(t, got, 100)
-		require.Less(t, rowsRead(t, store.Kind(), tx, "remote_tasks")-before, int64(1000), "rows read for a lease of 100")
+		halfLeased(t, store, 10000, false)
+		read := readsDuring(t, store, "remote_tasks", func(on *persistence.Store, _ bun.Tx) {
+			require.Len(t, lease(t, on, 100, "f", "g"), 100)
+		})
+		require.Less(t, read.Rows, int64(1000), "rows read for a lease of 100")
 	})
 }

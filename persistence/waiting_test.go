@@ -2,7 +2,6 @@ package persistence_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -51,48 +50,18 @@ func TestWorkflowsWaitingForASignalAreFoundByItsName(t *testing.T) {
 
 		switch store.Kind() {
 		case persistence.KindSQLite:
-			var plan []string
-			for _, row := range explainRows(t, store, "SELECT id FROM workflows WHERE "+persistence.WaitingForForTest+
-				" AND wait_signal = ? ORDER BY id LIMIT 100", "payment") {
-				plan = append(plan, row["detail"])
-			}
-			require.Contains(t, strings.Join(plan, "\n"), "workflows_wait_signal_idx (wait_signal=?)")
+			require.Contains(t, planOf(t, store, "SELECT id FROM workflows WHERE "+persistence.WaitingForForTest+
+				" AND wait_signal = ? ORDER BY id LIMIT 100", "payment"), "workflows_wait_signal_idx (wait_signal=?)")
 		case persistence.KindPostgres, persistence.KindMySQL:
-			tx, err := store.DB().BeginTx(ctx, nil)
-			require.NoError(t, err)
-			defer func() { _ = tx.Rollback() }()
-			before := rowsRead(t, store.Kind(), tx, "workflows")
-			for _, name := range []string{"payment", "unknown"} {
-				_, err := persistence.StoreOnForTest(store, tx).WorkflowWaitingForSignal(ctx, name, 100)
+			read := readsDuring(t, store, "workflows", func(on *persistence.Store, _ bun.Tx) {
+				for _, name := range []string{"payment", "unknown"} {
+					_, err := on.WorkflowWaitingForSignal(ctx, name, 100)
+					require.NoError(t, err)
+				}
+				_, err := on.WorkflowWaitingAmong(ctx, 0, 100)
 				require.NoError(t, err)
-			}
-			_, err = persistence.StoreOnForTest(store, tx).WorkflowWaitingAmong(ctx, 0, 100)
-			require.NoError(t, err)
-			require.Less(t, rowsRead(t, store.Kind(), tx, "workflows")-before, int64(100), "rows read for three lookups")
+			})
+			require.Less(t, read.Rows, int64(100), "rows read for three lookups")
 		}
 	})
-}
-
-// rowsRead is what the transaction's session has read so far: on PostgreSQL the rows its scans
-// read from table (sequential scans count every row), on MariaDB the handler's reads of any table.
-func rowsRead(t *testing.T, kind persistence.Kind, tx bun.Tx, table string) int64 {
-	t.Helper()
-	ctx := context.Background()
-	var n int64
-	if kind == persistence.KindPostgres {
-		require.NoError(t, tx.NewRaw(`SELECT seq_tup_read + idx_tup_fetch FROM pg_stat_xact_user_tables
-			WHERE relid = ?::regclass`, table).Scan(ctx, &n))
-		return n
-	}
-	rows, err := tx.QueryContext(ctx, "SHOW SESSION STATUS LIKE 'Handler_read%'")
-	require.NoError(t, err)
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		var v int64
-		require.NoError(t, rows.Scan(&name, &v))
-		n += v
-	}
-	require.NoError(t, rows.Err())
-	return n
 }

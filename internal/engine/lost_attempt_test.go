@@ -72,23 +72,7 @@ func TestAttemptsWhoseNodeDiedCount(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
 		engine := newEngine(t, store)
-		registerPoison(t, engine, "t.poison", true)
-		_, err := engine.Register(ctx, workflow.Definition{Type: "t.parent", States: []workflow.State{
-			{Name: "spawn", Kind: workflow.Start, Next: []string{"await"}, Handler: func(sc workflow.StepContext) (workflow.Next, error) {
-				sc.StartChild(workflow.ChildRequest{Type: "t.poison"})
-				return workflow.MoveTo("await"), nil
-			}},
-			{Name: "await", Kind: workflow.Wait, WaitFor: &workflow.WaitFor{Children: true}, Next: []string{"done"}},
-			{Name: "done", Kind: workflow.End},
-		}})
-		require.NoError(t, err)
-		parent, err := engine.Start(ctx, workflow.StartParams{Type: "t.parent"})
-		require.NoError(t, err)
-		runDue(t, store, engine)
-		kids, _, err := store.WorkflowList(ctx, persistence.WorkflowListParams{Filter: persistence.WorkflowFilter{ParentID: &parent.Workflow.ID}, Limit: 10})
-		require.NoError(t, err)
-		require.Len(t, kids, 1)
-		id := kids[0].ID
+		parent, id := startParentOfPoison(t, store, engine, "t.parent", "t.poison")
 
 		for attempt := 1; attempt <= 2; attempt++ {
 			dieHolding(t, store, engine, id)
@@ -124,11 +108,11 @@ func TestAttemptsWhoseNodeDiedCount(t *testing.T) {
 		require.Equal(t, "failed", last.State)
 		require.NotContains(t, *last.StateText, "{", "the state text is the Problem's summary, not its JSON")
 
-		p, err := store.WorkflowGet(ctx, parent.Workflow.ID)
+		p, err := store.WorkflowGet(ctx, parent)
 		require.NoError(t, err)
 		require.Equal(t, persistence.StatusInProgress, p.Status, "the parent waiting for its child woke when the child failed")
 		runDue(t, store, engine)
-		p, err = store.WorkflowGet(ctx, parent.Workflow.ID)
+		p, err = store.WorkflowGet(ctx, parent)
 		require.NoError(t, err)
 		require.Equal(t, persistence.StatusFinished, p.Status)
 	})
@@ -221,23 +205,7 @@ func TestRecoveryNeverWaitsForABusyParent(t *testing.T) {
 	dbtest.ForKinds(t, []persistence.Kind{persistence.KindPostgres, persistence.KindMySQL}, func(t *testing.T, store *persistence.Store) {
 		ctx := context.Background()
 		engine := newEngine(t, store)
-		registerPoison(t, engine, "t.poison.child", true)
-		_, err := engine.Register(ctx, workflow.Definition{Type: "t.parent.busy", States: []workflow.State{
-			{Name: "spawn", Kind: workflow.Start, Next: []string{"await"}, Handler: func(sc workflow.StepContext) (workflow.Next, error) {
-				sc.StartChild(workflow.ChildRequest{Type: "t.poison.child"})
-				return workflow.MoveTo("await"), nil
-			}},
-			{Name: "await", Kind: workflow.Wait, WaitFor: &workflow.WaitFor{Children: true}, Next: []string{"done"}},
-			{Name: "done", Kind: workflow.End},
-		}})
-		require.NoError(t, err)
-		parent, err := engine.Start(ctx, workflow.StartParams{Type: "t.parent.busy"})
-		require.NoError(t, err)
-		runDue(t, store, engine)
-		kids, _, err := store.WorkflowList(ctx, persistence.WorkflowListParams{Filter: persistence.WorkflowFilter{ParentID: &parent.Workflow.ID}, Limit: 10})
-		require.NoError(t, err)
-		require.Len(t, kids, 1)
-		child := kids[0].ID
+		parent, child := startParentOfPoison(t, store, engine, "t.parent.busy", "t.poison.child")
 		dieHolding(t, store, engine, child)
 		dieHolding(t, store, engine, child)
 
@@ -255,7 +223,7 @@ func TestRecoveryNeverWaitsForABusyParent(t *testing.T) {
 		holder := make(chan error, 1)
 		go func() {
 			holder <- store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
-				if _, err := tx.WorkflowGetForUpdate(ctx, parent.Workflow.ID); err != nil {
+				if _, err := tx.WorkflowGetForUpdate(ctx, parent); err != nil {
 					return err
 				}
 				close(locked)
@@ -283,8 +251,33 @@ func TestRecoveryNeverWaitsForABusyParent(t *testing.T) {
 		w, err = store.WorkflowGet(ctx, child)
 		require.NoError(t, err)
 		require.Equal(t, persistence.StatusFailed, w.Status)
-		p, err := store.WorkflowGet(ctx, parent.Workflow.ID)
+		p, err := store.WorkflowGet(ctx, parent)
 		require.NoError(t, err)
 		require.Equal(t, persistence.StatusInProgress, p.Status, "the parent woke")
 	})
+}
+
+// startParentOfPoison registers a parent type whose first step starts a child of a poison type
+// (registerPoison) and waits for it, starts one, runs what is due, and returns the parent's ID
+// and its child's.
+func startParentOfPoison(t *testing.T, store *persistence.Store, engine *engine.Engine, parentType, childType string) (parent, child int64) {
+	t.Helper()
+	ctx := context.Background()
+	registerPoison(t, engine, childType, true)
+	_, err := engine.Register(ctx, workflow.Definition{Type: parentType, States: []workflow.State{
+		{Name: "spawn", Kind: workflow.Start, Next: []string{"await"}, Handler: func(sc workflow.StepContext) (workflow.Next, error) {
+			sc.StartChild(workflow.ChildRequest{Type: childType})
+			return workflow.MoveTo("await"), nil
+		}},
+		{Name: "await", Kind: workflow.Wait, WaitFor: &workflow.WaitFor{Children: true}, Next: []string{"done"}},
+		{Name: "done", Kind: workflow.End},
+	}})
+	require.NoError(t, err)
+	started, err := engine.Start(ctx, workflow.StartParams{Type: parentType})
+	require.NoError(t, err)
+	runDue(t, store, engine)
+	kids, _, err := store.WorkflowList(ctx, persistence.WorkflowListParams{Filter: persistence.WorkflowFilter{ParentID: &started.Workflow.ID}, Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, kids, 1)
+	return started.Workflow.ID, kids[0].ID
 }
