@@ -248,7 +248,7 @@ type leaseStatement struct {
 }
 
 // pendingByFunction is the oldest pending tasks of one function (the placeholder) in the order of
-// remote_tasks_pending_idx (function, created, id), its predicate named word for word. A lease reads
+// remote_tasks_pending_idx ((status,) function, created, id), its predicate named word for word. A lease reads
 // them function by function and takes the oldest of all. Read as one range ordered by ID, the
 // pending tasks of a burst were found by walking the primary key over every task leased before
 // them, whenever the statistics (taken while the burst was all pending) made that look cheap: a
@@ -276,11 +276,16 @@ func leaseTasksPortable(ctx context.Context, s *Store, l leaseStatement) ([]*Rem
 	return out, err
 }
 
-// leaseCandidates locks, with SKIP LOCKED, each function's oldest pending tasks (read one function
-// a part of a UNION ALL, so that each part reads its function's range of the pending index in ID
-// order) and returns the oldest of them all, at most l.Limit. Read as one range of several
-// functions, every lease sorted all their pending tasks. The others it locked are released when
-// the transaction ends.
+// leaseCandidate is a pending task a lease may take, with its place in the order of leases.
+type leaseCandidate struct {
+	ID      int64     `bun:"id"`
+	Created time.Time `bun:"created"`
+}
+
+// leaseCandidates locks, with SKIP LOCKED, each function's oldest pending tasks (pendingByFunction,
+// one part of a UNION ALL a function, each an ordered range of the index) and returns the oldest
+// of them all, at most l.Limit. Read as one range of several functions, every lease sorted all
+// their pending tasks. The others it locked are released when the transaction ends.
 func leaseCandidates(ctx context.Context, tx *Store, l leaseStatement) ([]int64, error) {
 	lock := tx.rowLock(true)
 	if lock != "" {
@@ -289,15 +294,21 @@ func leaseCandidates(ctx context.Context, tx *Store, l leaseStatement) ([]int64,
 	parts := make([]string, len(l.Functions))
 	var args []any
 	for i, fn := range l.Functions {
-		parts[i] = "(SELECT id FROM remote_tasks WHERE status = ? AND function = ? ORDER BY id LIMIT ?" + lock + ")"
-		args = append(args, RemoteTaskPending, fn, l.Limit)
+		parts[i] = "(" + fmt.Sprintf(pendingByFunction, "id, created", "?") + lock + ")"
+		args = append(args, fn, l.Limit)
 	}
-	var ids []int64
-	if err := tx.idb.NewRaw(strings.Join(parts, " UNION ALL "), args...).Scan(ctx, &ids); err != nil {
+	var cands []leaseCandidate
+	if err := tx.idb.NewRaw(strings.Join(parts, " UNION ALL "), args...).Scan(ctx, &cands); err != nil {
 		return nil, err
 	}
-	slices.Sort(ids)
-	return ids[:min(len(ids), l.Limit)], nil
+	slices.SortFunc(cands, func(a, b leaseCandidate) int {
+		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID))
+	})
+	ids := make([]int64, 0, min(len(cands), l.Limit))
+	for _, c := range cands[:min(len(cands), l.Limit)] {
+		ids = append(ids, c.ID)
+	}
+	return ids, nil
 }
 
 // RemoteTaskHeartbeat extends a live lease by its length and returns the new deadline, or

@@ -1,1 +1,1 @@
-SELECT 1;
+ALTER TABLE remote_tasks DROP INDEX remote_tasks_pending_idx, ADD INDEX remote_tasks_pending_idx (status, function, id);
