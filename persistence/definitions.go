@@ -39,12 +39,15 @@ func (s *Store) DefinitionSave(ctx context.Context, p DefinitionSaveParams) (def
 			Type: p.Type, Version: maxVersion + 1, Checksum: p.Checksum, Description: p.Description,
 			Spec: p.Spec, ExecutorGroup: p.ExecutorGroup, ReleaseState: ReleaseOnline, Created: now, Modified: now,
 		}
-		n, err := s.dialect.insertSkippingDuplicates(ctx, s, def, "", true)
-		if err != nil && !s.InTx() && s.dialect.retryable(err) && ctx.Err() == nil {
-			// Concurrent inserts of one type meet on its unique keys, and InnoDB may roll one
-			// back to break a deadlock: read again, as after a version saved meanwhile.
-			continue
-		}
+		// A transaction of its own (or the caller's), so that Tx runs the insert again when the
+		// database rolls it back to break a deadlock: concurrent inserts of one type meet on its
+		// two unique keys, and InnoDB may pick one of them.
+		var n int64
+		err = s.Tx(ctx, func(ctx context.Context, tx *Store) error {
+			var err error
+			n, err = tx.dialect.insertSkippingDuplicates(ctx, tx, def, "", true)
+			return err
+		})
 		if err != nil {
 			return nil, false, fmt.Errorf("error saving definition %s: %w", p.Type, err)
 		}
