@@ -38,6 +38,16 @@ func registerPoison(t *testing.T, engine *engine.Engine, typ string, withErrorSt
 // in the step), then lets a live executor recover it, as any live node's maintenance does.
 func dieHolding(t *testing.T, store *persistence.Store, engine *engine.Engine, id int64) {
 	t.Helper()
+	live := claimOnADeadNode(t, store, engine, id)
+	n, err := engine.Recover(context.Background(), recoverParams{ExecutorID: live.ID})
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+}
+
+// claimOnADeadNode has an executor whose heartbeat already ran out claim the one due workflow of
+// the poison group, id, and returns a live executor to recover it.
+func claimOnADeadNode(t *testing.T, store *persistence.Store, engine *engine.Engine, id int64) *persistence.Executor {
+	t.Helper()
 	ctx := context.Background()
 	dead, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "doomed", PID: 1, Group: poisonGroup, Expiry: -time.Second})
 	require.NoError(t, err)
@@ -48,9 +58,7 @@ func dieHolding(t *testing.T, store *persistence.Store, engine *engine.Engine, i
 	require.Equal(t, id, claimed[0].ID)
 	live, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "survivor", PID: 2, Group: poisonGroup, Expiry: time.Hour})
 	require.NoError(t, err)
-	n, err := engine.Recover(ctx, recoverParams{ExecutorID: live.ID})
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	return live
 }
 
 // requireNodeDiedProblem checks that text is the Problem of an attempt whose node died.
@@ -211,14 +219,7 @@ func TestRecoveryNeverWaitsForABusyParent(t *testing.T) {
 
 		// The last attempt's node dies while another transaction holds the parent, as a
 		// cancellation does before it locks the children.
-		dead, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "doomed", PID: 1, Group: poisonGroup, Expiry: -time.Second})
-		require.NoError(t, err)
-		claimed, err := store.WorkflowClaim(ctx, persistence.WorkflowClaimParams{ExecutorID: dead.ID, Group: poisonGroup, Limit: 1,
-			Now: persistence.Now(), StepDeadline: persistence.Now().Add(time.Minute), Types: engine.Types(poisonGroup)})
-		require.NoError(t, err)
-		require.Len(t, claimed, 1)
-		live, err := store.ExecutorRegister(ctx, persistence.ExecutorRegisterParams{Host: "survivor", PID: 2, Group: poisonGroup, Expiry: time.Hour})
-		require.NoError(t, err)
+		live := claimOnADeadNode(t, store, engine, child)
 		locked, release := make(chan struct{}), make(chan struct{})
 		holder := make(chan error, 1)
 		go func() {
