@@ -128,11 +128,21 @@ type hijackWatcher struct {
 	conn net.Conn
 }
 
-// Hijack hands the connection over and remembers it.
+// Hijack hands the connection over, its writes batched (see batchedConn), and remembers it.
 func (h *hijackWatcher) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, brw, err := http.NewResponseController(h.ResponseWriter).Hijack()
-	h.conn = conn
-	return conn, brw, err
+	if err != nil {
+		return conn, brw, err
+	}
+	// The library writes through brw's writer, which net/http made over conn and left empty.
+	if err := brw.Writer.Flush(); err != nil {
+		_ = conn.Close()
+		return nil, nil, err
+	}
+	bc := newBatchedConn(conn)
+	brw.Writer.Reset(bc)
+	h.conn = bc
+	return bc, brw, nil
 }
 
 // Unwrap lets http.ResponseController reach the server's writer.
