@@ -88,6 +88,9 @@ func NewExecutor(cfg Config) *handler.Server {
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetErrorPresenter(errorPresenter(cfg.Logger, cfg.RequestTimeout))
 	srv.SetRecoverFunc(recoverFunc(cfg.Logger))
+	// First, so that a subscription's response made once per shape skips the rest (see
+	// shareSubscriptions).
+	shareSubscriptions(srv)
 	// Fresh dataloaders for every response: a query, a mutation, or one event of a subscription
 	// (so a long subscription never serves stale rows from a cache).
 	srv.AroundResponses(r.routeResponse)

@@ -48,10 +48,12 @@ type liveSub struct {
 // the events after sent to out, up to size of them waiting; out has one slot more, for the
 // error that tells a subscriber it fell behind.
 type liveSink struct {
-	ctx  context.Context
 	out  chan *model.WorkflowEvent
 	size int
 	sent persistence.EventCursor
+	// ids are the event ids of the subscription's SSE stream (nil on other transports), looked
+	// up once: the hub sends every subscription's events itself.
+	ids *request.EventIDs
 }
 
 // put sends the events of batch after sent; false when the subscriber fell behind (it then got
@@ -63,14 +65,14 @@ func (k *liveSink) put(batch []*liveEvent) bool {
 		}
 		if len(k.out) >= k.size {
 			// Its id is the resume cursor: an EventSource reconnects from there by itself.
-			request.NoteEventID(k.ctx, eventCursorOf(k.sent))
+			k.ids.Note(eventCursorOf(k.sent))
 			k.out <- model.NewFailedEvent(&gqlerror.Error{
 				Message:    "the subscriber fell behind; subscribe again with after set to extensions.cursor",
 				Extensions: map[string]any{"code": codeSlowSubscriber, "cursor": eventCursorOf(k.sent)},
 			})
 			return false
 		}
-		request.NoteEventID(k.ctx, e.cursorText)
+		k.ids.Note(e.cursorText)
 		k.out <- e.model
 		k.sent = e.cursor
 	}

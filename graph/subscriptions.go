@@ -166,7 +166,7 @@ func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFil
 				sent = pos
 			}
 			// From here the hub sends the events itself, as it reads them.
-			live, ended := r.hub.goLive(sub, &liveSink{ctx: ctx, out: out, size: size, sent: sent})
+			live, ended := r.hub.goLive(sub, &liveSink{out: out, size: size, sent: sent, ids: request.EventIDsOf(ctx)})
 			if ended {
 				return
 			}
@@ -188,7 +188,7 @@ func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFil
 		case <-sub.ch:
 		}
 	}()
-	return out, nil
+	return shareStream(ctx, out), nil
 }
 
 // workflowUpdated streams a workflow: first as it is now, then each time it changes, and ends

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -17,6 +18,65 @@ type WorkflowEvent struct {
 
 	err  error
 	once sync.Once
+
+	// shared holds the responses subscriptions made of the event, by their shape (see Share).
+	sharedMu sync.Mutex
+	shared   map[[32]byte]*SharedResponse
+}
+
+// MaxSharedShapes bounds the responses one event keeps for subscriptions to share: a node whose
+// subscribers ask in more ways than that makes the others' responses each for itself.
+const MaxSharedShapes = 32
+
+// SharedResponse is the response one subscription made of an event, kept for the subscriptions
+// that would make the same response of it (the same query, variables and caller): its maker
+// calls Fill once, the others Wait for it.
+type SharedResponse struct {
+	done chan struct{}
+	data []byte
+}
+
+// Share returns the response of the subscriptions of shape key to the event, and whether the
+// caller is the one to make it (and then Fill it). It returns nil and true when the event keeps
+// MaxSharedShapes responses already: the caller makes its own and keeps it to itself.
+func (e *WorkflowEvent) Share(key [32]byte) (r *SharedResponse, maker bool) {
+	e.sharedMu.Lock()
+	defer e.sharedMu.Unlock()
+	if r = e.shared[key]; r != nil {
+		return r, false
+	}
+	if len(e.shared) >= MaxSharedShapes {
+		return nil, true
+	}
+	if e.shared == nil {
+		e.shared = map[[32]byte]*SharedResponse{}
+	}
+	r = &SharedResponse{done: make(chan struct{})}
+	e.shared[key] = r
+	return r, true
+}
+
+// Fill gives the response's data to the subscriptions waiting for it; nil when it cannot be
+// shared (it carried errors): each then makes its own. The data is never written afterwards.
+func (r *SharedResponse) Fill(data []byte) {
+	r.data = data
+	close(r.done)
+}
+
+// Wait returns the data its maker filled the response with, once it has; false when the maker
+// could not share it or ctx ended first.
+func (r *SharedResponse) Wait(ctx context.Context) ([]byte, bool) {
+	select {
+	case <-r.done:
+		return r.data, r.data != nil
+	default:
+	}
+	select {
+	case <-r.done:
+		return r.data, r.data != nil
+	case <-ctx.Done():
+		return nil, false
+	}
 }
 
 // NewWorkflowEvent wraps a change event with its opaque cursor, the workflow's opaque ID and the

@@ -80,11 +80,24 @@ func WithEventIDs(ctx context.Context, ids *EventIDs, last string) context.Conte
 // NoteEventID records the id of the next event a subscription sends on an SSE stream (a no-op
 // on other transports). Call it before sending the event.
 func NoteEventID(ctx context.Context, id string) {
-	if s, ok := ctx.Value(eventIDsKey{}).(*EventIDs); ok {
-		s.mu.Lock()
-		s.ids = append(s.ids, id)
-		s.mu.Unlock()
+	EventIDsOf(ctx).Note(id)
+}
+
+// EventIDsOf returns the event ids of ctx's SSE stream; nil on other transports. A subscription
+// that sends many events looks it up once, rather than through its context at every event.
+func EventIDsOf(ctx context.Context) *EventIDs {
+	s, _ := ctx.Value(eventIDsKey{}).(*EventIDs)
+	return s
+}
+
+// Note records the id of the next event sent (see NoteEventID); nothing on a nil s.
+func (s *EventIDs) Note(id string) {
+	if s == nil {
+		return
 	}
+	s.mu.Lock()
+	s.ids = append(s.ids, id)
+	s.mu.Unlock()
 }
 
 // Pop returns the id of the next event written, "" when none was noted.
