@@ -293,12 +293,12 @@ func (h *liveHub) run(hints <-chan string, unsubscribe func()) {
 // Each subscription the hub hands events to has a goroutine that then runs (the transport's,
 // which encodes and writes them). Woken all at once, thousands of them would queue ahead of the
 // engine's own goroutines. So the hub hands events out fanOutChunk subscriptions at a time, and
-// after each chunk rests fanOutGap for each subscription it woke (10,000 subscriptions: 40 ms in
+// after each chunk rests fanOutGap for each subscription it woke (10,000 subscriptions: 80 ms in
 // all), which also bounds how often it wakes them: the more subscriptions, the more events each
 // wake carries.
 const (
 	fanOutChunk = 500
-	fanOutGap   = 4 * time.Microsecond
+	fanOutGap   = 8 * time.Microsecond
 )
 
 // hubReadGap is the least time between the starts of two reads of the hub: commits come many
