@@ -19,11 +19,15 @@ type batchedConn struct {
 	mu       sync.Mutex
 	drained  *sync.Cond // signalled when a batch has left (or failed)
 	pending  []byte     // waiting to leave
+	leaving  int        // bytes of the batch being written
 	spare    []byte     // the last batch's buffer, for the next
 	sending  bool       // a goroutine is sending
 	err      error      // the first failed send: every later write fails with it
-	maxBytes int        // a write waits while this much is pending
+	maxBytes int        // a write waits while this much is held (pending or being written)
 }
+
+// held is how many bytes have not left yet (b.mu held).
+func (b *batchedConn) held() int { return len(b.pending) + b.leaving }
 
 // maxBatchedBytes bounds the bytes a connection holds that have not left: a write waits beyond it
 // (a peer that does not read holds its writers back as it did before, not the node's memory).
@@ -42,7 +46,7 @@ func newBatchedConn(c net.Conn) *batchedConn {
 func (b *batchedConn) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for b.err == nil && len(b.pending) > 0 && len(b.pending)+len(p) > b.maxBytes {
+	for b.err == nil && b.held() > 0 && b.held()+len(p) > b.maxBytes {
 		b.drained.Wait()
 	}
 	if b.err != nil {
@@ -68,9 +72,11 @@ func (b *batchedConn) send() {
 		b.mu.Lock()
 		batch := b.pending
 		b.pending = b.spare[:0]
+		b.leaving = len(batch)
 		b.mu.Unlock()
 		_, err := b.Conn.Write(batch)
 		b.mu.Lock()
+		b.leaving = 0
 		if cap(batch) <= b.maxBytes {
 			b.spare = batch[:0]
 		}
