@@ -131,7 +131,11 @@ func makeResponse(ctx context.Context, next graphql.ResponseHandler, gq chan<- *
 	if shared != nil {
 		defer func() { shared.Fill(data) }() // nil too, lest the others wait for ever
 	}
-	gq <- ev // gq is empty: gqlgen takes every event it is given before the next one comes
+	select {
+	case gq <- ev: // gq is empty: gqlgen took every event it was given, or ended the stream
+	case <-ctx.Done():
+		return nil
+	}
 	resp := next(ctx)
 	if shared != nil && resp != nil && len(resp.Errors) == 0 && len(resp.Extensions) == 0 && resp.Data != nil {
 		data = bytes.Clone(resp.Data) // gqlgen reuses its buffer for the next event
