@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -47,7 +46,10 @@ do:
 			require.NoError(t, err)
 			require.Len(t, ws, 1)
 			if i == 0 {
-				time.Sleep(200 * time.Millisecond)
+				// The event woke the workflow: the second reaches it once it listens again (a
+				// fixed sleep was not always enough on a loaded machine).
+				require.NotEqual(t, persistence.StatusWaiting, ws[0].Status)
+				n.waitFor(t, w.ID, "listening again", func(w *persistence.Workflow) bool { return w.Status == persistence.StatusWaiting })
 			}
 		}
 		got := n.waitEnded(t, w.ID)
