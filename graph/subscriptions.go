@@ -143,6 +143,7 @@ func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFil
 	}
 	size := r.cfg.SubscriptionBuffer
 	out := make(chan *model.WorkflowEvent, size+1) // the spare slot is for the error
+	ids := request.EventIDsOf(ctx)                 // an SSE stream's event ids (nil otherwise)
 	go func() {
 		defer release()
 		defer close(out)
@@ -151,7 +152,7 @@ func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFil
 		for {
 			// The backlog, sent as fast as the subscriber reads it.
 			if !r.backlog(ctx, f, sent, pos, func(e *liveEvent) bool {
-				request.NoteEventID(ctx, e.cursorText)
+				ids.Note(e.cursorText)
 				select {
 				case out <- e.model:
 					sent = e.cursor
@@ -166,7 +167,7 @@ func (r *Resolver) workflowEvents(ctx context.Context, filter *model.WorkflowFil
 				sent = pos
 			}
 			// From here the hub sends the events itself, as it reads them.
-			live, ended := r.hub.goLive(sub, &liveSink{out: out, size: size, sent: sent, ids: request.EventIDsOf(ctx)})
+			live, ended := r.hub.goLive(sub, &liveSink{out: out, size: size, sent: sent, ids: ids})
 			if ended {
 				return
 			}

@@ -77,20 +77,15 @@ func WithEventIDs(ctx context.Context, ids *EventIDs, last string) context.Conte
 	return ctx
 }
 
-// NoteEventID records the id of the next event a subscription sends on an SSE stream (a no-op
-// on other transports). Call it before sending the event.
-func NoteEventID(ctx context.Context, id string) {
-	EventIDsOf(ctx).Note(id)
-}
-
 // EventIDsOf returns the event ids of ctx's SSE stream; nil on other transports. A subscription
-// that sends many events looks it up once, rather than through its context at every event.
+// looks it up once, rather than through its context at every event it sends.
 func EventIDsOf(ctx context.Context) *EventIDs {
 	s, _ := ctx.Value(eventIDsKey{}).(*EventIDs)
 	return s
 }
 
-// Note records the id of the next event sent (see NoteEventID); nothing on a nil s.
+// Note records the id of the next event a subscription sends on an SSE stream, before it sends
+// it; nothing on a nil s (other transports).
 func (s *EventIDs) Note(id string) {
 	if s == nil {
 		return
