@@ -108,7 +108,8 @@ func startServer(t *testing.T, dbURL string) *server {
 		admin:  cairn(t, "token", "create", "--database", dbURL, "--name", "admin"),
 		worker: cairn(t, "token", "create", "--database", dbURL, "--name", "worker", "--role", "worker", "--functions", workerFunction),
 	}
-	cmd := exec.Command(cairnBin, "serve", "--database", dbURL, "--auth", "--addr", "127.0.0.1:0", "--log-format", "json")
+	cmd := exec.Command(cairnBin, "serve", "--database", dbURL, "--auth", "--addr", "127.0.0.1:0", "--log-format", "json",
+		"--ping-interval", "1s") // the suites check that a client's wait ends at its timeout while pings arrive
 	cmd.Dir = t.TempDir()
 	var env []string
 	for _, kv := range os.Environ() {

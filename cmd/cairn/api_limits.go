@@ -20,6 +20,7 @@ type apiLimits struct {
 	maxSubscriptions              int
 	tokenRecheck                  time.Duration
 	websocketInitTimeout          time.Duration
+	pingInterval                  time.Duration
 	readHeaderTimeout             time.Duration
 	readTimeout                   time.Duration
 	idleTimeout                   time.Duration
@@ -38,6 +39,7 @@ func (l *apiLimits) register(fs *flagSet) {
 	fs.IntVar(&l.maxSubscriptions, "max-subscriptions", 5000, "most subscriptions (websocket and SSE) the node serves at once")
 	fs.DurationVar(&l.tokenRecheck, "token-recheck-interval", 5*time.Second, "with --auth, how often open websockets and SSE streams check that their token was not revoked")
 	fs.DurationVar(&l.websocketInitTimeout, "websocket-init-timeout", 10*time.Second, "how long a websocket client has to send connection_init before it is closed")
+	fs.DurationVar(&l.pingInterval, "ping-interval", 20*time.Second, "how often websockets (ping/pong) and SSE streams (a comment line) are pinged; a websocket that does not answer within twice this is closed")
 	fs.DurationVar(&l.readHeaderTimeout, "read-header-timeout", 10*time.Second, "longest time a client may take to send a request's header")
 	fs.DurationVar(&l.readTimeout, "read-timeout", 30*time.Second, "longest time a client may take to send a whole request (header and body); streams are not cut by it")
 	fs.DurationVar(&l.idleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive connection stays open")
@@ -57,7 +59,7 @@ func (l *apiLimits) check() error {
 		"max-body-bytes": l.maxBodyBytes, "max-depth": int64(l.maxDepth), "max-complexity": int64(l.maxComplexity),
 		"max-tokens": int64(l.maxTokens), "max-fields": int64(l.maxFields), "max-aliases": int64(l.maxAliases),
 		"max-subscriptions-per-connection": int64(l.maxSubscriptionsPerConnection), "max-subscriptions": int64(l.maxSubscriptions),
-		"token-recheck-interval": int64(l.tokenRecheck), "websocket-init-timeout": int64(l.websocketInitTimeout), "read-header-timeout": int64(l.readHeaderTimeout),
+		"token-recheck-interval": int64(l.tokenRecheck), "websocket-init-timeout": int64(l.websocketInitTimeout), "ping-interval": int64(l.pingInterval), "read-header-timeout": int64(l.readHeaderTimeout),
 		"read-timeout": int64(l.readTimeout), "idle-timeout": int64(l.idleTimeout),
 	} {
 		if v <= 0 {
@@ -79,6 +81,7 @@ func (l *apiLimits) apply(c *server.Config) {
 	c.MaxSubscriptions = l.maxSubscriptions
 	c.TokenRecheckInterval = l.tokenRecheck
 	c.InitTimeout = l.websocketInitTimeout
+	c.PingInterval = l.pingInterval
 	c.ExactCountUpTo = l.exactCountUpTo
 	l.isolation.apply(c)
 	if l.exactCountUpTo == 0 {

@@ -8,6 +8,7 @@ import json
 import socket
 import ssl
 import threading
+import time
 import urllib.parse
 from typing import Any, Iterator, Optional
 
@@ -109,21 +110,30 @@ class Transport:
         return answer.get("data") or {}
 
     def stream(self, query: str, variables: Optional[dict] = None, last_event_id: Optional[str] = None,
-               timeout: float = 60.0, on_open=None) -> Iterator[tuple]:
+               timeout: float = 60.0, on_open=None, deadline: Optional[float] = None) -> Iterator[tuple]:
         """Subscribes over Server-Sent Events and yields (id, payload) for each event until the
         stream completes; the connection is closed when the iterator is. A GraphQL error in an
         event is raised as CairnError; a lost connection or silence longer than timeout (cairn
-        pings every 20 s by default) as ConnectionFailed."""
+        pings every 20 s by default) as ConnectionFailed. With deadline (a time.monotonic()
+        instant), TimeoutError once it passes, however often events and pings arrive."""
+        def wait_s() -> float:
+            if deadline is None:
+                return timeout
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the stream from %s reached its deadline" % self.url)
+            return min(timeout, left)
         body = json.dumps({"query": query, "variables": variables or {}}, separators=(",", ":")).encode()
         headers = dict(self._headers, Accept="text/event-stream")
         if last_event_id:
             headers["Last-Event-ID"] = last_event_id
-        conn = self._connect(timeout)
+        conn = self._connect(wait_s())
         try:
             try:
                 conn.request("POST", self._path, body, headers)
                 resp = conn.getresponse()
             except (OSError, http.client.HTTPException) as e:
+                wait_s()  # past the deadline: TimeoutError, not a connection failure
                 raise ConnectionFailed("cannot reach cairn at %s: %s" % (self.url, e)) from e
             if "text/event-stream" not in resp.getheader("Content-Type", ""):
                 self._decode(resp.status, resp.getheader("Content-Type", ""), resp.read())
@@ -132,10 +142,13 @@ class Transport:
                 on_open()
             event, ident, data = "message", None, []
             while True:
+                if conn.sock is not None:
+                    conn.sock.settimeout(wait_s())
                 try:
                     line = resp.readline()
                 except (OSError, http.client.HTTPException) as e:
                     if isinstance(e, socket.timeout):
+                        wait_s()
                         raise ConnectionFailed("no word from cairn at %s for %gs" % (self.url, timeout)) from e
                     raise ConnectionFailed("lost the stream from %s: %s" % (self.url, e)) from e
                 if not line:

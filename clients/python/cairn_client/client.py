@@ -78,16 +78,20 @@ class Client:
         deadline = None if timeout is None else time.monotonic() + timeout
         query = "subscription($id: ID!) { workflowUpdated(id: $id) { %s } }" % WORKFLOW_FIELDS
         connected = []
+        last = "not yet seen"
         while True:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
-                raise TimeoutError("workflow %s did not end within %gs" % (id, timeout))
-            silence = 60.0 if remaining is None else min(60.0, remaining)
+                raise TimeoutError("workflow %s did not end within %gs (last seen %s)" % (id, timeout, last))
             try:
-                for _, data in self._transport.stream(query, {"id": id}, timeout=silence, on_open=lambda: connected.append(True)):
+                for _, data in self._transport.stream(query, {"id": id}, timeout=60.0, deadline=deadline,
+                                                      on_open=lambda: connected.append(True)):
                     workflow = data["workflowUpdated"]
                     if workflow["status"] in ENDED:
                         return workflow
+                    last = workflow["status"]
+            except TimeoutError:
+                raise TimeoutError("workflow %s did not end within %gs (last seen %s)" % (id, timeout, last)) from None
             except ConnectionFailed:
                 if not connected:
                     raise

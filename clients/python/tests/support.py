@@ -1,6 +1,7 @@
 """What the suites share: the server under test (from the environment the Go test sets), documents
 deployed per test, and a TCP proxy that can drop connections."""
 
+import faulthandler
 import os
 import socket
 import threading
@@ -29,6 +30,10 @@ class ServerTest(unittest.TestCase):
     the test ends."""
 
     def setUp(self):
+        # A test still running after two minutes hangs: print every thread's stack and exit, so
+        # the output says where (rather than the Go test's bound killing the suite silently).
+        faulthandler.dump_traceback_later(120, exit=True)
+        self.addCleanup(faulthandler.cancel_dump_traceback_later)
         self.client = admin()
         self.addCleanup(self.client.close)
 

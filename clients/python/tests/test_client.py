@@ -31,9 +31,22 @@ class ClientTest(support.ServerTest):
     def test_wait_times_out(self):
         type_, _ = deploy(self.client)  # nobody serves its function
         wf = self.client.start_workflow(type_)
+        # cairn pings this suite's streams every second (--ping-interval 1s): the pings must not
+        # hold wait past its timeout (they once did, for as long as the workflow did not end).
+        outcome = []
+
+        def waiting():
+            try:
+                outcome.append(self.client.wait(wf["id"], timeout=3.5))
+            except Exception as e:  # noqa: BLE001 (the test reads it)
+                outcome.append(e)
         t0 = time.monotonic()
-        with self.assertRaises(TimeoutError):
-            self.client.wait(wf["id"], timeout=1.0)
+        waiter = threading.Thread(target=waiting, daemon=True)
+        waiter.start()
+        waiter.join(30)
+        self.assertFalse(waiter.is_alive(), "wait(timeout=3.5) still waited after 30 s")
+        self.assertIsInstance(outcome[0], TimeoutError)
+        self.assertRegex(str(outcome[0]), r"did not end within 3\.5s \(last seen [A-Z]+\)")
         self.assertLess(time.monotonic() - t0, 10)
 
     def test_pause_resume_cancel(self):

@@ -43,32 +43,52 @@ export class Client {
      * no such workflow.
      */
     async wait(id, opts = {}) {
-        const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
         const query = `subscription($id: ID!) { workflowUpdated(id: $id) { ${WORKFLOW_FIELDS} } }`;
+        // The timeout aborts the stream itself: events and cairn's pings keep a stream alive, so a
+        // deadline checked only between streams would never come while the workflow runs on.
+        const ctl = new AbortController();
+        const onAbort = () => ctl.abort(opts.signal?.reason);
+        if (opts.signal?.aborted)
+            ctl.abort(opts.signal.reason);
+        opts.signal?.addEventListener('abort', onAbort);
+        let timedOut = false;
+        const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => { timedOut = true; ctl.abort(); }, opts.timeoutMs);
         let connected = false;
-        for (;;) {
-            const remaining = deadline - Date.now();
-            if (remaining <= 0) {
-                const err = new Error(`workflow ${id} did not end within ${opts.timeoutMs} ms`);
+        let last = 'not yet seen';
+        const check = () => {
+            if (timedOut) {
+                const err = new Error(`workflow ${id} did not end within ${opts.timeoutMs} ms (last seen ${last})`);
                 err.name = 'TimeoutError';
                 throw err;
             }
-            try {
-                for await (const { data } of this.transport.stream(query, { id }, {
-                    signal: opts.signal, silenceMs: Math.min(60000, remaining), onOpen: () => { connected = true; },
-                })) {
-                    const wf = data.workflowUpdated;
-                    if (ENDED.includes(wf.status))
-                        return wf;
-                }
-            }
-            catch (e) {
-                if (!(e instanceof ConnectionFailed) || !connected)
-                    throw e;
-            }
             if (opts.signal?.aborted)
                 throw opts.signal.reason;
-            await sleep(200); // dropped or silent: subscribe again (it starts with the workflow as it is)
+        };
+        try {
+            for (;;) {
+                check();
+                try {
+                    for await (const { data } of this.transport.stream(query, { id }, {
+                        signal: ctl.signal, silenceMs: 60000, onOpen: () => { connected = true; },
+                    })) {
+                        const wf = data.workflowUpdated;
+                        if (ENDED.includes(wf.status))
+                            return wf;
+                        last = wf.status;
+                    }
+                }
+                catch (e) {
+                    check();
+                    if (!(e instanceof ConnectionFailed) || !connected)
+                        throw e;
+                }
+                check();
+                await sleep(200); // dropped or silent: subscribe again (it starts with the workflow as it is)
+            }
+        }
+        finally {
+            clearTimeout(timer);
+            opts.signal?.removeEventListener('abort', onAbort);
         }
     }
     async operation(name, inputType, input) {

@@ -26,8 +26,15 @@ describe('Client', needsServer, () => {
   test('wait times out', async () => {
     const { type } = await deploy(client); // nobody serves its function
     const wf = await client.startWorkflow(type);
+    // cairn pings this suite's streams every second (--ping-interval 1s): the pings must not hold
+    // wait past its timeout (they once did, for as long as the workflow did not end).
     const t0 = Date.now();
-    await assert.rejects(client.wait(wf.id, { timeoutMs: 1000 }), { name: 'TimeoutError' });
+    let guard;
+    const stuck = new Promise((resolve) => { guard = setTimeout(() => resolve('still waiting after 30 s'), 30000); });
+    const outcome = await Promise.race([client.wait(wf.id, { timeoutMs: 3500 }).catch((e) => e), stuck]);
+    clearTimeout(guard);
+    assert.equal(outcome.name, 'TimeoutError', String(outcome));
+    assert.match(outcome.message, /did not end within 3500 ms \(last seen [A-Z]+\)/);
     assert.ok(Date.now() - t0 < 10000);
   });
 
