@@ -181,7 +181,7 @@ func New(cfg Config) http.Handler {
 	}
 	srv.AddTransport(websocketTransport{transport.Websocket{
 		InitFunc:       initFunc,
-		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins}},
+		Implementation: coderImplementation{options: websocket.AcceptOptions{OriginPatterns: cfg.AllowedOrigins}},
 		InitTimeout:    cfg.InitTimeout,
 		// PingPongInterval drives graphql-transport-ws; KeepAlivePingInterval the legacy graphql-ws.
 		PingPongInterval:      cfg.PingInterval,

@@ -67,7 +67,7 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 	r = r.WithContext(request.WithConnection(context.WithValue(r.Context(), wsStateKey{}, st), &st.subs))
 	inner := t.Implementation
 	if inner == nil {
-		inner = transport.CoderWebsocketImplementation{}
+		inner = coderImplementation{}
 	}
 	t.Implementation = guardedImplementation{inner: inner, st: st}
 	t.Websocket.Do(w, r, exec)
