@@ -18,7 +18,9 @@ import (
 // A table analyzed while all its rows were deleted, then filled again: on PostgreSQL the planner
 // took it for empty (0 rows on the pages it had) and looked workflows up by ID with a scan of the
 // whole of workflows_type_idx, until RefreshStaleStatistics analyzed it. On every backend, once
-// it ran, the lookup reads the primary key, and a second run finds nothing to do.
+// it ran, the lookup reads the primary key, and a second run finds nothing to do. (SQLite and
+// MariaDB, where RefreshStaleStatistics has nothing to do, refill a tenth of the rows: the
+// 30,000 took SQLite 50 s under the race detector.)
 func TestStaleStatisticsOfARefilledTableAreRefreshed(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
@@ -43,7 +45,11 @@ func TestStaleStatisticsOfARefilledTableAreRefreshed(t *testing.T) {
 			}
 			return ids
 		}
-		insert(persistence.StaleStatisticsRows + 1000)
+		rows := persistence.StaleStatisticsRows + 1000
+		if !pg {
+			rows /= 10
+		}
+		insert(rows)
 		_, err := store.DB().ExecContext(ctx, "DELETE FROM workflows")
 		require.NoError(t, err)
 		analyze := "ANALYZE workflows"
@@ -52,7 +58,7 @@ func TestStaleStatisticsOfARefilledTableAreRefreshed(t *testing.T) {
 		}
 		_, err = store.DB().ExecContext(ctx, analyze)
 		require.NoError(t, err)
-		ids := insert(4 * (persistence.StaleStatisticsRows + 1000))
+		ids := insert(4 * rows)
 
 		lookup := func() string { return planOf(t, store, "SELECT id FROM workflows WHERE id IN (?)", bun.List(ids)) }
 		if pg {
