@@ -52,6 +52,17 @@ class WorkerTest(support.ServerTest):
         self.assertEqual(("Refused", 422, "no rate for XX", "https://example.com/no-rate"),
                          (problem["title"], problem["status"], problem["detail"], problem["type"]))
 
+    def test_stop_right_after_start_ends_the_polls_at_once(self):
+        _, function = deploy(self.client)
+        for attempt in range(8):
+            worker = Worker(self.client, {function: lambda input: input}, wait_ms=20000)
+            worker.start()
+            t0 = time.monotonic()
+            worker.stop()
+            # A poll whose connection was not open yet when stop() came kept stop() waiting for
+            # the whole of its wait_ms (20 s) most of the times.
+            self.assertLess(time.monotonic() - t0, 5.0, "stop() #%d waited for a long poll" % attempt)
+
     def test_heartbeats_keep_a_long_task(self):
         type_, function = deploy(self.client)
         calls = []
