@@ -125,6 +125,10 @@ type liveHub struct {
 	// beforeFanOut, when set (by tests, before the hub starts), runs after the hub read a batch
 	// and before it hands the batch out: a test holds the hub there to force an interleaving.
 	beforeFanOut func()
+	// readGap is hubReadGap (a test lengthens it); restWoken, when set (by tests), runs when the
+	// last subscription's leaving wakes the hub from its rest after a read.
+	readGap   time.Duration
+	restWoken func()
 }
 
 func newLiveHub(store Reads, notifier *persistence.Notifier, log *slog.Logger, poll time.Duration, buffer int) *liveHub {
@@ -132,7 +136,7 @@ func newLiveHub(store Reads, notifier *persistence.Notifier, log *slog.Logger, p
 		store: store, notifier: notifier, log: log, poll: poll, buffer: buffer,
 		subs: map[*liveSub]struct{}{}, byID: map[int64]map[*liveSub]struct{}{},
 		byType: map[string]map[*liveSub]struct{}{}, anyWorkflow: map[*liveSub]struct{}{},
-		idle: make(chan struct{}, 1),
+		idle: make(chan struct{}, 1), readGap: hubReadGap,
 	}
 }
 
@@ -268,17 +272,26 @@ func (h *liveHub) run(hints <-chan string, unsubscribe func()) {
 		began := time.Now()
 		h.rounds.Add(1)
 		h.readAll()
-		if rest := hubReadGap - time.Since(began); rest > 0 {
+		// The last subscription's leaving ends the rest and the wait at once. (Passing it on to
+		// the wait with a send into idle blocked the hub for good when another subscription had
+		// come and gone in between: idle holds one wake-up.)
+		woken := false
+		if rest := h.readGap - time.Since(began); rest > 0 {
 			select {
 			case <-time.After(rest):
 			case <-h.idle:
-				h.idle <- struct{}{} // for the wait below: the last subscription left
+				if h.restWoken != nil {
+					h.restWoken()
+				}
+				woken = true
 			}
 		}
-		select {
-		case <-hints:
-		case <-poll.C:
-		case <-h.idle:
+		if !woken {
+			select {
+			case <-hints:
+			case <-poll.C:
+			case <-h.idle:
+			}
 		}
 		h.mu.Lock()
 		if len(h.subs) == 0 {
