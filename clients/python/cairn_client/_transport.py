@@ -47,8 +47,8 @@ class Transport:
                 on_connection=None) -> dict:
         """Sends one operation and returns its data; raises CairnError for an error in the answer
         and ConnectionFailed when the endpoint cannot be reached or is not cairn's. on_connection,
-        when given, is called with the connection before the request goes out (so that another
-        thread can abort a long poll by closing it)."""
+        when given, is called with the connection, connected, before the request goes out (so
+        that another thread can abort a long poll by shutting its socket down)."""
         return self.request_body(json.dumps({"query": query, "variables": variables or {}}, separators=(",", ":")).encode(),
                                  timeout, on_connection)
 
@@ -63,6 +63,14 @@ class Transport:
                 conn = self._connect(timeout)
                 self._local.conn = conn
             if on_connection is not None:
+                if conn.sock is None:
+                    # Connected first: a connection handed over without its socket cannot be
+                    # shut down by the other thread, and the poll would run its whole wait.
+                    try:
+                        conn.connect()
+                    except OSError as e:
+                        self._drop()
+                        raise ConnectionFailed("cannot reach cairn at %s: %s" % (self.url, e)) from e
                 on_connection(conn)
             try:
                 if conn.sock is not None:

@@ -146,25 +146,18 @@ class Worker:
             return
         with self._lock:
             self._stopping.set()
+            conns = list(self._poll_conns)
             self._lock.notify_all()
-        # Each long poll in flight is ended at once by shutting its connection down. A poll that
-        # registered its connection before this but had not connected it yet has no socket to
-        # shut: it is shut down once it has one (else stop() waited out the poll's wait_ms).
-        while True:
-            with self._lock:
-                conns = list(self._poll_conns)
-            for conn in conns:
-                sock = conn.sock
-                if sock is not None:
-                    try:
-                        sock.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
-            for poller in self._pollers:
-                poller.join(0.05)
-            if not any(p.is_alive() for p in self._pollers):
-                break
+        for conn in conns:  # registered connected (see Transport.request): shut, the poll ends at once
+            sock = conn.sock
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
         completer, runners = self._threads[0], self._threads[1:]
+        for poller in self._pollers:
+            poller.join()
         for _ in runners:
             self._runs.put(None)
         for t in runners:
