@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket/wsjson"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cairnflow/cairn/graph/model"
 	"github.com/cairnflow/cairn/internal/engine"
 	"github.com/cairnflow/cairn/persistence"
 	"github.com/cairnflow/cairn/persistence/dbtest"
@@ -136,4 +137,35 @@ func cursorOf(t *testing.T, payload json.RawMessage) string {
 	require.NoError(t, json.Unmarshal(payload, &resp))
 	require.NotEmpty(t, resp.Data.WorkflowEvents.Cursor)
 	return string(resp.Data.WorkflowEvents.Cursor)
+}
+
+// A maker whose request ends before gqlgen takes its event (the slot still holds the one before)
+// returns instead of blocking on the send, and releases the subscriptions waiting for its
+// response, which then make their own.
+func TestAMakerWhoseRequestEndsReleasesItsWaiters(t *testing.T) {
+	ev := model.NewWorkflowEvent(&persistence.ChangeEvent{}, "c", "w", nil)
+	shared, maker := ev.Share([32]byte{7})
+	require.True(t, maker)
+	waiter, maker := ev.Share([32]byte{7})
+	require.False(t, maker)
+
+	gq := make(chan *model.WorkflowEvent, 1)
+	gq <- ev // gqlgen never took it: its stream ended
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	done := make(chan *graphql.Response, 1)
+	go func() {
+		done <- makeResponse(ctx, func(context.Context) *graphql.Response {
+			t.Error("gqlgen was asked for a response to an event it was never given")
+			return nil
+		}, gq, ev, shared)
+	}()
+	select {
+	case resp := <-done:
+		require.Nil(t, resp)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the maker still waits to hand gqlgen its event")
+	}
+	_, ok := waiter.Wait(context.Background())
+	require.False(t, ok, "the waiter makes its own response")
 }
