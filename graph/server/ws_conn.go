@@ -166,26 +166,31 @@ var (
 
 // planOf finds the fields of a message type: the transport's messages have exactly an id (a
 // string, omitted when empty), a type (a string or text) and a payload (raw JSON, omitted when
-// empty), whatever their order.
+// empty), whatever their order, besides fields json.Marshal leaves out (unexported ones: gqlgen's
+// messages carry a noOp flag).
 func planOf(t reflect.Type) messagePlan {
 	if p, ok := messagePlans.Load(t); ok {
 		return p.(messagePlan)
 	}
 	p := messagePlan{id: -1, typ: -1, payload: -1}
-	if t.NumField() == 3 {
-		for i := range 3 {
-			f := t.Field(i)
-			switch tag := f.Tag.Get("json"); {
-			case tag == "id,omitempty" && f.Type.Kind() == reflect.String && !f.Type.Implements(textMarshalerType):
-				p.id = i
-			case tag == "type" && (f.Type.Kind() == reflect.String || f.Type.Implements(textMarshalerType)):
-				p.typ = i
-			case tag == "payload,omitempty" && f.Type == rawMessageType:
-				p.payload = i
-			}
+	encoded := 0 // the fields json.Marshal writes
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() && !f.Anonymous {
+			continue
 		}
-		p.ok = p.id >= 0 && p.typ >= 0 && p.payload >= 0
+		encoded++
+		switch tag := f.Tag.Get("json"); {
+		case f.Anonymous: // its fields would be promoted: not a shape of the transport's
+		case tag == "id,omitempty" && f.Type.Kind() == reflect.String && !f.Type.Implements(textMarshalerType):
+			p.id = i
+		case tag == "type" && (f.Type.Kind() == reflect.String || f.Type.Implements(textMarshalerType)):
+			p.typ = i
+		case tag == "payload,omitempty" && f.Type == rawMessageType:
+			p.payload = i
+		}
 	}
+	p.ok = encoded == 3 && p.id >= 0 && p.typ >= 0 && p.payload >= 0
 	messagePlans.Store(t, p)
 	return p
 }

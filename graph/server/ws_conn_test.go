@@ -2,13 +2,15 @@ package server
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// wsType and wsMessage have the shape of gqlgen's transport messages (its types are unexported).
+// wsType and wsMessage have the shape of gqlgen's transport messages (its types are unexported),
+// its unexported noOp flag included.
 type wsType string
 
 func (t wsType) MarshalText() ([]byte, error) { return []byte(strings.ToLower(string(t))), nil }
@@ -17,12 +19,26 @@ type wsMessage struct {
 	ID      string          `json:"id,omitempty"`
 	Type    wsType          `json:"type"`
 	Payload json.RawMessage `json:"payload,omitempty"`
+	noOp    bool
 }
 
 type wsLegacyMessage struct {
 	Payload json.RawMessage `json:"payload,omitempty"`
 	ID      string          `json:"id,omitempty"`
 	Type    wsType          `json:"type"`
+	noOp    bool
+}
+
+// wsPromoted has the transport's three fields and one more, promoted from an embedded struct.
+type wsPromoted struct {
+	wsExtra
+	ID      string          `json:"id,omitempty"`
+	Type    wsType          `json:"type"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+type wsExtra struct {
+	Extra int `json:"extra"`
 }
 
 // encodeMessage writes what json.Marshal writes, as JSON, for every message the transport sends.
@@ -48,6 +64,7 @@ func TestEncodeMessageIsJSONMarshalsMessage(t *testing.T) {
 			Payload json.RawMessage `json:"payload,omitempty"`
 			Extra   int             `json:"extra"`
 		}{ID: "3", Type: "NEXT", Payload: payload, Extra: 4},
+		"a promoted field": &wsPromoted{wsExtra: wsExtra{Extra: 4}, ID: "3", Type: "NEXT", Payload: payload},
 		"not a message":    map[string]int{"a": 1},
 		"no payload field": &struct{ Type wsType }{Type: "X"},
 	} {
@@ -60,6 +77,10 @@ func TestEncodeMessageIsJSONMarshalsMessage(t *testing.T) {
 			require.True(t, json.Valid(got), "%s", got)
 		})
 	}
+	// The transport's shape, its unexported flag included, has a plan; the others have none.
+	require.True(t, planOf(reflect.TypeFor[wsMessage]()).ok)
+	require.True(t, planOf(reflect.TypeFor[wsLegacyMessage]()).ok)
+	require.False(t, planOf(reflect.TypeFor[wsPromoted]()).ok)
 	// The caller's message is left as it was.
 	m := &wsMessage{ID: "7", Type: "NEXT", Payload: payload}
 	_, err := encodeMessage(m)
