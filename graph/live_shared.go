@@ -102,26 +102,52 @@ func shareSubscriptions(srv *handler.Server) {
 		if c == nil {
 			return next(ctx)
 		}
-		var ev *model.WorkflowEvent
-		select {
-		case e, open := <-c.src:
-			if !open {
-				s.end.Do(func() { close(c.gq) })
-				return next(ctx) // gqlgen reads the closed gq: the end of the stream
+		sender, _ := graphql.GetOperationContext(ctx).Stats.GetExtension(responseSenderExtension).(ResponseSender)
+		for {
+			var ev *model.WorkflowEvent
+			select {
+			case e, open := <-c.src:
+				if !open {
+					s.end.Do(func() { close(c.gq) })
+					return next(ctx) // gqlgen reads the closed gq: the end of the stream
+				}
+				ev = e
+			case <-ctx.Done():
+				return next(ctx) // gqlgen sees ctx done as well
 			}
-			ev = e
-		case <-ctx.Done():
-			return next(ctx) // gqlgen sees ctx done as well
-		}
-		shared, maker := ev.Share(c.shape)
-		if !maker {
-			if data, ok := shared.Wait(ctx); ok {
+			shared, maker := ev.Share(c.shape)
+			if !maker {
+				data, ok := shared.Wait(ctx)
+				if !ok {
+					return makeResponse(ctx, next, c.gq, ev, nil) // its maker could not share it: make this one's own
+				}
+				if sender != nil && sender.SendData(data) == nil {
+					continue // sent: on to the next event without going back to gqlgen
+				}
 				return &graphql.Response{Data: data}
 			}
-			shared = nil // its maker could not share it: make this one's own
+			return makeResponse(ctx, next, c.gq, ev, shared)
 		}
-		return makeResponse(ctx, next, c.gq, ev, shared)
 	})
+}
+
+// ResponseSender sends a response's data as the next message of one subscription, on the
+// connection and in the protocol it came by, as gqlgen's transport would send the response
+// {"data": data}. A transport that has one for a subscription sets it on the operation's context
+// (SetResponseSender): the response a subscription shares with others of its shape then goes out
+// as the bytes its maker made, instead of through gqlgen, which would encode it again (and check
+// every byte of it) for each subscription. SendData is called by one goroutine at a time; an
+// error leaves the response to gqlgen.
+type ResponseSender interface {
+	SendData(data []byte) error
+}
+
+// responseSenderExtension is the operation statistics' extension that holds a ResponseSender.
+const responseSenderExtension = "cairn.responseSender"
+
+// SetResponseSender gives the subscription operation oc a sender of its responses.
+func SetResponseSender(oc *graphql.OperationContext, s ResponseSender) {
+	oc.Stats.SetExtension(responseSenderExtension, s)
 }
 
 // makeResponse has gqlgen make the response to ev and, when shared is set, shares it with the

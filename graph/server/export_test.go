@@ -10,3 +10,6 @@ func MessagePlans() map[string]bool {
 	})
 	return out
 }
+
+// SentBySenders is how many messages the response senders have sent.
+func SentBySenders() int64 { return sentBySenders.Load() }

@@ -208,6 +208,7 @@ func New(cfg Config) http.Handler {
 		srv.Use(rolesRule{})
 	}
 	srv.Use(&costLimit{max: cfg.ComplexityLimit})
+	srv.Use(responseSenders{})
 	srv.Use(operationSpans{})
 
 	api := http.NewServeMux()

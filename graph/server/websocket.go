@@ -29,9 +29,10 @@ const (
 // wsState is what cairn keeps of one websocket connection: the connection itself (to close it
 // with a code of its own) and how many subscriptions it runs.
 type wsState struct {
-	mu   sync.Mutex
-	conn transport.WebsocketConn
-	subs request.Connection
+	mu      sync.Mutex
+	conn    transport.WebsocketConn
+	subs    request.Connection
+	started string // the id of the subscription the last message read started, if it started one
 }
 
 type wsStateKey struct{}
@@ -96,7 +97,7 @@ func (g guardedImplementation) Accept(w http.ResponseWriter, r *http.Request, op
 	if err != nil {
 		return nil, err
 	}
-	gc := &guardedConn{WebsocketConn: conn, netConn: hw.conn}
+	gc := &guardedConn{WebsocketConn: conn, netConn: hw.conn, st: g.st}
 	g.st.mu.Lock()
 	g.st.conn = gc
 	g.st.mu.Unlock()
@@ -108,7 +109,8 @@ func (g guardedImplementation) Accept(w http.ResponseWriter, r *http.Request, op
 type guardedConn struct {
 	transport.WebsocketConn
 	netConn     net.Conn // the hijacked connection, closed closeHandshakeGrace after a close frame
-	initChecked bool     // only the transport's reading goroutine touches it
+	st          *wsState
+	initChecked bool // only the transport's reading goroutine touches it
 	closeOnce   sync.Once
 }
 
@@ -156,28 +158,40 @@ var (
 // errBadInit ends the read of a connection already closed with 4400.
 var errBadInit = transport.ErrWebsocketClosed
 
-// NextReader returns the next message, checking the first.
+// NextReader returns the next message, checking the first, and notes the id of a subscription
+// it starts (see responseSenders).
 func (c *guardedConn) NextReader() (int, io.Reader, error) {
 	kind, r, err := c.WebsocketConn.NextReader()
-	if err != nil || c.initChecked {
+	if err != nil {
 		return kind, r, err
 	}
-	c.initChecked = true
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return kind, nil, err
 	}
 	var msg struct {
 		Type    string          `json:"type"`
+		ID      string          `json:"id"`
 		Payload json.RawMessage `json:"payload"`
 	}
-	if json.Unmarshal(data, &msg) == nil && msg.Type == "connection_init" {
-		p := bytes.TrimSpace(msg.Payload)
-		if len(p) > 0 && p[0] != '{' && string(p) != "null" {
-			_ = c.WriteClose(closeBadRequest, "the connection_init payload must be an object")
-			return kind, nil, errBadInit
+	decoded := json.Unmarshal(data, &msg) == nil
+	if !c.initChecked {
+		c.initChecked = true
+		if decoded && msg.Type == "connection_init" {
+			p := bytes.TrimSpace(msg.Payload)
+			if len(p) > 0 && p[0] != '{' && string(p) != "null" {
+				_ = c.WriteClose(closeBadRequest, "the connection_init payload must be an object")
+				return kind, nil, errBadInit
+			}
 		}
 	}
+	started := ""
+	if decoded && (msg.Type == "subscribe" || msg.Type == "start") { // graphql-transport-ws, graphql-ws
+		started = msg.ID
+	}
+	c.st.mu.Lock()
+	c.st.started = started
+	c.st.mu.Unlock()
 	return kind, bytes.NewReader(data), nil
 }
 
