@@ -52,6 +52,9 @@ func (b *batchedConn) Write(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
+	if b.pending == nil {
+		b.pending = getBatchBuffer()
+	}
 	b.pending = append(b.pending, p...)
 	if !b.sending {
 		b.sending = true
@@ -85,7 +88,11 @@ func (b *batchedConn) send() {
 		}
 		b.drained.Broadcast()
 	}
-	b.pending = nil
+	// Idle, the connection gives its buffers back for any connection's next burst: kept, they
+	// would be grown again from nothing at each burst; pooled, the idle ones are the collector's.
+	putBatchBuffer(b.pending)
+	putBatchBuffer(b.spare)
+	b.pending, b.spare = nil, nil
 	b.sending = false
 	b.drained.Broadcast()
 }
@@ -108,4 +115,24 @@ func (b *batchedConn) Close() error {
 	}
 	b.mu.Unlock()
 	return b.Conn.Close()
+}
+
+// batchBuffers holds the buffers of idle connections.
+var batchBuffers sync.Pool
+
+// getBatchBuffer returns an empty buffer, with room from an earlier burst when the pool has one.
+func getBatchBuffer() []byte {
+	if p, ok := batchBuffers.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, 4096)
+}
+
+// putBatchBuffer gives b to the pool, unless it is nil or larger than a connection may hold.
+func putBatchBuffer(b []byte) {
+	if cap(b) == 0 || cap(b) > maxBatchedBytes {
+		return
+	}
+	b = b[:0]
+	batchBuffers.Put(&b)
 }
