@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/cairnflow/cairn/graph"
 	"github.com/cairnflow/cairn/graph/internal/request"
 )
 
@@ -97,6 +99,9 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	if opErr != nil {
 		write(sseEvent("", exec.DispatchError(graphql.WithOperationContext(ctx, rc), opErr)))
 	} else {
+		if rc.Operation != nil && rc.Operation.Operation == ast.Subscription {
+			graph.SetResponseSender(rc, sseSender{ids: ids, write: write})
+		}
 		ctx = graphql.WithOperationContext(ctx, rc)
 		responses, dispatchCtx := exec.DispatchOperation(ctx, rc)
 		for {
@@ -125,6 +130,29 @@ func sseEvent(id string, resp *graphql.Response) string {
 	}
 	fmt.Fprintf(&b, "data: %s\n\n", data) // JSON holds no raw newline
 	return b.String()
+}
+
+// sseSender sends the responses a subscription shares with others of its shape on its stream
+// (graph.ResponseSender), as sseEvent would write {"data": data}.
+type sseSender struct {
+	ids   *request.EventIDs
+	write func(string)
+}
+
+// SendData writes the event and flushes it.
+func (s sseSender) SendData(data []byte) error {
+	var b strings.Builder
+	b.Grow(len(data) + 64)
+	b.WriteString("event: next\n")
+	if id := s.ids.Pop(); id != "" {
+		b.WriteString("id: " + id + "\n")
+	}
+	b.WriteString(`data: {"data":`)
+	b.Write(data)
+	b.WriteString("}\n\n")
+	s.write(b.String())
+	sentBySenders.Add(1)
+	return nil
 }
 
 // sseParams reads the GraphQL request from the query string (GET) or the JSON body (POST).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,12 +68,18 @@ func TestTheTransportsMessagesAreWrittenWithoutASecondEncoding(t *testing.T) {
 	})
 }
 
+// sendersMu keeps the tests that count the senders' messages (server.SentBySenders counts those of
+// every server of the process) from running at the same time: each subtest holds it throughout.
+var sendersMu sync.Mutex
+
 // Subscriptions of one shape on one websocket share each event's response: one of them has gqlgen
 // make it, the others send its bytes through their senders. Each gets its own messages, with its
 // id and its protocol's message type, in the order of the events, in both protocols; one that
 // stops gets no more.
 func TestSubscriptionsOfOneShapeSendTheSharedResponseInTheirOwnMessages(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		sendersMu.Lock()
+		defer sendersMu.Unlock()
 		b := setup(t, store)
 		const typed = `subscription { workflowEvents(filter: {types: ["test.flow"]}) { cursor workflowId type } }`
 		const status = `subscription { workflowEvents(filter: {types: ["test.flow"]}) { cursor status } }`
