@@ -53,7 +53,7 @@ func (b *batchedConn) Write(p []byte) (int, error) {
 		return 0, b.err
 	}
 	if b.pending == nil {
-		b.pending = getBatchBuffer()
+		b.pending = batchBuffers.get()
 	}
 	b.pending = append(b.pending, p...)
 	if !b.sending {
@@ -90,8 +90,8 @@ func (b *batchedConn) send() {
 	}
 	// Idle, the connection gives its buffers back for any connection's next burst: kept, they
 	// would be grown again from nothing at each burst; pooled, the idle ones are the collector's.
-	putBatchBuffer(b.pending)
-	putBatchBuffer(b.spare)
+	batchBuffers.put(b.pending)
+	batchBuffers.put(b.spare)
 	b.pending, b.spare = nil, nil
 	b.sending = false
 	b.drained.Broadcast()
@@ -118,21 +118,26 @@ func (b *batchedConn) Close() error {
 }
 
 // batchBuffers holds the buffers of idle connections.
-var batchBuffers sync.Pool
+var batchBuffers = &bytePool{initial: 4096, max: maxBatchedBytes}
 
-// getBatchBuffer returns an empty buffer, with room from an earlier burst when the pool has one.
-func getBatchBuffer() []byte {
-	if p, ok := batchBuffers.Get().(*[]byte); ok {
-		return (*p)[:0]
-	}
-	return make([]byte, 0, 4096)
+// bytePool is a pool of byte buffers: get returns an empty one, with the room an earlier use gave
+// it when the pool has one; put keeps one for later unless it is nil or larger than max.
+type bytePool struct {
+	pool         sync.Pool
+	initial, max int
 }
 
-// putBatchBuffer gives b to the pool, unless it is nil or larger than a connection may hold.
-func putBatchBuffer(b []byte) {
-	if cap(b) == 0 || cap(b) > maxBatchedBytes {
+func (p *bytePool) get() []byte {
+	if b, ok := p.pool.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, p.initial)
+}
+
+func (p *bytePool) put(b []byte) {
+	if cap(b) == 0 || cap(b) > p.max {
 		return
 	}
 	b = b[:0]
-	batchBuffers.Put(&b)
+	p.pool.Put(&b)
 }

@@ -64,25 +64,26 @@ func (responseSenders) MutateOperationContext(ctx context.Context, oc *graphql.O
 type wsSender struct {
 	conn *websocket.Conn
 	head []byte // the message up to the response's data
-	buf  []byte // the last message, its memory reused (one goroutine sends at a time)
 }
 
 // sentBySenders counts the messages senders sent: the tests check that shared responses take
 // this way (an atomic add per message, next to a write).
 var sentBySenders atomic.Int64
 
-// maxKeptSenderBuffer bounds the memory a sender keeps between its messages.
-const maxKeptSenderBuffer = 64 << 10
-
-// SendData sends the message {"id": ..., "type": ..., "payload": {"data": data}}.
+// SendData sends the message {"id": ..., "type": ..., "payload": {"data": data}}. The message is
+// built in a buffer of a pool all senders share (the library copies it out before Write returns):
+// a buffer kept by each sender would hold 10,000 times a large response's size at 10,000
+// subscriptions.
 func (s *wsSender) SendData(data []byte) error {
-	s.buf = append(append(append(s.buf[:0], s.head...), data...), "}}"...)
-	err := s.conn.Write(context.Background(), websocket.MessageText, s.buf)
+	buf := messageBuffers.get()
+	buf = append(append(append(buf, s.head...), data...), "}}"...)
+	err := s.conn.Write(context.Background(), websocket.MessageText, buf)
+	messageBuffers.put(buf)
 	if err == nil {
 		sentBySenders.Add(1)
 	}
-	if cap(s.buf) > maxKeptSenderBuffer {
-		s.buf = nil
-	}
 	return err
 }
+
+// messageBuffers holds the senders' message buffers between messages.
+var messageBuffers = &bytePool{initial: 1024, max: 64 << 10}
