@@ -19,14 +19,16 @@ type wsMessage struct {
 	ID      string          `json:"id,omitempty"`
 	Type    wsType          `json:"type"`
 	Payload json.RawMessage `json:"payload,omitempty"`
-	noOp    bool
+	//lint:ignore U1000 the shape of gqlgen's message: a field json.Marshal leaves out
+	noOp bool
 }
 
 type wsLegacyMessage struct {
 	Payload json.RawMessage `json:"payload,omitempty"`
 	ID      string          `json:"id,omitempty"`
 	Type    wsType          `json:"type"`
-	noOp    bool
+	//lint:ignore U1000 the shape of gqlgen's message: a field json.Marshal leaves out
+	noOp bool
 }
 
 // wsPromoted has the transport's three fields and one more, promoted from an embedded struct.
