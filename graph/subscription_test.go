@@ -155,14 +155,16 @@ func (c *wsClient) nextEvent() event {
 func TestWorkflowEventsOverGraphQLTransportWS(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
-		b := setup(t, store, func(c *server.Config) { c.PingInterval = 250 * time.Millisecond })
+		// Pings every 500 ms: a pong must arrive within a second, which a loaded CI machine running
+		// with -race kept, where 250 ms (a pong within 500 ms) once missed.
+		b := setup(t, store, func(c *server.Config) { c.PingInterval = 500 * time.Millisecond })
 		ws, _, err := dialWS(t, b, "")
 		require.NoError(t, err)
 		require.Equal(t, "graphql-transport-ws", ws.conn.Subprotocol())
 		ws.init()
 		ws.send(wsMessage{Type: "ping"})
 		require.Equal(t, "pong", ws.next().Type, "the server answers pings")
-		time.Sleep(800 * time.Millisecond) // several server pings, each to be answered within one interval: still open
+		time.Sleep(1600 * time.Millisecond) // several server pings, each to be answered within two intervals: still open
 
 		id := b.start(t, map[string]any{"businessKey": "ws"})
 		ws.subscribe("1", eventsQuery, map[string]any{"filter": map[string]any{"types": []string{"test.flow"}}, "after": graph.EventCursorStart()})
