@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
 // PartitionWidth is the time range each partition of a partitioned history table covers.
@@ -190,7 +192,7 @@ func (s *Store) partitionTable(ctx context.Context, t partitionedTable, p Partit
 	stmts = append(stmts, fmt.Sprintf("CREATE TABLE %s_default PARTITION OF %s DEFAULT", t.name, next))
 	for _, stmt := range stmts {
 		if _, err := s.idb.ExecContext(ctx, stmt); err != nil {
-			return 0, err
+			return 0, fmt.Errorf("%s: %w", stmt, err)
 		}
 	}
 	from := p.Now
@@ -212,16 +214,21 @@ func (s *Store) partitionTable(ctx context.Context, t partitionedTable, p Partit
 		into += ", " + t.added
 		from2 += ", " + t.addedCopy
 	}
-	res, err := s.idb.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s AS t", next, into, from2, t.name))
+	copyRows := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s AS t", next, into, from2, t.name)
+	res, err := s.idb.ExecContext(ctx, copyRows)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%s: %w", copyRows, err)
 	}
 	n, _ := res.RowsAffected()
+	// The sequences are looked up by the table's own columns only: asked of information_schema's
+	// rows, pg_get_serial_sequence may run on any table's columns before the filters that pick
+	// this table's (the planner orders them as the catalog's size suggests), and fails on a
+	// column this table lacks ("column "created" of relation "action_variables" does not exist",
+	// seen in CI with many schemas in one database).
 	var seqs []string
-	if err := s.idb.NewRaw(`SELECT pg_get_serial_sequence(?, column_name) FROM information_schema.columns
-		WHERE table_schema = current_schema() AND table_name = ? AND pg_get_serial_sequence(?, column_name) IS NOT NULL`,
-		t.name, t.name, t.name).Scan(ctx, &seqs); err != nil {
-		return 0, err
+	if err := s.idb.NewRaw(`SELECT seq FROM (SELECT pg_get_serial_sequence(?, c) AS seq FROM unnest(?::text[]) AS c) AS s
+		WHERE seq IS NOT NULL`, t.name, pgdialect.Array(columns)).Scan(ctx, &seqs); err != nil {
+		return 0, fmt.Errorf("reading the sequences of %s: %w", t.name, err)
 	}
 	after := []string{}
 	for _, seq := range seqs {
@@ -254,8 +261,9 @@ func (s *Store) createPartition(ctx context.Context, t partitionedTable, parent 
 	from, to := start.Format(time.RFC3339), start.Add(w.Duration()).Format(time.RFC3339)
 	inRange := fmt.Sprintf("%s >= '%s' AND %s < '%s'", t.column, from, t.column, to)
 	var stragglers bool
-	if err := s.idb.QueryRowContext(ctx, fmt.Sprintf("SELECT EXISTS (SELECT 1 FROM %s_default WHERE %s)", t.name, inRange)).Scan(&stragglers); err != nil {
-		return err
+	straggling := fmt.Sprintf("SELECT EXISTS (SELECT 1 FROM %s_default WHERE %s)", t.name, inRange)
+	if err := s.idb.QueryRowContext(ctx, straggling).Scan(&stragglers); err != nil {
+		return fmt.Errorf("%s: %w", straggling, err)
 	}
 	stmts := []string{fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s PARTITION OF %s FOR VALUES FROM ('%s') TO ('%s')",
 		partitionName(t.name, start), parent, from, to)}
