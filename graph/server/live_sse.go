@@ -119,16 +119,31 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 
 // sseEvent formats one response as a "next" event, with an id line when it has a cursor.
 func sseEvent(id string, resp *graphql.Response) string {
-	var b strings.Builder
-	b.WriteString("event: next\n")
-	if id != "" {
-		fmt.Fprintf(&b, "id: %s\n", id)
-	}
 	data, err := json.Marshal(resp)
 	if err != nil {
 		data = []byte(`{"errors":[{"message":"the response could not be encoded","extensions":{"code":"INTERNAL"}}]}`)
 	}
-	fmt.Fprintf(&b, "data: %s\n\n", data) // JSON holds no raw newline
+	return nextEvent(id, data)
+}
+
+// nextEvent is the "next" event whose data is the concatenated JSON parts (JSON holds no raw
+// newline), with an id line when id is set.
+func nextEvent(id string, parts ...[]byte) string {
+	var b strings.Builder
+	n := 32 + len(id)
+	for _, p := range parts {
+		n += len(p)
+	}
+	b.Grow(n)
+	b.WriteString("event: next\n")
+	if id != "" {
+		b.WriteString("id: " + id + "\n")
+	}
+	b.WriteString("data: ")
+	for _, p := range parts {
+		b.Write(p)
+	}
+	b.WriteString("\n\n")
 	return b.String()
 }
 
@@ -141,16 +156,7 @@ type sseSender struct {
 
 // SendData writes the event and flushes it.
 func (s sseSender) SendData(data []byte) error {
-	var b strings.Builder
-	b.Grow(len(data) + 64)
-	b.WriteString("event: next\n")
-	if id := s.ids.Pop(); id != "" {
-		b.WriteString("id: " + id + "\n")
-	}
-	b.WriteString(`data: {"data":`)
-	b.Write(data)
-	b.WriteString("}\n\n")
-	s.write(b.String())
+	s.write(nextEvent(s.ids.Pop(), []byte(`{"data":`), data, []byte("}")))
 	sentBySenders.Add(1)
 	return nil
 }

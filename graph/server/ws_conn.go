@@ -222,7 +222,17 @@ func encodeMessage(v any) ([]byte, error) {
 		typ = []byte(tf.String())
 	}
 	payload := msg.Field(p.payload).Bytes()
-	out := make([]byte, 0, len(id)+len(typ)+len(payload)+40)
+	out := appendMessageHead(make([]byte, 0, len(id)+len(typ)+len(payload)+40), id, string(typ))
+	if len(payload) > 0 {
+		out = append(out, `,"payload":`...)
+		out = append(out, payload...)
+	}
+	return append(out, '}'), nil
+}
+
+// appendMessageHead appends a message's opening up to its payload: {"id":...,"type":..., the id
+// left out when empty.
+func appendMessageHead(out []byte, id, typ string) []byte {
 	out = append(out, '{')
 	if id != "" {
 		out = append(out, `"id":`...)
@@ -230,12 +240,7 @@ func encodeMessage(v any) ([]byte, error) {
 		out = append(out, ',')
 	}
 	out = append(out, `"type":`...)
-	out = appendJSONString(out, string(typ))
-	if len(payload) > 0 {
-		out = append(out, `,"payload":`...)
-		out = append(out, payload...)
-	}
-	return append(out, '}'), nil
+	return appendJSONString(out, typ)
 }
 
 // appendJSONString appends s as a JSON string: as it is when it has nothing to escape (an

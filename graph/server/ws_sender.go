@@ -54,8 +54,7 @@ func (responseSenders) MutateOperationContext(ctx context.Context, oc *graphql.O
 	if cc.Subprotocol() == "graphql-transport-ws" {
 		typ = "next"
 	}
-	head := append([]byte(`{"id":`), appendJSONString(nil, id)...)
-	head = append(head, `,"type":"`+typ+`","payload":{"data":`...)
+	head := append(appendMessageHead(nil, id, typ), `,"payload":{"data":`...)
 	graph.SetResponseSender(oc, &wsSender{conn: cc.conn, head: head})
 	return nil
 }
