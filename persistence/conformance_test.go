@@ -170,6 +170,36 @@ func TestDefinitionSaveConcurrentVersions(t *testing.T) {
 	})
 }
 
+// However many save different contents of one type at once, each gets a version: every round of
+// the race stores one, so a saver's attempts must outlast the others, not stop at a fixed few
+// (five attempts failed the sixth of six savers that lost each round, now and then in CI).
+func TestDefinitionSaveManyConcurrentVersions(t *testing.T) {
+	t.Parallel()
+	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {
+		const savers = 24
+		errs := make([]error, savers)
+		versions := make([]int, savers)
+		var wg sync.WaitGroup
+		for i := range savers {
+			wg.Go(func() {
+				d, _, err := store.DefinitionSave(context.Background(), persistence.DefinitionSaveParams{Type: "many", Checksum: fmt.Sprint("sum-", i),
+					Spec: json.RawMessage(`{}`), ExecutorGroup: "default"})
+				errs[i] = err
+				if err == nil {
+					versions[i] = d.Version
+				}
+			})
+		}
+		wg.Wait()
+		seen := map[int]bool{}
+		for i := range savers {
+			require.NoError(t, errs[i], "save %d", i)
+			seen[versions[i]] = true
+		}
+		require.Len(t, seen, savers, "one version each")
+	})
+}
+
 func TestWorkflowInsertGetSave(t *testing.T) {
 	t.Parallel()
 	dbtest.ForEach(t, func(t *testing.T, store *persistence.Store) {

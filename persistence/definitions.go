@@ -20,7 +20,13 @@ type DefinitionSaveParams struct {
 // checksum exists, which it returns instead (created false). Several nodes may save the same
 // definition at once: one inserts, the others find it.
 func (s *Store) DefinitionSave(ctx context.Context, p DefinitionSaveParams) (def *Definition, created bool, err error) {
-	for attempt := 0; attempt < 5; attempt++ {
+	// Each round of a race between savers of one type stores one version, so a saver tries for as
+	// long as the versions it reads go up; it gives up only after rounds in which none did.
+	lastMax, stalled := -1, 0
+	for stalled < 5 {
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
 		existing := new(Definition)
 		err := s.idb.NewSelect().Model(existing).Where("type = ? AND checksum = ?", p.Type, p.Checksum).Scan(ctx)
 		if err == nil {
@@ -34,6 +40,10 @@ func (s *Store) DefinitionSave(ctx context.Context, p DefinitionSaveParams) (def
 			Where("type = ?", p.Type).Scan(ctx, &maxVersion); err != nil {
 			return nil, false, fmt.Errorf("error reading the versions of definition %s: %w", p.Type, err)
 		}
+		if maxVersion > lastMax {
+			lastMax, stalled = maxVersion, 0
+		}
+		stalled++
 		now := Now()
 		def = &Definition{
 			Type: p.Type, Version: maxVersion + 1, Checksum: p.Checksum, Description: p.Description,
@@ -56,7 +66,7 @@ func (s *Store) DefinitionSave(ctx context.Context, p DefinitionSaveParams) (def
 		}
 		// Another node saved a version between our read and insert: read again.
 	}
-	return nil, false, fmt.Errorf("error saving definition %s: too many concurrent versions: %w", p.Type, ErrConflict)
+	return nil, false, fmt.Errorf("error saving definition %s: its versions stopped moving while its inserts kept losing: %w", p.Type, ErrConflict)
 }
 
 // DefinitionGetParams is the input of DefinitionGet.
