@@ -209,36 +209,8 @@ type WorkflowWakeParams struct {
 // it woke. It first locks every row it names (where there are row locks), so that it waits for, and then sees, a
 // transaction that is just putting one of them to WAITING: no wake-up is lost between the two.
 func (s *Store) WorkflowWake(ctx context.Context, p WorkflowWakeParams) ([]int64, error) {
-	if len(p.IDs) == 0 {
-		return nil, nil
-	}
-	var rows []struct {
-		ID         int64   `bun:"id"`
-		Status     Status  `bun:"status"`
-		WaitSignal *string `bun:"wait_signal"`
-	}
-	q := s.idb.NewSelect().Model((*Workflow)(nil)).Column("id", "status", "wait_signal").
-		Where("id IN (?)", bunIn(p.IDs)).OrderExpr("id")
-	q = s.forUpdate(q, false)
-	if err := q.Scan(ctx, &rows); err != nil {
-		return nil, fmt.Errorf("error locking workflows to wake: %w", err)
-	}
-	var woken []int64
-	for _, r := range rows {
-		if r.Status == StatusWaiting && (p.Signal == "" || r.WaitSignal == nil || *r.WaitSignal == p.Signal || *r.WaitSignal == WaitSignalAmong) {
-			woken = append(woken, r.ID)
-		}
-	}
-	if len(woken) == 0 {
-		return nil, nil
-	}
-	now := UTC(p.Now)
-	if _, err := s.idb.NewUpdate().Model((*Workflow)(nil)).
-		Set("status = ?", StatusInProgress).Set("next_activation = ?", now).Set("modified = ?", now).
-		Set("version = version + 1").Where("id IN (?)", bunIn(woken)).Exec(ctx); err != nil {
-		return nil, fmt.Errorf("error waking workflows: %w", err)
-	}
-	return woken, nil
+	woken, _, err := s.WorkflowWakeAndClaim(ctx, p, nil)
+	return woken, err
 }
 
 // WorkflowActiveChildren counts, per parent, the children that have not ended (every parent asked

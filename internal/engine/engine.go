@@ -76,6 +76,8 @@ type Engine struct {
 	flow flowState
 	// newest holds the newest version of each type for starts (newest.go).
 	newest newestState
+	// wakes are the pools that take the workflows remote results wake (wake_claim.go).
+	wakes wakeClaimers
 }
 
 // cancelHint is the newest cancel hint received for a workflow: the version the workflow had after

@@ -49,16 +49,21 @@ func (b *endBatch) doMany(ctx context.Context, e *Engine, ps []persistence.Remot
 // nothing, without failing the others.
 func (e *Engine) writeEnds(ctx context.Context, results []persistence.RemoteTaskEndParams) ([]*persistence.RemoteTask, []error, error) {
 	tasks, errs := make([]*persistence.RemoteTask, len(results)), make([]error, len(results))
-	groups := map[string]bool{}
+	var ended []*persistence.RemoteTask
 	var woken []int64
+	var claimed []*persistence.Workflow
+	// Slots of this node's pools for the workflows the results wake, reserved anew by each try
+	// of the transaction.
+	var reserved []*WakeClaim
 	err := e.store.Tx(ctx, func(ctx context.Context, tx *persistence.Store) error {
+		doneWake(reserved, nil)
+		reserved = nil
 		// A result lost in a database crash leaves its task leased: the lease runs out and the
 		// task runs again, as at-least-once delivery allows.
 		if err := tx.AsyncCommit(ctx); err != nil {
 			return err
 		}
 		now := persistence.Now()
-		clear(groups)
 		// One statement for the batch; a task named twice (two results racing) takes its later
 		// results one at a time, after the first is written.
 		var first, again []int
@@ -95,21 +100,36 @@ func (e *Engine) writeEnds(ctx context.Context, results []persistence.RemoteTask
 				errs[i] = persistence.ErrConflict
 			}
 		}
-		var ended []*persistence.RemoteTask
+		ended = ended[:0]
 		for i := range results {
 			if errs[i] == nil {
 				ended = append(ended, tasks[i])
-				groups[tasks[i].ExecutorGroup] = true
 			}
 		}
-		woken, err = e.wakeForTasks(ctx, tx, ended, now)
+		reserved = e.reserveWake(ended)
+		woken, claimed, err = e.wakeForTasks(ctx, tx, ended, now, claimsOf(reserved))
 		return err
 	})
 	if err != nil {
+		doneWake(reserved, nil)
 		return nil, nil, err
 	}
-	if len(woken) > 0 {
+	doneWake(reserved, claimed)
+	if len(woken) > len(claimed) {
+		// The pools of the groups of the workflows woken but not claimed claim them.
+		taken := make(map[int64]bool, len(claimed))
+		for _, w := range claimed {
+			taken[w.ID] = true
+		}
+		groups := map[string]bool{}
+		for _, t := range ended {
+			if !taken[t.WorkflowID] {
+				groups[t.ExecutorGroup] = true
+			}
+		}
 		e.afterCommit(groups, true)
+	} else if len(woken) > 0 {
+		e.afterCommit(nil, true)
 	}
 	e.traceTasks(ctx, tasks)
 	return tasks, errs, nil

@@ -350,24 +350,26 @@ func (e *Engine) endTask(ctx context.Context, p persistence.RemoteTaskEndParams)
 	return t, err
 }
 
-// wakeForTasks wakes the WAITING workflows of ended tasks and records the change events.
-func (e *Engine) wakeForTasks(ctx context.Context, tx *persistence.Store, tasks []*persistence.RemoteTask, now time.Time) ([]int64, error) {
+// wakeForTasks wakes the WAITING workflows of ended tasks, claiming some of them with claims (see
+// persistence.Store.WorkflowWakeAndClaim), and records the change events.
+func (e *Engine) wakeForTasks(ctx context.Context, tx *persistence.Store, tasks []*persistence.RemoteTask, now time.Time,
+	claims []persistence.WorkflowClaimParams) ([]int64, []*persistence.Workflow, error) {
 	if len(tasks) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ids := make([]int64, len(tasks))
 	for i, t := range tasks {
 		ids[i] = t.WorkflowID
 	}
-	woken, err := tx.WorkflowWake(ctx, persistence.WorkflowWakeParams{IDs: ids, Now: now})
+	woken, claimed, err := tx.WorkflowWakeAndClaim(ctx, persistence.WorkflowWakeParams{IDs: ids, Now: now}, claims)
 	if err != nil || len(woken) == 0 {
-		return woken, err
+		return woken, nil, err
 	}
 	events := make([]*persistence.ChangeEvent, len(woken))
 	for i, id := range woken {
 		events[i] = &persistence.ChangeEvent{WorkflowID: id, Type: workflow.EventWoken, Status: persistence.StatusInProgress, At: now}
 	}
-	return woken, tx.ChangeEventInsertMany(ctx, events)
+	return woken, claimed, tx.ChangeEventInsertMany(ctx, events)
 }
 
 // LeaseSweep is how often each node looks for leases that ran out (ExpireTaskLeases).
@@ -404,7 +406,7 @@ func (e *Engine) ExpireTaskLeases(ctx context.Context) (int, error) {
 				groups[t.ExecutorGroup] = true
 			}
 		}
-		woken, err = e.wakeForTasks(ctx, tx, failed, now)
+		woken, _, err = e.wakeForTasks(ctx, tx, failed, now, nil)
 		return err
 	})
 	if err != nil {

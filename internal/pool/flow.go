@@ -203,6 +203,7 @@ func (w *Worker) claim(ctx context.Context, limit int, sweep, plainClaim bool) (
 	params := persistence.WorkflowClaimParams{ExecutorID: w.ExecutorID(), Group: w.opts.Group,
 		Limit: limit, Now: now, StepDeadline: now.Add(workflow.DefaultStepTimeout), StepTimeouts: w.engine.StepTimeouts(w.opts.Group),
 		Types: plainTypes}
+	w.plainTypes.Store(&plainTypes)
 	var claimed []*persistence.Workflow
 	if plainClaim || len(flows) == 0 {
 		claimed, err = w.store.WorkflowClaim(ctx, params)

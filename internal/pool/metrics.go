@@ -9,7 +9,7 @@ type Collector struct {
 	pools []*Worker
 
 	claimed, completed, ended, fenced, recovered, inFlight *prometheus.Desc
-	flowThrottled, flowCancelled                           *prometheus.Desc
+	flowThrottled, flowCancelled, claimedOnWake            *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -30,12 +30,14 @@ func NewCollector(pools ...*Worker) *Collector {
 		flowThrottled: desc("flow_throttled_total",
 			"Due workflows this node's claims held back for a rate limit (counted once per claim that passed them over)."),
 		flowCancelled: desc("flow_cancelled_total", "Workflows this node cancelled for a concurrency strategy (CANCEL_NEWEST, CANCEL_IN_PROGRESS)."),
+		claimedOnWake: desc("workflows_claimed_on_wake_total",
+			"Workflows this node claimed in the transaction of the remote result that woke them (counted in workflows_claimed_total too)."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.claimed, c.completed, c.ended, c.fenced, c.recovered, c.inFlight, c.flowThrottled, c.flowCancelled} {
+	for _, d := range []*prometheus.Desc{c.claimed, c.completed, c.ended, c.fenced, c.recovered, c.inFlight, c.flowThrottled, c.flowCancelled, c.claimedOnWake} {
 		ch <- d
 	}
 }
@@ -53,5 +55,6 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(w.InFlight()), g)
 		ch <- prometheus.MustNewConstMetric(c.flowThrottled, prometheus.CounterValue, float64(s.FlowThrottled.Load()), g)
 		ch <- prometheus.MustNewConstMetric(c.flowCancelled, prometheus.CounterValue, float64(s.FlowCancelled.Load()), g)
+		ch <- prometheus.MustNewConstMetric(c.claimedOnWake, prometheus.CounterValue, float64(s.ClaimedOnWake.Load()), g)
 	}
 }

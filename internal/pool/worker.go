@@ -150,6 +150,15 @@ type Worker struct {
 	// flow is what the last claim learnt of flow control (flow.go).
 	flow flowPool
 
+	// plainTypes are the types the last claim claimed with the plain claim (without flow
+	// control): those a wake-up may claim for the pool (wake_claim.go).
+	plainTypes atomic.Pointer[[]string]
+	// hard is the context of the pool's steps, which outlives the drain (set by Run).
+	hard context.Context
+	// wakeMu guards wakeClosed: once the pool stops, no wake-up reserves its slots.
+	wakeMu     sync.Mutex
+	wakeClosed bool
+
 	stats Stats
 }
 
@@ -167,6 +176,9 @@ type Stats struct {
 	FlowCancelled atomic.Int64
 	// FlowHandedOn counts the workflows claimed in the completion that freed their key's slot.
 	FlowHandedOn atomic.Int64
+	// ClaimedOnWake counts the workflows claimed in the transaction of the remote result that
+	// woke them (they are counted in Claimed too).
+	ClaimedOnWake atomic.Int64
 }
 
 // Stats returns the pool's counters.
@@ -208,6 +220,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Steps and completions outlive ctx during the drain; hard ends them after it.
 	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHard()
+	w.hard = hard
 
 	heartbeat, err := maintenance.NewHeartbeat(maintenance.HeartbeatConfig{Store: w.store, ExecutorID: w.ExecutorID,
 		Interval: w.opts.HeartbeatInterval, Expiry: w.opts.Expiry, DeclaredDead: w.declaredDead, Logger: w.log})
@@ -232,7 +245,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	completerDone := make(chan struct{})
 	go func() { completers.Wait(); close(completerDone) }()
 
+	w.engine.SetWakeClaimer(w.opts.Group, w)
 	w.claimLoop(ctx, hard)
+	w.closeWake()
 	w.stopping.Store(true)
 
 	w.drain()

@@ -1,0 +1,77 @@
+// Taking woken workflows: a remote result's transaction may claim the workflows it wakes for this
+// pool (engine.WakeClaimer), with slots the pool reserved for it; the pool runs them once it
+// committed, as it runs what its claims take.
+
+package pool
+
+import (
+	"github.com/cairnflow/cairn/internal/engine"
+	"github.com/cairnflow/cairn/persistence"
+	"github.com/cairnflow/cairn/workflow"
+)
+
+// ReserveWake reserves up to n free slots for the workflows a transaction is about to wake, and
+// returns the claim to make with them: of the types the pool's last claim claimed plainly
+// (types under flow control are claimed only by their flow claims). None while the pool stops.
+func (w *Worker) ReserveWake(n int) *engine.WakeClaim {
+	w.wakeMu.Lock()
+	defer w.wakeMu.Unlock()
+	types := w.plainTypes.Load()
+	if w.wakeClosed || n <= 0 || types == nil || len(*types) == 0 {
+		return nil
+	}
+	reserved := 0
+reserve:
+	for reserved < n {
+		select {
+		case w.slots <- struct{}{}:
+			reserved++
+		default:
+			break reserve // full
+		}
+	}
+	if reserved == 0 {
+		return nil
+	}
+	op := w.beginHolding()
+	now := persistence.Now()
+	return &engine.WakeClaim{
+		Params: persistence.WorkflowClaimParams{ExecutorID: w.ExecutorID(), Group: w.opts.Group, Limit: reserved, Now: now,
+			StepDeadline: now.Add(workflow.DefaultStepTimeout), StepTimeouts: w.engine.StepTimeouts(w.opts.Group), Types: *types},
+		Done: func(claimed []*persistence.Workflow) { w.adoptWoken(op, reserved, claimed) },
+	}
+}
+
+// adoptWoken runs the workflows a wake-up claimed with a reservation of slots, and frees the
+// slots they did not take.
+func (w *Worker) adoptWoken(op uint64, reserved int, claimed []*persistence.Workflow) {
+	w.stats.Claimed.Add(int64(len(claimed)))
+	w.stats.ClaimedOnWake.Add(int64(len(claimed)))
+	w.heldMu.Lock()
+	for _, wf := range claimed {
+		w.held[wf.ID] = append(w.held[wf.ID], wf.Version)
+	}
+	delete(w.holding, op)
+	w.heldMu.Unlock()
+	for _, wf := range claimed {
+		go w.execute(w.hard, wf)
+	}
+	for range reserved - len(claimed) {
+		<-w.slots
+	}
+	if reserved > len(claimed) && len(w.slots) == 0 {
+		select {
+		case w.idle <- struct{}{}: // the drain may wait for these slots
+		default:
+		}
+	}
+}
+
+// closeWake stops the pool from taking woken workflows: after it, ReserveWake reserves nothing,
+// so the drain that follows sees every slot a reservation holds.
+func (w *Worker) closeWake() {
+	w.engine.SetWakeClaimer(w.opts.Group, nil)
+	w.wakeMu.Lock()
+	w.wakeClosed = true
+	w.wakeMu.Unlock()
+}
