@@ -137,12 +137,7 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 			if w.afterClaim != nil {
 				w.afterClaim(claimed)
 			}
-			w.heldMu.Lock()
-			for _, wf := range claimed {
-				w.held[wf.ID] = append(w.held[wf.ID], wf.Version)
-			}
-			delete(w.holding, op)
-			w.heldMu.Unlock()
+			w.hold(op, claimed)
 			for _, wf := range claimed {
 				w.slots <- struct{}{}
 				go w.execute(hard, wf)
@@ -161,6 +156,16 @@ func (w *Worker) claimLoop(ctx, hard context.Context) {
 		}
 		poll.Reset(w.nextPoll())
 	}
+}
+
+// hold lists what a claim (op) took as held, and ends op.
+func (w *Worker) hold(op uint64, claimed []*persistence.Workflow) {
+	w.heldMu.Lock()
+	defer w.heldMu.Unlock()
+	for _, wf := range claimed {
+		w.held[wf.ID] = append(w.held[wf.ID], wf.Version)
+	}
+	delete(w.holding, op)
 }
 
 func (w *Worker) execute(ctx context.Context, wf *persistence.Workflow) {

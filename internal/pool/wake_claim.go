@@ -47,12 +47,7 @@ reserve:
 func (w *Worker) adoptWoken(op uint64, reserved int, claimed []*persistence.Workflow) {
 	w.stats.Claimed.Add(int64(len(claimed)))
 	w.stats.ClaimedOnWake.Add(int64(len(claimed)))
-	w.heldMu.Lock()
-	for _, wf := range claimed {
-		w.held[wf.ID] = append(w.held[wf.ID], wf.Version)
-	}
-	delete(w.holding, op)
-	w.heldMu.Unlock()
+	w.hold(op, claimed)
 	for _, wf := range claimed {
 		go w.execute(w.hard, wf)
 	}
