@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -78,7 +79,8 @@ func Open(ctx context.Context, rawURL string, opts OpenOptions) (*Store, error) 
 		_ = db.Close()
 		return nil, fmt.Errorf("error connecting to %s: %w", redact(rawURL), err)
 	}
-	store := &Store{db: db, idb: db, dialect: d, url: redact(rawURL), raw: rawURL, sessions: newExecutorSessions(), alerts: &alertCache{}}
+	store := &Store{db: db, idb: db, dialect: d, url: redact(rawURL), raw: rawURL, sessions: newExecutorSessions(), alerts: &alertCache{},
+		retried: &atomic.Int64{}}
 	beatOpts := opts
 	beatOpts.MaxConns = 1
 	if store.beat, err = d.openBeat(ctx, rawURL[len(scheme)+3:], rawURL, beatOpts); err != nil {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -48,6 +49,9 @@ type Store struct {
 	sessions *executorSessions
 	// alerts caches the alert rules (shared with the Store's transactions).
 	alerts *alertCache
+	// retried counts the transactions the database rolled back and retryTx ran again (shared with
+	// the Store's transactions).
+	retried *atomic.Int64
 }
 
 // Kind names the database behind a Store.
@@ -115,7 +119,7 @@ func (s *Store) Tx(ctx context.Context, fn func(ctx context.Context, tx *Store) 
 func (s *Store) txOnce(ctx context.Context, fn func(ctx context.Context, tx *Store) error) error {
 	run := func(ctx context.Context, btx bun.Tx) error {
 		tx := &Store{db: s.db, idb: btx, dialect: s.dialect, url: s.url, raw: s.raw, pending: &txState{},
-			sideEffects: s.sideEffects, beat: s.beat, writers: s.writers, sessions: s.sessions, alerts: s.alerts}
+			sideEffects: s.sideEffects, beat: s.beat, writers: s.writers, sessions: s.sessions, alerts: s.alerts, retried: s.retried}
 		if err := fn(ctx, tx); err != nil {
 			return err
 		}

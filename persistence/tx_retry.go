@@ -24,6 +24,7 @@ func (s *Store) retryTx(ctx context.Context, run func() error) error {
 		if err == nil || attempt == txAttempts || !s.dialect.retryable(err) || ctx.Err() != nil {
 			return err
 		}
+		s.retried.Add(1)
 		d := txBackoff << (attempt - 1)
 		t := time.NewTimer(d/2 + rand.N(d)) // 1 to 3 ms, then 2 to 6 ms, ...
 		select {
@@ -34,3 +35,7 @@ func (s *Store) retryTx(ctx context.Context, run func() error) error {
 		}
 	}
 }
+
+// TxRetries is how many transactions the database rolled back (to break a deadlock, or for a
+// serialization failure) and the Store ran again, since it was opened.
+func (s *Store) TxRetries() int64 { return s.retried.Load() }

@@ -1,8 +1,10 @@
 package persistence
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -189,6 +191,11 @@ func (s *Store) WorkflowCompleteMany(ctx context.Context, cs []WorkflowCompletio
 	if len(cs) == 0 {
 		return nil, nil
 	}
+	// In the order of their IDs: the update locks the rows in the order it meets them, and given
+	// another order it deadlocked with transactions that lock workflows in this one (a completion
+	// that ends children locks their parents so, before its own rows).
+	cs = slices.Clone(cs)
+	slices.SortFunc(cs, func(a, b WorkflowCompletion) int { return cmp.Compare(a.ID, b.ID) })
 	ids, err := s.dialect.complete(ctx, s, cs, Now())
 	if err != nil {
 		return nil, fmt.Errorf("error completing %d workflows: %w", len(cs), err)
