@@ -30,15 +30,13 @@ func (s *Store) WorkflowWakeAndClaim(ctx context.Context, p WorkflowWakeParams, 
 	if err := q.Scan(ctx); err != nil {
 		return nil, nil, fmt.Errorf("error locking workflows to wake: %w", err)
 	}
-	var woken []int64
-	var waking []*Workflow
+	var waking []*Workflow // in ID order
 	for _, r := range rows {
 		if r.Status == StatusWaiting && (p.Signal == "" || r.WaitSignal == nil || *r.WaitSignal == p.Signal || *r.WaitSignal == WaitSignalAmong) {
-			woken = append(woken, r.ID)
 			waking = append(waking, r)
 		}
 	}
-	if len(woken) == 0 {
+	if len(waking) == 0 {
 		return nil, nil, nil
 	}
 	now := UTC(p.Now)
@@ -60,9 +58,13 @@ func (s *Store) WorkflowWakeAndClaim(ctx context.Context, p WorkflowWakeParams, 
 		}
 		claimed = append(claimed, got...)
 	}
-	rest := woken
-	if len(taken) > 0 {
-		rest = slices.DeleteFunc(slices.Clone(woken), func(id int64) bool { return taken[id] })
+	woken := make([]int64, len(waking))
+	var rest []int64
+	for i, w := range waking {
+		woken[i] = w.ID
+		if !taken[w.ID] {
+			rest = append(rest, w.ID)
+		}
 	}
 	if len(rest) > 0 {
 		if _, err := s.idb.NewUpdate().Model((*Workflow)(nil)).

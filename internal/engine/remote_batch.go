@@ -115,7 +115,7 @@ func (e *Engine) writeEnds(ctx context.Context, results []persistence.RemoteTask
 		return nil, nil, err
 	}
 	doneWake(reserved, claimed)
-	if len(woken) > len(claimed) {
+	if len(woken) > 0 {
 		// The pools of the groups of the workflows woken but not claimed claim them.
 		taken := make(map[int64]bool, len(claimed))
 		for _, w := range claimed {
@@ -128,8 +128,6 @@ func (e *Engine) writeEnds(ctx context.Context, results []persistence.RemoteTask
 			}
 		}
 		e.afterCommit(groups, true)
-	} else if len(woken) > 0 {
-		e.afterCommit(nil, true)
 	}
 	e.traceTasks(ctx, tasks)
 	return tasks, errs, nil

@@ -52,27 +52,16 @@ func (e *Engine) SetWakeClaimer(group string, c WakeClaimer) {
 // reserveWake reserves, for the workflows of tasks that a transaction is about to wake, slots of
 // this node's pools of their groups.
 func (e *Engine) reserveWake(tasks []*persistence.RemoteTask) []*WakeClaim {
-	if len(tasks) == 0 {
-		return nil
-	}
+	want := map[WakeClaimer]int{}
 	e.wakes.mu.Lock()
-	pools := len(e.wakes.byPool)
-	e.wakes.mu.Unlock()
-	if pools == 0 {
-		return nil
-	}
-	want := map[string]int{}
 	for _, t := range tasks {
-		want[t.ExecutorGroup]++
-	}
-	var out []*WakeClaim
-	for g, n := range want {
-		e.wakes.mu.Lock()
-		c := e.wakes.byPool[g]
-		e.wakes.mu.Unlock()
-		if c == nil {
-			continue
+		if c := e.wakes.byPool[t.ExecutorGroup]; c != nil {
+			want[c]++
 		}
+	}
+	e.wakes.mu.Unlock()
+	var out []*WakeClaim
+	for c, n := range want {
 		if r := c.ReserveWake(n); r != nil {
 			out = append(out, r)
 		}

@@ -106,9 +106,7 @@ func (w *Worker) completeLoop(ctx context.Context) {
 		}
 		w.noteFreed(freed)
 		full := len(w.slots) == cap(w.slots)
-		for range released {
-			<-w.slots
-		}
+		w.freeSlots(released)
 		if released > 0 {
 			switch {
 			case full:
@@ -118,12 +116,23 @@ func (w *Worker) completeLoop(ctx context.Context) {
 			default:
 				w.pokeFreed()
 			}
-			if len(w.slots) == 0 {
-				select {
-				case w.idle <- struct{}{}:
-				default:
-				}
-			}
+		}
+	}
+}
+
+// freeSlots gives back n of the pool's slots; when none is taken any more, the drain, which may
+// wait for them, looks again.
+func (w *Worker) freeSlots(n int) {
+	if n <= 0 {
+		return
+	}
+	for range n {
+		<-w.slots
+	}
+	if len(w.slots) == 0 {
+		select {
+		case w.idle <- struct{}{}:
+		default:
 		}
 	}
 }

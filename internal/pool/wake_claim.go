@@ -17,7 +17,7 @@ func (w *Worker) ReserveWake(n int) *engine.WakeClaim {
 	w.wakeMu.Lock()
 	defer w.wakeMu.Unlock()
 	types := w.plainTypes.Load()
-	if w.wakeClosed || n <= 0 || types == nil || len(*types) == 0 {
+	if w.stopping.Load() || n <= 0 || types == nil || len(*types) == 0 {
 		return nil
 	}
 	reserved := 0
@@ -51,22 +51,14 @@ func (w *Worker) adoptWoken(op uint64, reserved int, claimed []*persistence.Work
 	for _, wf := range claimed {
 		go w.execute(w.hard, wf)
 	}
-	for range reserved - len(claimed) {
-		<-w.slots
-	}
-	if reserved > len(claimed) && len(w.slots) == 0 {
-		select {
-		case w.idle <- struct{}{}: // the drain may wait for these slots
-		default:
-		}
-	}
+	w.freeSlots(reserved - len(claimed))
 }
 
-// closeWake stops the pool from taking woken workflows: after it, ReserveWake reserves nothing,
-// so the drain that follows sees every slot a reservation holds.
-func (w *Worker) closeWake() {
+// stop marks the pool stopping (its drain begins): no step is kept for a chain any more, and no
+// wake-up reserves its slots, so the drain sees every slot a reservation holds.
+func (w *Worker) stop() {
 	w.engine.SetWakeClaimer(w.opts.Group, nil)
 	w.wakeMu.Lock()
-	w.wakeClosed = true
+	w.stopping.Store(true)
 	w.wakeMu.Unlock()
 }

@@ -138,7 +138,7 @@ type Worker struct {
 	// handChain counts, by type and concurrency key, the slots passed on in a row on this pool.
 	handChain map[string]int
 
-	stopping atomic.Bool // the drain began: no more steps are kept
+	stopping atomic.Bool // the drain began: no more steps are kept, no slot is reserved (stop)
 	// sweep asks the claim loop's next claim for a flow claim of every key of each
 	// flow-controlled type, not only of the keys its completions freed.
 	sweep atomic.Bool
@@ -155,9 +155,8 @@ type Worker struct {
 	plainTypes atomic.Pointer[[]string]
 	// hard is the context of the pool's steps, which outlives the drain (set by Run).
 	hard context.Context
-	// wakeMu guards wakeClosed: once the pool stops, no wake-up reserves its slots.
-	wakeMu     sync.Mutex
-	wakeClosed bool
+	// wakeMu orders a wake-up's reservation of slots with the start of the drain (stopping).
+	wakeMu sync.Mutex
 
 	stats Stats
 }
@@ -247,8 +246,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	w.engine.SetWakeClaimer(w.opts.Group, w)
 	w.claimLoop(ctx, hard)
-	w.closeWake()
-	w.stopping.Store(true)
+	w.stop()
 
 	w.drain()
 	// Steps still running past the drain timeout may finish later: they send into the buffer,
